@@ -1,0 +1,130 @@
+// CoreSlot: all per-core state of a pool, one cache-line-aligned slot per core.
+//
+// Everything in a slot is written only by its own core (the worker), except while that worker
+// is parked (paused) or not yet running: then the control thread acts on its behalf. Gauges
+// and counters are relaxed atomics so that the exporter may read them at any time; on x86 a
+// relaxed load/store is a plain mov, and the layers load each gauge once per burst into a
+// register and store it once at the end.
+//
+// The chain: a strategy's layers are compiled into one function per (layer mask, prefetch)
+// combination; ChainGet<M>/ChainPut<M> call the top layer of mask M, which calls
+// ChainGet<Below> for what it cannot serve. The only indirect call is the one per burst into
+// the slot's `get`/`put`.
+#ifndef SKBNF_DATAPLANE_POOL_CORE_SLOT_H_
+#define SKBNF_DATAPLANE_POOL_CORE_SLOT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+
+#include "dataplane/pool/counters.h"
+#include "dataplane/pool/depot.h"
+#include "dataplane/pool/slab_store.h"
+
+namespace skbnf::pool {
+
+inline constexpr int kMaxCores = 128;  // RTE_MAX_LCORE of Debian's DPDK 22.11
+inline constexpr int kMaxPorts = 32;   // RTE_MAX_ETHPORTS of Debian's DPDK 22.11
+inline constexpr int kNoCore = -1;     // a thread that is not a registered worker
+inline constexpr unsigned kLcacheMaxBurst = 512;  // RTE_MEMPOOL_CACHE_MAX_SIZE
+
+// The host's recycle check, called once per burst of frees: for each object, the RX port it
+// may be recycled to, or -1 when it must not be recycled (shared, cloned, chained, too small).
+using RecycleClassifyFn = void (*)(void* ctx, void* const* objs, unsigned n, int16_t* ports);
+
+class Gauge {
+ public:
+  uint32_t get() const { return v_.load(std::memory_order_relaxed); }
+  void set(uint32_t v) { v_.store(v, std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint32_t> v_{0};
+};
+
+struct CoreSlot;
+class Generation;
+
+// What every layer may reach besides its own slot.
+struct Shared {
+  SlabStore* store = nullptr;
+  RecycleClassifyFn classify = nullptr;
+  void* classify_ctx = nullptr;
+};
+
+using GetFn = bool (*)(Shared& sh, CoreSlot& s, void** objs, unsigned n);
+using PutFn = void (*)(Shared& sh, CoreSlot& s, void* const* objs, unsigned n);
+
+struct RecycleList {
+  void** objs = nullptr;
+  Gauge count;
+  uint32_t limit = 0;  // 0: this port is not an RX port of this core
+};
+
+struct alignas(64) CoreSlot {
+  // ---- read on every burst
+  GetFn get = nullptr;
+  PutFn put = nullptr;
+  int32_t rx_port = -1;  // RX port being refilled (recycle); set by the worker
+  // headpool
+  void** hot = nullptr;
+  uint32_t hot_list_len = 0;
+  Gauge hot_count;
+  // magazine
+  Magazine* loaded = nullptr;
+  Magazine* previous = nullptr;
+  Depot* depot = nullptr;
+  Gauge mag_objects;  // loaded->rounds + previous->rounds
+  // lcache
+  void** lc = nullptr;
+  uint32_t lc_size = 0;
+  uint32_t lc_flush = 0;  // flush threshold: 1.5 x size, as DPDK's CALC_CACHE_FLUSHTHRESH
+  Gauge lc_len;
+  // recycle
+  Gauge recycle_total;
+  RecycleList recycle[kMaxPorts];
+
+  CoreCounters counters;
+
+  // ---- control protocol (see pool.h)
+  alignas(64) std::atomic<uint64_t> word{0};  // written by control: epoch << 1 | pause
+  uint64_t local_word = 0;                    // last word this core acted on
+  const Generation* gen = nullptr;            // generation whose stack this core runs
+  std::atomic<const Generation*> hazard{nullptr};
+  std::atomic<uint64_t> acked_epoch{0};
+  std::atomic<bool> parked{false};
+  bool registered = false;
+  uint32_t rx_ring_size[kMaxPorts] = {};  // RX ports of this core (0 = not one)
+  // Last adoption, for the swap report.
+  std::atomic<uint64_t> last_flushed{0};
+  // Buffers, grown only at a quiescent point.
+  std::unique_ptr<void*[]> hot_buf;
+  uint32_t hot_buf_cap = 0;
+  std::unique_ptr<void*[]> lc_buf;
+  uint32_t lc_buf_cap = 0;
+  std::unique_ptr<void*[]> recycle_buf[kMaxPorts];
+  uint32_t recycle_buf_cap[kMaxPorts] = {};
+};
+
+// Chain entry points, defined in stack.h.
+template <unsigned M>
+bool ChainGet(Shared& sh, CoreSlot& s, void** objs, unsigned n);
+template <unsigned M>
+void ChainPut(Shared& sh, CoreSlot& s, void* const* objs, unsigned n);
+
+// The store at the bottom of every chain.
+inline bool StoreGet(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
+  s.counters.store_locks.Add(1);
+  if (!sh.store->Get(objs, n)) return false;
+  s.counters.store_allocs.Add(n);
+  return true;
+}
+inline void StorePut(Shared& sh, CoreSlot& s, void* const* objs, unsigned n) {
+  if (n == 0) return;
+  s.counters.store_locks.Add(1);
+  sh.store->Put(objs, n);
+  s.counters.store_frees.Add(n);
+}
+
+}  // namespace skbnf::pool
+
+#endif  // SKBNF_DATAPLANE_POOL_CORE_SLOT_H_

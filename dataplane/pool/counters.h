@@ -1,0 +1,77 @@
+// Per-core counters. Each counter is written by exactly one core and read by anyone: a relaxed
+// load + relaxed store (a plain `add` to memory on x86, no lock prefix), read with a relaxed
+// load. Readers may see a value a few bursts old, never a torn one.
+#ifndef SKBNF_DATAPLANE_POOL_COUNTERS_H_
+#define SKBNF_DATAPLANE_POOL_COUNTERS_H_
+
+#include <atomic>
+#include <cstdint>
+
+#include "dataplane/pool/strategy_spec.h"
+
+namespace skbnf::pool {
+
+class Counter {
+ public:
+  void Add(uint64_t d) { v_.store(v_.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
+  // For counters shared by several threads (the non-worker slot).
+  void AtomicAdd(uint64_t d) { v_.fetch_add(d, std::memory_order_relaxed); }
+  uint64_t Get() const { return v_.load(std::memory_order_relaxed); }
+
+ private:
+  std::atomic<uint64_t> v_{0};
+};
+
+// One per-core layer. allocs = alloc_hits + alloc_misses; frees = free_hits + free_misses.
+struct LayerCounters {
+  Counter alloc_hits;    // objects this layer handed out from its own state
+  Counter alloc_misses;  // objects it asked the layer below for
+  Counter free_hits;     // objects it kept
+  Counter free_misses;   // objects it passed to the layer below
+  Counter bulk;          // whole-batch transfers with the layer below (magazine exchanges,
+                         // lcache refills/flushes, flushes at a swap)
+};
+
+struct CoreCounters {
+  Counter allocs;  // objects handed out by the pool to the host on this core
+  Counter frees;   // objects returned by the host on this core (after debug filtering)
+  Counter alloc_failures;  // Get() calls that could not be satisfied (all-or-nothing)
+  LayerCounters layer[kNumLayers];
+  Counter store_allocs;  // objects taken from the slab store
+  Counter store_frees;   // objects returned to the slab store
+  Counter store_locks;   // store lock acquisitions
+  Counter depot_locks;   // depot lock acquisitions
+};
+
+// Plain copy of CoreCounters for readers.
+struct LayerCountersSnapshot {
+  uint64_t alloc_hits = 0, alloc_misses = 0, free_hits = 0, free_misses = 0, bulk = 0;
+};
+struct CoreCountersSnapshot {
+  uint64_t allocs = 0, frees = 0, alloc_failures = 0;
+  LayerCountersSnapshot layer[kNumLayers];
+  uint64_t store_allocs = 0, store_frees = 0, store_locks = 0, depot_locks = 0;
+};
+
+inline CoreCountersSnapshot Snapshot(const CoreCounters& c) {
+  CoreCountersSnapshot s;
+  s.allocs = c.allocs.Get();
+  s.frees = c.frees.Get();
+  s.alloc_failures = c.alloc_failures.Get();
+  for (int i = 0; i < kNumLayers; ++i) {
+    s.layer[i].alloc_hits = c.layer[i].alloc_hits.Get();
+    s.layer[i].alloc_misses = c.layer[i].alloc_misses.Get();
+    s.layer[i].free_hits = c.layer[i].free_hits.Get();
+    s.layer[i].free_misses = c.layer[i].free_misses.Get();
+    s.layer[i].bulk = c.layer[i].bulk.Get();
+  }
+  s.store_allocs = c.store_allocs.Get();
+  s.store_frees = c.store_frees.Get();
+  s.store_locks = c.store_locks.Get();
+  s.depot_locks = c.depot_locks.Get();
+  return s;
+}
+
+}  // namespace skbnf::pool
+
+#endif  // SKBNF_DATAPLANE_POOL_COUNTERS_H_

@@ -1,0 +1,77 @@
+// Magazine and Depot (Bonwick & Adams, "Magazines and Vmem", USENIX 2001).
+//
+// A magazine is an M-element array of object pointers plus a round count. Each core holds two
+// (loaded and previous); whole magazines are exchanged with the depot, which keeps a list of
+// full magazines and a list of empty ones under one lock. The depot never holds partially
+// filled magazines. The depot is backed by the slab store: when it has no full magazine the
+// core allocates from the store, and when it has no empty magazine the core frees to the store
+// (exactly Bonwick's fallbacks), so a depot never allocates on a worker's packet path.
+//
+// Each strategy generation that has a magazine layer owns its own depot (magazine size is part
+// of the generation). When a generation retires, its depot's full magazines are drained back
+// to the store.
+#ifndef SKBNF_DATAPLANE_POOL_DEPOT_H_
+#define SKBNF_DATAPLANE_POOL_DEPOT_H_
+
+#include <atomic>
+#include <cstdint>
+#include <memory>
+#include <vector>
+
+#include "dataplane/pool/spinlock.h"
+
+namespace skbnf::pool {
+
+class SlabStore;
+
+struct Magazine {
+  uint32_t rounds = 0;
+  uint32_t capacity = 0;
+  Magazine* next = nullptr;
+  void** objs = nullptr;
+};
+
+class Depot {
+ public:
+  // Preallocates `spares` empty magazines of `magazine_size` rounds.
+  Depot(uint32_t magazine_size, uint32_t spares);
+  ~Depot();
+  Depot(const Depot&) = delete;
+  Depot& operator=(const Depot&) = delete;
+
+  uint32_t magazine_size() const { return size_; }
+
+  // Hands in an empty magazine and takes a full one. Returns nullptr, keeping nothing, when
+  // the depot has no full magazine.
+  Magazine* ExchangeEmptyForFull(Magazine* empty);
+  // Hands in a full magazine and takes an empty one. Returns nullptr, keeping nothing, when
+  // the depot has no empty magazine.
+  Magazine* ExchangeFullForEmpty(Magazine* full);
+  // An empty magazine for a core joining the generation; allocates one when no spare is left
+  // (at a quiescent point, never on the packet path).
+  Magazine* TakeEmpty();
+  // Gives back a magazine that has been emptied.
+  void ReturnEmpty(Magazine* m);
+  // Moves every round of every full magazine into `store` (one bulk put). Returns the count.
+  uint64_t DrainTo(SlabStore& store);
+
+  uint64_t objects() const { return objects_.load(std::memory_order_relaxed); }
+  uint32_t full_magazines() const { return full_count_.load(std::memory_order_relaxed); }
+  uint32_t empty_magazines() const { return empty_count_.load(std::memory_order_relaxed); }
+
+ private:
+  Magazine* NewMagazine();
+
+  const uint32_t size_;
+  SpinLock lock_;
+  Magazine* full_ = nullptr;
+  Magazine* empty_ = nullptr;
+  std::atomic<uint32_t> full_count_{0};
+  std::atomic<uint32_t> empty_count_{0};
+  std::atomic<uint64_t> objects_{0};
+  std::vector<std::unique_ptr<char[]>> blocks_;  // owns all magazine memory
+};
+
+}  // namespace skbnf::pool
+
+#endif  // SKBNF_DATAPLANE_POOL_DEPOT_H_

@@ -1,0 +1,70 @@
+// HeadPool: the 2003 skb_head_pool (net/core/skbuff.c before Robert Olsson's removal patch).
+//
+//   skb_head_from_pool:  if the per-CPU list is not empty, dequeue its head (LIFO);
+//                        otherwise kmem_cache_alloc() ONE object.
+//   skb_head_to_pool:    if the list is shorter than sysctl_hot_list_len (128), queue at the
+//                        head; otherwise kmem_cache_free() ONE object.
+//
+// This is a faithful reproduction, including its weakness: misses go to the layer below one
+// object at a time, never in bulk. Stacked over `magazine` it is the 2003 "Magazine" row
+// (two per-core layers duplicating each other); over the bare store each miss takes the lock.
+#ifndef SKBNF_DATAPLANE_POOL_HEADPOOL_H_
+#define SKBNF_DATAPLANE_POOL_HEADPOOL_H_
+
+#include "dataplane/pool/core_slot.h"
+
+namespace skbnf::pool {
+
+struct HeadPool {
+  static constexpr int kIndex = static_cast<int>(Layer::kHeadPool);
+
+  template <unsigned Below>
+  static bool Get(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
+    uint32_t cnt = s.hot_count.get();
+    void** hot = s.hot;
+    const unsigned from_hot = n < cnt ? n : cnt;
+    for (unsigned i = 0; i < from_hot; ++i) objs[i] = hot[--cnt];
+    s.hot_count.set(cnt);
+    unsigned i = from_hot;
+    for (; i < n; ++i) {
+      if (!ChainGet<Below>(sh, s, objs + i, 1)) break;
+    }
+    if (i < n) {  // all or nothing: give everything back where it came from
+      ChainPut<Below>(sh, s, objs + from_hot, i - from_hot);
+      for (unsigned k = 0; k < from_hot; ++k) hot[cnt + from_hot - 1 - k] = objs[k];
+      s.hot_count.set(cnt + from_hot);
+      return false;
+    }
+    LayerCounters& c = s.counters.layer[kIndex];
+    c.alloc_hits.Add(from_hot);
+    c.alloc_misses.Add(n - from_hot);
+    return true;
+  }
+
+  template <unsigned Below>
+  static void Put(Shared& sh, CoreSlot& s, void* const* objs, unsigned n) {
+    uint32_t cnt = s.hot_count.get();
+    const uint32_t len = s.hot_list_len;
+    void** hot = s.hot;
+    unsigned i = 0;
+    for (; i < n && cnt < len; ++i) hot[cnt++] = objs[i];
+    s.hot_count.set(cnt);
+    const unsigned kept = i;
+    for (; i < n; ++i) ChainPut<Below>(sh, s, objs + i, 1);
+    LayerCounters& c = s.counters.layer[kIndex];
+    c.free_hits.Add(kept);
+    c.free_misses.Add(n - kept);
+  }
+
+  // Everything on the hot list, oldest first; leaves it empty. Returns the count.
+  static uint32_t Drain(CoreSlot& s, void** out) {
+    uint32_t cnt = s.hot_count.get();
+    for (uint32_t i = 0; i < cnt; ++i) out[i] = s.hot[i];
+    s.hot_count.set(0);
+    return cnt;
+  }
+};
+
+}  // namespace skbnf::pool
+
+#endif  // SKBNF_DATAPLANE_POOL_HEADPOOL_H_

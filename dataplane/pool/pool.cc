@@ -1,0 +1,575 @@
+#include "dataplane/pool/pool.h"
+
+#include <algorithm>
+#include <array>
+#include <thread>
+#include <utility>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dataplane/pool/stack.h"
+
+namespace skbnf::pool {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+
+uint64_t NsSince(Clock::time_point t0) {
+  return static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
+}
+
+// Threads that are not workers: straight to the store, counters shared (atomic RMW).
+bool OtherGet(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
+  s.counters.store_locks.AtomicAdd(1);
+  if (!sh.store->Get(objs, n)) return false;
+  s.counters.store_allocs.AtomicAdd(n);
+  return true;
+}
+void OtherPut(Shared& sh, CoreSlot& s, void* const* objs, unsigned n) {
+  if (n == 0) return;
+  s.counters.store_locks.AtomicAdd(1);
+  sh.store->Put(objs, n);
+  s.counters.store_frees.AtomicAdd(n);
+}
+
+constexpr unsigned kMasks = 1u << kNumLayers;
+
+template <size_t... I>
+constexpr std::array<GetFn, sizeof...(I)> MakeGetTable(std::index_sequence<I...>) {
+  return {&TopGet<static_cast<unsigned>(I >> 1), (I & 1) != 0>...};
+}
+template <size_t... I>
+constexpr std::array<PutFn, sizeof...(I)> MakePutTable(std::index_sequence<I...>) {
+  return {&TopPut<static_cast<unsigned>(I)>...};
+}
+constexpr auto kGetTable = MakeGetTable(std::make_index_sequence<kMasks * 2>());
+constexpr auto kPutTable = MakePutTable(std::make_index_sequence<kMasks>());
+
+void EnsureBuf(std::unique_ptr<void*[]>& buf, uint32_t& cap, uint32_t need) {
+  if (cap >= need) return;
+  buf.reset(new void*[need]);
+  cap = need;
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<Pool>> Pool::Create(const PoolConfig& config,
+                                                   const StrategySpec& initial) {
+  auto store = SlabStore::Create(config.store);
+  if (!store.ok()) return store.status();
+  if (config.quiesce_timeout.count() <= 0) {
+    return absl::InvalidArgumentError("quiesce_timeout must be > 0");
+  }
+  std::unique_ptr<Pool> pool(new Pool(config, std::move(*store)));
+  auto g = pool->MakeGeneration(initial, 1);
+  pool->current_.store(g.get(), std::memory_order_seq_cst);
+  pool->epoch_.store(1);
+  pool->current_spec_ = initial;
+  pool->generations_.push_back(std::move(g));
+  return pool;
+}
+
+Pool::Pool(const PoolConfig& config, std::unique_ptr<SlabStore> store)
+    : config_(config), debug_(config.debug), store_(std::move(store)) {
+  shared_.store = store_.get();
+  shared_.classify = config.classify;
+  shared_.classify_ctx = config.classify_ctx;
+  slots_storage_.reset(new CoreSlot[kMaxCores]);
+  slots_ = slots_storage_.get();
+  for (int c = 0; c < kMaxCores; ++c) {
+    slots_[c].get = &OtherGet;
+    slots_[c].put = &OtherPut;
+  }
+  other_.get = &OtherGet;
+  other_.put = &OtherPut;
+}
+
+Pool::~Pool() {
+  // Give every depot's objects back so the store's view is complete; memory is the host's.
+  for (int c = 0; c < kMaxCores; ++c) {
+    if (slots_[c].registered) {
+      FlushSlot(slots_[c]);
+      ReleaseMagazines(slots_[c]);
+    }
+  }
+  for (auto& g : generations_) {
+    if (g->depot) g->depot->DrainTo(*store_);
+  }
+}
+
+absl::StatusOr<uint32_t> Pool::Populate(void* base, size_t len, uint32_t max_objs,
+                                        absl::FunctionRef<void(void*)> on_object) {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  auto placed = store_->Populate(base, len, max_objs, on_object);
+  if (!placed.ok()) return placed;
+  if (debug_) {
+    uint64_t need = store_->index_space();
+    std::unique_ptr<std::atomic<uint8_t>[]> grown(new std::atomic<uint8_t>[need]);
+    for (uint64_t i = 0; i < need; ++i) {
+      grown[i].store(i < obj_state_size_ ? obj_state_[i].load() : 0, std::memory_order_relaxed);
+    }
+    obj_state_ = std::move(grown);
+    obj_state_size_ = need;
+  }
+  return placed;
+}
+
+std::unique_ptr<Generation> Pool::MakeGeneration(const StrategySpec& spec, uint64_t epoch) {
+  auto g = std::make_unique<Generation>();
+  g->epoch = epoch;
+  g->spec = spec;
+  g->get = kGetTable[(spec.layers << 1) | (spec.prefetch ? 1 : 0)];
+  g->put = kPutTable[spec.layers];
+  if (spec.Has(Layer::kMagazine)) {
+    uint32_t workers = 0;
+    for (int c = 0; c < kMaxCores; ++c) workers += slots_[c].registered ? 1 : 0;
+    uint64_t spares = store_->populated() / spec.magazine_size + 2ull * (workers + 1) + 2;
+    g->depot = std::make_unique<Depot>(spec.magazine_size,
+                                       static_cast<uint32_t>(std::min<uint64_t>(spares, 1u << 20)));
+  }
+  return g;
+}
+
+uint64_t Pool::WordFor(const CoreSlot& s, uint64_t epoch) const {
+  const int core = static_cast<int>(&s - slots_);
+  return (epoch << 1) | (pause_requested_[core] ? 1 : 0);
+}
+
+uint64_t Pool::FlushSlot(CoreSlot& s) {
+  uint64_t n = 0;
+  auto flush = [&](void* const* objs, uint32_t k) {
+    StorePut(shared_, s, objs, k);
+    n += k;
+  };
+  if (uint32_t len = s.lc_len.get(); len > 0) {
+    flush(s.lc, len);
+    s.lc_len.set(0);
+    s.counters.layer[Lcache::kIndex].bulk.Add(1);
+  }
+  for (int p = 0; p < kMaxPorts; ++p) {
+    RecycleList& l = s.recycle[p];
+    if (uint32_t k = l.count.get(); k > 0) {
+      flush(l.objs, k);
+      l.count.set(0);
+      s.counters.layer[Recycle::kIndex].bulk.Add(1);
+    }
+  }
+  s.recycle_total.set(0);
+  if (uint32_t k = s.hot_count.get(); k > 0) {
+    flush(s.hot, k);
+    s.hot_count.set(0);
+    s.counters.layer[HeadPool::kIndex].bulk.Add(1);
+  }
+  for (Magazine* m : {s.loaded, s.previous}) {
+    if (m != nullptr && m->rounds > 0) {
+      flush(m->objs, m->rounds);
+      m->rounds = 0;
+      s.counters.layer[MagazineLayer::kIndex].bulk.Add(1);
+    }
+  }
+  s.mag_objects.set(0);
+  return n;
+}
+
+void Pool::ReleaseMagazines(CoreSlot& s) {
+  if (s.depot != nullptr) {
+    if (s.loaded != nullptr) s.depot->ReturnEmpty(s.loaded);
+    if (s.previous != nullptr) s.depot->ReturnEmpty(s.previous);
+  }
+  s.loaded = s.previous = nullptr;
+  s.depot = nullptr;
+}
+
+void Pool::Configure(CoreSlot& s, const Generation* g) {
+  const StrategySpec& spec = g->spec;
+  s.get = g->get;
+  s.put = g->put;
+  s.hot_count.set(0);
+  if (spec.Has(Layer::kHeadPool)) {
+    EnsureBuf(s.hot_buf, s.hot_buf_cap, spec.hot_list_len);
+    s.hot = s.hot_buf.get();
+    s.hot_list_len = spec.hot_list_len;
+  } else {
+    s.hot_list_len = 0;
+  }
+  if (spec.Has(Layer::kMagazine)) {
+    s.depot = g->depot.get();
+    s.loaded = s.depot->TakeEmpty();
+    s.previous = s.depot->TakeEmpty();
+  }
+  s.lc_len.set(0);
+  if (spec.Has(Layer::kLcache)) {
+    EnsureBuf(s.lc_buf, s.lc_buf_cap, Lcache::Capacity(spec.lcache_size));
+    s.lc = s.lc_buf.get();
+    s.lc_size = spec.lcache_size;
+    s.lc_flush = spec.lcache_size * 3 / 2;
+  } else {
+    s.lc_size = s.lc_flush = 0;
+  }
+  for (int p = 0; p < kMaxPorts; ++p) {
+    RecycleList& l = s.recycle[p];
+    l.count.set(0);
+    l.limit = 0;
+    if (spec.Has(Layer::kRecycle) && s.rx_ring_size[p] > 0) {
+      l.limit = spec.recycle_limit != 0 ? spec.recycle_limit : s.rx_ring_size[p];
+      EnsureBuf(s.recycle_buf[p], s.recycle_buf_cap[p], l.limit);
+      l.objs = s.recycle_buf[p].get();
+    }
+  }
+  s.recycle_total.set(0);
+  s.gen = g;
+}
+
+void Pool::Adopt(CoreSlot& s) {
+  // Flush under the hazard of the generation this core ran: its depot stays alive.
+  uint64_t flushed = FlushSlot(s);
+  ReleaseMagazines(s);
+  const Generation* g;
+  do {
+    g = current_.load(std::memory_order_seq_cst);
+    s.hazard.store(g, std::memory_order_seq_cst);
+  } while (current_.load(std::memory_order_seq_cst) != g);
+  Configure(s, g);
+  s.last_flushed.store(flushed, std::memory_order_relaxed);
+}
+
+bool Pool::QuiesceSlow(CoreSlot& s, uint64_t w) {
+  if ((w & 1) != 0) {
+    if (!s.parked.load(std::memory_order_relaxed)) {
+      s.last_flushed.store(FlushSlot(s), std::memory_order_relaxed);
+      s.parked.store(true, std::memory_order_release);
+    }
+    return false;
+  }
+  if (s.parked.load(std::memory_order_relaxed)) s.parked.store(false, std::memory_order_release);
+  if (current_.load(std::memory_order_acquire) != s.gen) Adopt(s);
+  s.local_word = w;
+  s.acked_epoch.store(s.gen->epoch, std::memory_order_release);
+  return true;
+}
+
+absl::Status Pool::RegisterWorker(int core, const std::vector<RxPort>& rx_ports) {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  if (core < 0 || core >= kMaxCores) {
+    return absl::InvalidArgumentError(absl::StrCat("core ", core, " is out of range [0, ",
+                                                   kMaxCores - 1, "]"));
+  }
+  CoreSlot& s = slots_[core];
+  if (s.registered) {
+    return absl::AlreadyExistsError(absl::StrCat("core ", core, " is already a worker"));
+  }
+  uint32_t rings[kMaxPorts] = {};
+  for (const RxPort& p : rx_ports) {
+    if (p.port < 0 || p.port >= kMaxPorts) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("rx port ", p.port, " is out of range [0, ", kMaxPorts - 1, "]"));
+    }
+    if (p.ring_size == 0) {
+      return absl::InvalidArgumentError(absl::StrCat("rx port ", p.port, " has ring_size 0"));
+    }
+    if (rings[p.port] != 0) {
+      return absl::InvalidArgumentError(absl::StrCat("rx port ", p.port, " is listed twice"));
+    }
+    rings[p.port] = p.ring_size;
+  }
+  std::copy(std::begin(rings), std::end(rings), s.rx_ring_size);
+  const Generation* g = current_.load(std::memory_order_seq_cst);
+  s.hazard.store(g, std::memory_order_seq_cst);
+  Configure(s, g);
+  pause_requested_[core] = false;
+  s.parked.store(false);
+  s.local_word = WordFor(s, g->epoch);
+  s.word.store(s.local_word, std::memory_order_release);
+  s.acked_epoch.store(g->epoch, std::memory_order_release);
+  s.rx_port = -1;
+  s.registered = true;
+  return absl::OkStatus();
+}
+
+absl::Status Pool::UnregisterWorker(int core) {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  if (core < 0 || core >= kMaxCores || !slots_[core].registered) {
+    return absl::NotFoundError(absl::StrCat("core ", core, " is not a worker"));
+  }
+  CoreSlot& s = slots_[core];
+  FlushSlot(s);
+  ReleaseMagazines(s);
+  s.registered = false;
+  s.get = &OtherGet;
+  s.put = &OtherPut;
+  s.gen = nullptr;
+  s.hazard.store(nullptr, std::memory_order_seq_cst);
+  pause_requested_[core] = false;
+  s.parked.store(false);
+  s.word.store(0);
+  s.local_word = 0;
+  RetireGenerations();
+  return absl::OkStatus();
+}
+
+bool Pool::PublishAndWait(std::unique_ptr<Generation> gen, std::chrono::microseconds timeout,
+                          SwapReport& report, const std::vector<int>& skip) {
+  const Generation* g = gen.get();
+  generations_.push_back(std::move(gen));
+  current_.store(g, std::memory_order_seq_cst);
+  epoch_.store(g->epoch, std::memory_order_release);
+  {
+    std::lock_guard<std::mutex> info(info_mu_);
+    current_spec_ = g->spec;
+  }
+  const auto t0 = Clock::now();
+  std::vector<int> pending;
+  for (int c = 0; c < kMaxCores; ++c) {
+    CoreSlot& s = slots_[c];
+    if (!s.registered) continue;
+    s.word.store(WordFor(s, g->epoch), std::memory_order_release);
+    if (std::find(skip.begin(), skip.end(), c) == skip.end()) pending.push_back(c);
+  }
+  const auto deadline = t0 + timeout;
+  std::vector<int> still;
+  for (;;) {
+    still.clear();
+    for (int c : pending) {
+      CoreSlot& s = slots_[c];
+      CoreSwapResult r;
+      r.core = c;
+      if (pause_requested_[c] && s.parked.load(std::memory_order_acquire)) {
+        // Parked: the worker only reads its word until resumed; act for it.
+        ReleaseMagazines(s);
+        s.hazard.store(g, std::memory_order_seq_cst);
+        Configure(s, g);
+        s.acked_epoch.store(g->epoch, std::memory_order_release);
+        r.on_behalf = true;
+      } else if (s.acked_epoch.load(std::memory_order_acquire) < g->epoch) {
+        still.push_back(c);
+        continue;
+      } else {
+        r.objects_flushed = s.last_flushed.load(std::memory_order_relaxed);
+      }
+      r.acknowledged = true;
+      r.quiesce_ns = NsSince(t0);
+      report.cores.push_back(r);
+    }
+    pending.swap(still);
+    if (pending.empty()) return true;
+    if (Clock::now() >= deadline) break;
+    std::this_thread::yield();
+  }
+  for (int c : pending) {
+    report.failed_cores.push_back(c);
+    CoreSwapResult r;
+    r.core = c;
+    r.quiesce_ns = NsSince(t0);
+    report.cores.push_back(r);
+  }
+  return false;
+}
+
+uint64_t Pool::RetireGenerations() {
+  uint64_t drained = 0;
+  const Generation* cur = current_.load(std::memory_order_seq_cst);
+  for (auto it = generations_.begin(); it != generations_.end();) {
+    const Generation* g = it->get();
+    bool held = g == cur;
+    for (int c = 0; c < kMaxCores && !held; ++c) {
+      held = slots_[c].hazard.load(std::memory_order_seq_cst) == g;
+    }
+    if (held) {
+      ++it;
+      continue;
+    }
+    if (g->depot) drained += g->depot->DrainTo(*store_);
+    it = generations_.erase(it);
+  }
+  return drained;
+}
+
+SwapReport Pool::Swap(const StrategySpec& spec) { return Swap(spec, config_.quiesce_timeout); }
+
+SwapReport Pool::Swap(const StrategySpec& spec, std::chrono::microseconds timeout) {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  const auto t0 = Clock::now();
+  SwapReport report;
+  const Generation* old = current_.load(std::memory_order_seq_cst);
+  const StrategySpec old_spec = old->spec;
+  report.old_spec = old_spec.ToString();
+  report.new_spec = spec.ToString();
+  const uint64_t epoch = old->epoch + 1;
+  if (PublishAndWait(MakeGeneration(spec, epoch), timeout, report, {})) {
+    swaps_ok_.fetch_add(1, std::memory_order_relaxed);
+  } else {
+    swaps_failed_.fetch_add(1, std::memory_order_relaxed);
+    report.rolled_back = true;
+    SwapReport rollback;
+    PublishAndWait(MakeGeneration(old_spec, epoch + 1), timeout, rollback, report.failed_cores);
+    for (int c : rollback.failed_cores) {
+      if (std::find(report.failed_cores.begin(), report.failed_cores.end(), c) ==
+          report.failed_cores.end()) {
+        report.failed_cores.push_back(c);
+      }
+    }
+    report.status = absl::DeadlineExceededError(absl::StrCat(
+        "core(s) ", absl::StrJoin(report.failed_cores, ","), " did not acknowledge epoch ", epoch,
+        " within ", timeout.count(), " us; rolled back to '", report.old_spec, "' (epoch ",
+        epoch + 1, ")"));
+  }
+  report.depot_drained = RetireGenerations();
+  report.epoch = current_.load()->epoch;
+  report.total_ns = NsSince(t0);
+  return report;
+}
+
+absl::Status Pool::PauseWorker(int core) { return PauseWorker(core, config_.quiesce_timeout); }
+
+absl::Status Pool::PauseWorker(int core, std::chrono::microseconds timeout) {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  if (core < 0 || core >= kMaxCores || !slots_[core].registered) {
+    return absl::InvalidArgumentError(absl::StrCat("core ", core, " is not a worker"));
+  }
+  CoreSlot& s = slots_[core];
+  if (pause_requested_[core]) return absl::OkStatus();
+  pause_requested_[core] = true;
+  s.word.store(WordFor(s, current_.load()->epoch), std::memory_order_release);
+  const auto deadline = Clock::now() + timeout;
+  while (!s.parked.load(std::memory_order_acquire)) {
+    if (Clock::now() >= deadline) {
+      pause_requested_[core] = false;
+      s.word.store(WordFor(s, current_.load()->epoch), std::memory_order_release);
+      return absl::DeadlineExceededError(absl::StrCat(
+          "core ", core, " did not reach its quiescent point within ", timeout.count(), " us"));
+    }
+    std::this_thread::yield();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Pool::ResumeWorker(int core) {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  if (core < 0 || core >= kMaxCores || !slots_[core].registered) {
+    return absl::InvalidArgumentError(absl::StrCat("core ", core, " is not a worker"));
+  }
+  if (!pause_requested_[core]) return absl::OkStatus();
+  pause_requested_[core] = false;
+  CoreSlot& s = slots_[core];
+  s.word.store(WordFor(s, current_.load()->epoch), std::memory_order_release);
+  return absl::OkStatus();
+}
+
+bool Pool::IsParked(int core) const {
+  return core >= 0 && core < kMaxCores && slots_[core].parked.load(std::memory_order_acquire);
+}
+
+uint64_t Pool::in_depots() const {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  uint64_t n = 0;
+  for (const auto& g : generations_) {
+    if (g->depot) n += g->depot->objects();
+  }
+  return n;
+}
+
+LayerGauges Pool::CoreGauges(int core) const {
+  LayerGauges out;
+  if (core < 0 || core >= kMaxCores) return out;
+  const CoreSlot& s = slots_[core];
+  out.objects[static_cast<int>(Layer::kLcache)] = s.lc_len.get();
+  out.objects[static_cast<int>(Layer::kRecycle)] = s.recycle_total.get();
+  out.objects[static_cast<int>(Layer::kHeadPool)] = s.hot_count.get();
+  out.objects[static_cast<int>(Layer::kMagazine)] = s.mag_objects.get();
+  return out;
+}
+
+CoreCountersSnapshot Pool::CoreStats(int core) const {
+  if (core < 0 || core >= kMaxCores) return Snapshot(other_.counters);
+  return Snapshot(slots_[core].counters);
+}
+
+StrategySpec Pool::strategy() const {
+  std::lock_guard<std::mutex> info(info_mu_);
+  return current_spec_;
+}
+
+uint64_t Pool::epoch() const { return epoch_.load(std::memory_order_acquire); }
+
+std::vector<int> Pool::workers() const {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  std::vector<int> out;
+  for (int c = 0; c < kMaxCores; ++c) {
+    if (slots_[c].registered) out.push_back(c);
+  }
+  return out;
+}
+
+AuditReport Pool::Audit(uint64_t in_flight) {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  AuditReport r;
+  r.populated = store_->populated();
+  r.in_store = store_->free_count();
+  r.in_flight = in_flight;
+  uint64_t allocs = 0, frees = 0;
+  for (int c = 0; c <= kMaxCores; ++c) {
+    const CoreSlot& s = c < kMaxCores ? slots_[c] : other_;
+    allocs += s.counters.allocs.Get();
+    frees += s.counters.frees.Get();
+    if (c == kMaxCores || !s.registered) continue;
+    LayerGauges g = CoreGauges(c);
+    for (int l = 0; l < kNumLayers; ++l) r.in_layers[l] += g.objects[l];
+  }
+  for (const auto& g : generations_) {
+    if (g->depot) r.in_depots += g->depot->objects();
+  }
+  r.handed_out = allocs - frees;
+  r.double_frees = double_frees();
+  r.foreign_frees = foreign_frees();
+  uint64_t layers = 0;
+  for (uint64_t v : r.in_layers) layers += v;
+  const uint64_t accounted = r.in_store + layers + r.in_depots + r.in_flight;
+  r.ok = accounted == r.populated;
+  r.message = absl::StrCat(r.ok ? "ok" : "MISMATCH", ": populated ", r.populated, " ",
+                           r.ok ? "==" : "!=", " store ", r.in_store, " + layers ", layers,
+                           " + depots ", r.in_depots, " + in flight ", r.in_flight, " (= ",
+                           accounted, "); handed out by counters ", r.handed_out);
+  return r;
+}
+
+void Pool::FailedGet(CoreSlot& s) {
+  if (s.registered) {
+    s.counters.alloc_failures.Add(1);
+  } else {
+    s.counters.alloc_failures.AtomicAdd(1);
+  }
+}
+
+void Pool::MarkHandedOut(void* const* objs, unsigned n) {
+  for (unsigned i = 0; i < n; ++i) {
+    int64_t idx = store_->IndexOf(objs[i]);
+    if (idx >= 0 && static_cast<uint64_t>(idx) < obj_state_size_) {
+      obj_state_[idx].store(1, std::memory_order_relaxed);
+    }
+  }
+}
+
+void Pool::DebugPut(CoreSlot& s, void* const* objs, unsigned n) {
+  void* keep[64];
+  for (unsigned off = 0; off < n; off += 64) {
+    const unsigned k = std::min(64u, n - off);
+    unsigned m = 0;
+    for (unsigned j = 0; j < k; ++j) {
+      void* o = objs[off + j];
+      int64_t idx = store_->IndexOf(o);
+      if (idx < 0 || static_cast<uint64_t>(idx) >= obj_state_size_) {
+        foreign_frees_.fetch_add(1, std::memory_order_relaxed);
+      } else if (obj_state_[idx].exchange(0, std::memory_order_acq_rel) != 1) {
+        double_frees_.fetch_add(1, std::memory_order_relaxed);
+      } else {
+        keep[m++] = o;
+      }
+    }
+    if (m == 0) continue;
+    if (s.registered) s.counters.frees.Add(m); else s.counters.frees.AtomicAdd(m);
+    s.put(shared_, s, keep, m);
+  }
+}
+
+}  // namespace skbnf::pool

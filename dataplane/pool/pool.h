@@ -1,0 +1,247 @@
+// Pool: a slab store, a hot-swappable strategy (stack of per-core layers) over it, and the
+// quiescence protocol that swaps strategies while workers run.
+//
+// Threads
+//   worker   a registered core (0 <= core < kMaxCores). Calls Get/Put with its core id and
+//            Quiesce(core) at the top of its poll loop. Only it writes its CoreSlot.
+//   other    any other thread: Get/Put with kNoCore (or an unregistered core id) go straight
+//            to the store under its lock, so they are always correct.
+//   control  one thread at a time (serialised inside) calls Swap/Pause/Resume/Register/Audit.
+//
+// Hot swap (epoch protocol)
+//   1. Control builds generation G(e+1) (spec, compiled get/put, its own depot) and publishes
+//      it as current, then writes word = (e+1) << 1 | pause into each registered core's slot.
+//   2. A worker's Quiesce() does one acquire load of its own word per loop iteration. When the
+//      word changed it flushes its layers down to the store (under the hazard of the
+//      generation it ran), takes G(e+1) under a hazard pointer, configures its layers for it
+//      and acknowledges e+1.
+//   3. Control waits for every running worker's acknowledgement until a deadline. Parked
+//      (paused) workers are switched by control on their behalf. If a worker does not answer
+//      in time the swap fails: control publishes the old spec again as G(e+2) (roll back),
+//      waits for the workers that do answer, and reports the core that did not. Mixed
+//      generations across cores are safe at any moment: per-core state is private and the
+//      shared parts (depots, store) are locked.
+//   4. Generations no worker holds a hazard on are retired: their depot is drained into the
+//      store and freed.
+//
+// Conservation: populated == in store + in per-core layers + in depots + in flight, exact
+// whenever no Get/Put runs concurrently (workers parked or stopped). Audit() checks it.
+//
+// Debug switch (PoolConfig::debug, off by default): every object carries a state byte (in the
+// pool / handed out). A Put of a foreign pointer or of an object already in the pool is
+// counted and dropped before it reaches any layer, so state is never corrupted.
+#ifndef SKBNF_DATAPLANE_POOL_POOL_H_
+#define SKBNF_DATAPLANE_POOL_POOL_H_
+
+#include <atomic>
+#include <chrono>
+#include <cstdint>
+#include <deque>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "absl/functional/function_ref.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dataplane/pool/core_slot.h"
+#include "dataplane/pool/slab_store.h"
+#include "dataplane/pool/strategy_spec.h"
+
+namespace skbnf::pool {
+
+struct PoolConfig {
+  std::string name = "skbnf";
+  SlabStoreConfig store;
+  bool debug = false;
+  // Host's recycle check (see recycle.h). Without one, nothing is recycled.
+  RecycleClassifyFn classify = nullptr;
+  void* classify_ctx = nullptr;
+  // Default deadline for a worker to acknowledge a swap or a pause.
+  std::chrono::microseconds quiesce_timeout{std::chrono::milliseconds(200)};
+};
+
+struct RxPort {
+  int port = 0;
+  uint32_t ring_size = 0;  // default recycle limit for this port
+};
+
+// A strategy generation. Immutable after publication except its depot.
+class Generation {
+ public:
+  uint64_t epoch = 0;
+  StrategySpec spec;
+  GetFn get = nullptr;
+  PutFn put = nullptr;
+  std::unique_ptr<Depot> depot;  // when spec has the magazine layer
+};
+
+struct CoreSwapResult {
+  int core = 0;
+  bool on_behalf = false;     // parked: control switched it
+  bool acknowledged = false;
+  uint64_t quiesce_ns = 0;    // publish -> acknowledgement seen by control
+  uint64_t objects_flushed = 0;
+};
+
+struct SwapReport {
+  absl::Status status;  // OK, or why the swap failed (then rolled_back says what was done)
+  std::string old_spec;
+  std::string new_spec;
+  uint64_t epoch = 0;   // epoch in force after the call
+  bool rolled_back = false;
+  std::vector<int> failed_cores;
+  std::vector<CoreSwapResult> cores;
+  uint64_t total_ns = 0;
+  uint64_t depot_drained = 0;  // objects moved from retired depots to the store
+};
+
+struct LayerGauges {
+  uint64_t objects[kNumLayers] = {};
+};
+
+struct AuditReport {
+  bool ok = false;
+  uint64_t populated = 0;
+  uint64_t in_store = 0;
+  uint64_t in_layers[kNumLayers] = {};  // per-core layer state (magazines: loaded + previous)
+  uint64_t in_depots = 0;               // full magazines in every live depot
+  uint64_t in_flight = 0;               // as the host said
+  uint64_t handed_out = 0;              // allocs - frees, from the counters
+  uint64_t double_frees = 0;            // debug switch
+  uint64_t foreign_frees = 0;           // debug switch
+  std::string message;
+};
+
+class Pool {
+ public:
+  static absl::StatusOr<std::unique_ptr<Pool>> Create(const PoolConfig& config,
+                                                      const StrategySpec& initial);
+  ~Pool();
+  Pool(const Pool&) = delete;
+  Pool& operator=(const Pool&) = delete;
+
+  // ---- memory (before concurrent use)
+  size_t MemSize(uint32_t n) const { return store_->MemSize(n); }
+  absl::StatusOr<uint32_t> Populate(void* base, size_t len, uint32_t max_objs,
+                                    absl::FunctionRef<void(void*)> on_object);
+
+  // ---- packet path
+  // Takes exactly n objects or none.
+  bool Get(int core, void** objs, unsigned n) {
+    CoreSlot& s = SlotFor(core);
+    if (__builtin_expect(!s.get(shared_, s, objs, n), 0)) {
+      FailedGet(s);
+      return false;
+    }
+    if (s.registered) s.counters.allocs.Add(n); else s.counters.allocs.AtomicAdd(n);
+    if (__builtin_expect(debug_, 0)) MarkHandedOut(objs, n);
+    return true;
+  }
+  void Put(int core, void* const* objs, unsigned n) {
+    CoreSlot& s = SlotFor(core);
+    if (__builtin_expect(debug_, 0)) return DebugPut(s, objs, n);
+    if (s.registered) s.counters.frees.Add(n); else s.counters.frees.AtomicAdd(n);
+    s.put(shared_, s, objs, n);
+  }
+  // The RX port the worker is about to refill (recycle). -1: none.
+  void SetRxPort(int core, int port) { slots_[core].rx_port = port; }
+
+  // Top of a worker's poll loop. Returns false while the worker is paused (skip the
+  // iteration; do not touch the pool on this core).
+  bool Quiesce(int core) {
+    CoreSlot& s = slots_[core];
+    uint64_t w = s.word.load(std::memory_order_acquire);
+    if (__builtin_expect(w == s.local_word, 1)) return true;
+    return QuiesceSlow(s, w);
+  }
+
+  // ---- control
+  // Makes `core` a worker (before its thread uses the pool) with the RX ports it refills.
+  absl::Status RegisterWorker(int core, const std::vector<RxPort>& rx_ports = {});
+  // Flushes the worker's layers to the store and makes it an "other" thread again. Call from
+  // the worker itself, or from control once the worker thread has stopped using the pool.
+  absl::Status UnregisterWorker(int core);
+
+  SwapReport Swap(const StrategySpec& spec);
+  SwapReport Swap(const StrategySpec& spec, std::chrono::microseconds timeout);
+
+  // Pause: the worker flushes its layers and parks at its next quiescent point.
+  absl::Status PauseWorker(int core);
+  absl::Status PauseWorker(int core, std::chrono::microseconds timeout);
+  absl::Status ResumeWorker(int core);
+  bool IsParked(int core) const;
+
+  // Conservation audit; exact when nothing runs Get/Put concurrently.
+  AuditReport Audit(uint64_t in_flight);
+
+  // ---- reading (any thread, any time)
+  StrategySpec strategy() const;
+  uint64_t epoch() const;
+  std::vector<int> workers() const;
+  bool debug() const { return debug_; }
+  const PoolConfig& config() const { return config_; }
+  SlabStore& store() { return *store_; }
+  uint64_t populated() const { return store_->populated(); }
+  uint64_t in_store() const { return store_->free_count(); }
+  uint64_t in_depots() const;
+  // Objects held by `core`'s layers (approximate while it runs).
+  LayerGauges CoreGauges(int core) const;
+  CoreCountersSnapshot CoreStats(int core) const;  // kNoCore: the "other threads" slot
+  uint64_t double_frees() const { return double_frees_.load(std::memory_order_relaxed); }
+  uint64_t foreign_frees() const { return foreign_frees_.load(std::memory_order_relaxed); }
+  uint64_t swaps_ok() const { return swaps_ok_.load(std::memory_order_relaxed); }
+  uint64_t swaps_failed() const { return swaps_failed_.load(std::memory_order_relaxed); }
+
+ private:
+  Pool(const PoolConfig& config, std::unique_ptr<SlabStore> store);
+
+  CoreSlot& SlotFor(int core) {
+    return static_cast<unsigned>(core) < kMaxCores ? slots_[core] : other_;
+  }
+  bool QuiesceSlow(CoreSlot& s, uint64_t w);
+  // Flush `s`'s layers into the store and give its magazines back. Returns objects moved.
+  uint64_t FlushSlot(CoreSlot& s);
+  // Gives the slot's (emptied) magazines back to the depot they came from.
+  void ReleaseMagazines(CoreSlot& s);
+  // Flush, then take the current generation under a hazard and configure the layers for it.
+  void Adopt(CoreSlot& s);
+  void Configure(CoreSlot& s, const Generation* g);
+  std::unique_ptr<Generation> MakeGeneration(const StrategySpec& spec, uint64_t epoch);
+  // Publishes a generation and waits for the workers; fills `report` for those cores.
+  bool PublishAndWait(std::unique_ptr<Generation> g, std::chrono::microseconds timeout,
+                      SwapReport& report, const std::vector<int>& skip);
+  uint64_t RetireGenerations();
+  void FailedGet(CoreSlot& s);
+  void MarkHandedOut(void* const* objs, unsigned n);
+  void DebugPut(CoreSlot& s, void* const* objs, unsigned n);
+  uint64_t WordFor(const CoreSlot& s, uint64_t epoch) const;
+
+  const PoolConfig config_;
+  const bool debug_;
+  std::unique_ptr<SlabStore> store_;
+  Shared shared_;
+  std::unique_ptr<CoreSlot[]> slots_storage_;
+  CoreSlot* slots_;
+  CoreSlot other_;
+
+  std::atomic<const Generation*> current_{nullptr};
+  std::atomic<uint64_t> epoch_{0};
+  mutable std::mutex info_mu_;  // guards current_spec_ (readers never wait for a swap)
+  StrategySpec current_spec_;
+  mutable std::mutex control_mu_;  // serialises control operations
+  std::deque<std::unique_ptr<Generation>> generations_;  // live ones, oldest first
+  bool pause_requested_[kMaxCores] = {};
+
+  std::unique_ptr<std::atomic<uint8_t>[]> obj_state_;  // debug: 1 = handed out
+  uint64_t obj_state_size_ = 0;
+  std::atomic<uint64_t> double_frees_{0};
+  std::atomic<uint64_t> foreign_frees_{0};
+  std::atomic<uint64_t> swaps_ok_{0};
+  std::atomic<uint64_t> swaps_failed_{0};
+};
+
+}  // namespace skbnf::pool
+
+#endif  // SKBNF_DATAPLANE_POOL_POOL_H_

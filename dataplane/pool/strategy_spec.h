@@ -1,0 +1,93 @@
+// StrategySpec: the one string that names a buffer-allocation strategy.
+//
+// A strategy is a stack of zero or more per-core layers over the slab store, plus modifiers
+// and tunables. Layers are listed top (closest to the packet path) to bottom:
+//
+//   layer      seed                          tunables (default, range)
+//   ---------  ----------------------------  -------------------------------------------------
+//   lcache     DPDK's per-lcore mempool cache size (256, 1..1024)
+//   recycle    2008 Buytenhek skb recycling  limit (0 = the RX ring size of the port, 0..65536)
+//   headpool   2003 skb_head_pool            hot_list_len (128, 1..65536)
+//   magazine   2001 Bonwick & Adams magazine size (32, 1..1024)
+//   (store)    1998 slab + colouring         -- always present, not named except as `slab`
+//
+//   modifier   seed
+//   prefetch   2010 Junchang Wang prefetchw on allocation
+//
+// Grammar (whitespace is not allowed):
+//   spec     := stack ( ',' modifier )*
+//   stack    := 'slab' | layer ( '+' layer )*
+//   layer    := name [ ':' key '=' value ( ',' key '=' value )* ]
+// A comma-separated token containing '=' is a further tunable of the last layer; a token
+// without '=' is a modifier. Layers must appear in the order of the table above, each once.
+//
+// Printing is canonical: tunables equal to their default are omitted, so
+// Print(Parse(s)) is the canonical form of s and Parse(Print(spec)) == spec for every spec.
+#ifndef SKBNF_DATAPLANE_POOL_STRATEGY_SPEC_H_
+#define SKBNF_DATAPLANE_POOL_STRATEGY_SPEC_H_
+
+#include <array>
+#include <cstdint>
+#include <string>
+#include "absl/strings/string_view.h"
+#include <vector>
+
+#include "absl/status/statusor.h"
+
+namespace skbnf::pool {
+
+enum class Layer : uint8_t { kLcache = 0, kRecycle = 1, kHeadPool = 2, kMagazine = 3 };
+inline constexpr int kNumLayers = 4;
+
+// Bit for a layer in a layer mask (top of the stack = lowest bit).
+constexpr unsigned LayerBit(Layer l) { return 1u << static_cast<unsigned>(l); }
+
+absl::string_view LayerName(Layer l);
+
+// Description of one tunable, for help text and the ListStrategies API.
+struct TunableInfo {
+  Layer layer;
+  absl::string_view key;
+  uint32_t default_value;
+  uint32_t min;
+  uint32_t max;
+  absl::string_view help;
+};
+const std::vector<TunableInfo>& AllTunables();
+
+struct ModifierInfo {
+  absl::string_view name;
+  absl::string_view help;
+};
+const std::vector<ModifierInfo>& AllModifiers();
+
+struct LayerInfo {
+  Layer layer;
+  absl::string_view name;
+  absl::string_view help;
+};
+const std::vector<LayerInfo>& AllLayers();
+
+struct StrategySpec {
+  // Layers present, as a mask of LayerBit().
+  unsigned layers = 0;
+  // Tunables (meaningful only when the layer is present).
+  uint32_t lcache_size = 256;
+  uint32_t recycle_limit = 0;  // 0: the port's RX ring size
+  uint32_t hot_list_len = 128;
+  uint32_t magazine_size = 32;
+  // Modifiers.
+  bool prefetch = false;
+
+  bool Has(Layer l) const { return (layers & LayerBit(l)) != 0; }
+  // Canonical text form.
+  std::string ToString() const;
+  // Parses `text`; on error the message names the offending part.
+  static absl::StatusOr<StrategySpec> Parse(absl::string_view text);
+
+  friend bool operator==(const StrategySpec&, const StrategySpec&) = default;
+};
+
+}  // namespace skbnf::pool
+
+#endif  // SKBNF_DATAPLANE_POOL_STRATEGY_SPEC_H_
