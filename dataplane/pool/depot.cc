@@ -6,9 +6,7 @@
 
 namespace skbnf::pool {
 
-Depot::Depot(uint32_t magazine_size, uint32_t spares) : size_(magazine_size) {
-  for (uint32_t i = 0; i < spares; ++i) ReturnEmpty(NewMagazine());
-}
+Depot::Depot(uint32_t magazine_size, uint32_t spares) : size_(magazine_size) { Reserve(spares); }
 
 Depot::~Depot() = default;
 
@@ -48,6 +46,16 @@ Magazine* Depot::ExchangeFullForEmpty(Magazine* full) {
   objects_.store(objects_.load(std::memory_order_relaxed) + full->rounds,
                  std::memory_order_relaxed);
   return empty;
+}
+
+void Depot::Reserve(uint32_t total) {
+  std::lock_guard<SpinLock> g(lock_);
+  while (blocks_.size() < total) {
+    Magazine* m = NewMagazine();
+    m->next = empty_;
+    empty_ = m;
+    empty_count_.store(empty_count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+  }
 }
 
 Magazine* Depot::TakeEmpty() {

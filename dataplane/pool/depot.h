@@ -50,6 +50,8 @@ class Depot {
   // An empty magazine for a core joining the generation; allocates one when no spare is left
   // (at a quiescent point, never on the packet path).
   Magazine* TakeEmpty();
+  // Makes sure at least `total` magazines exist (allocating empty spares). Control thread.
+  void Reserve(uint32_t total);
   // Gives back a magazine that has been emptied.
   void ReturnEmpty(Magazine* m);
   // Moves every round of every full magazine into `store` (one bulk put). Returns the count.
@@ -69,7 +71,7 @@ class Depot {
   std::atomic<uint32_t> full_count_{0};
   std::atomic<uint32_t> empty_count_{0};
   std::atomic<uint64_t> objects_{0};
-  std::vector<std::unique_ptr<char[]>> blocks_;  // owns all magazine memory
+  std::vector<std::unique_ptr<char[]>> blocks_;  // owns all magazine memory (guarded by lock_)
 };
 
 }  // namespace skbnf::pool

@@ -112,6 +112,9 @@ absl::StatusOr<uint32_t> Pool::Populate(void* base, size_t len, uint32_t max_obj
     obj_state_ = std::move(grown);
     obj_state_size_ = need;
   }
+  for (auto& g : generations_) {
+    if (g->depot) g->depot->Reserve(MagazinesNeeded(g->depot->magazine_size()));
+  }
   return placed;
 }
 
@@ -122,13 +125,18 @@ std::unique_ptr<Generation> Pool::MakeGeneration(const StrategySpec& spec, uint6
   g->get = kGetTable[(spec.layers << 1) | (spec.prefetch ? 1 : 0)];
   g->put = kPutTable[spec.layers];
   if (spec.Has(Layer::kMagazine)) {
-    uint32_t workers = 0;
-    for (int c = 0; c < kMaxCores; ++c) workers += slots_[c].registered ? 1 : 0;
-    uint64_t spares = store_->populated() / spec.magazine_size + 2ull * (workers + 1) + 2;
-    g->depot = std::make_unique<Depot>(spec.magazine_size,
-                                       static_cast<uint32_t>(std::min<uint64_t>(spares, 1u << 20)));
+    g->depot = std::make_unique<Depot>(spec.magazine_size, MagazinesNeeded(spec.magazine_size));
   }
   return g;
+}
+
+uint32_t Pool::MagazinesNeeded(uint32_t magazine_size) const {
+  // Enough for every object to sit in a full magazine, plus loaded + previous per core: then
+  // a free never finds the depot without an empty magazine.
+  uint32_t workers = 0;
+  for (int c = 0; c < kMaxCores; ++c) workers += slots_[c].registered ? 1 : 0;
+  uint64_t n = store_->populated() / magazine_size + 2ull * (workers + 1) + 2;
+  return static_cast<uint32_t>(std::min<uint64_t>(n, 1u << 22));
 }
 
 uint64_t Pool::WordFor(const CoreSlot& s, uint64_t epoch) const {

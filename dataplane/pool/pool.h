@@ -128,7 +128,8 @@ class Pool {
                                     absl::FunctionRef<void(void*)> on_object);
 
   // ---- packet path
-  // Takes exactly n objects or none.
+  // Takes exactly n objects or none. A failed Get hands out nothing; objects it pulled up from
+  // a lower layer may stay in the upper one (still in the pool, still reachable).
   bool Get(int core, void** objs, unsigned n) {
     CoreSlot& s = SlotFor(core);
     if (__builtin_expect(!s.get(shared_, s, objs, n), 0)) {
@@ -208,6 +209,7 @@ class Pool {
   // Flush, then take the current generation under a hazard and configure the layers for it.
   void Adopt(CoreSlot& s);
   void Configure(CoreSlot& s, const Generation* g);
+  uint32_t MagazinesNeeded(uint32_t magazine_size) const;
   std::unique_ptr<Generation> MakeGeneration(const StrategySpec& spec, uint64_t epoch);
   // Publishes a generation and waits for the workers; fills `report` for those cores.
   bool PublishAndWait(std::unique_ptr<Generation> g, std::chrono::microseconds timeout,
