@@ -1,0 +1,250 @@
+// The `skbnf` mempool ops driver. See skbnf_mempool.h for the mapping and the two hosts.
+#include "dataplane/dpdk/skbnf_mempool.h"
+
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_mempool.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstdlib>
+#include <cstring>
+#include <memory>
+#include <mutex>
+
+#include "absl/strings/str_cat.h"
+
+namespace skbnf::dpdk {
+namespace {
+
+using pool::kMaxCores;
+using pool::kMaxPorts;
+using pool::kNoCore;
+
+constexpr uint32_t kSlabBytes = 64 * 1024;  // slab size and alignment (see the header)
+
+struct DriverPool {
+  std::unique_ptr<pool::Pool> pool;
+  bool auto_register = false;
+  uint32_t min_buf_len = 0;  // recycle check: the pool's mbuf data room
+  uint32_t slab_align = kSlabBytes;
+  // Plugin: lcore c has registered itself. Written and read by lcore c only.
+  bool joined[kMaxCores] = {};
+};
+
+std::mutex g_mu;
+bool g_host_options = false;
+MempoolOptions g_options;
+absl::Status g_last_error;
+
+bool EnvFlag(const char* name) {
+  const char* v = std::getenv(name);
+  return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
+}
+
+MempoolOptions CurrentOptions() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  if (g_host_options) return g_options;
+  MempoolOptions o;
+  if (const char* s = std::getenv("SKBNF_STRATEGY"); s != nullptr && s[0] != '\0') o.strategy = s;
+  o.colour = EnvFlag("SKBNF_COLOUR");
+  o.debug = EnvFlag("SKBNF_DEBUG");
+  o.auto_register = true;
+  return o;
+}
+
+void SetError(absl::Status st) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_last_error = std::move(st);
+}
+
+inline DriverPool* Driver(const rte_mempool* mp) { return static_cast<DriverPool*>(mp->pool_data); }
+
+// The calling thread's core for the pool: its lcore id, or kNoCore for non-EAL threads.
+inline int CoreOf(DriverPool* dp) {
+  const unsigned lc = rte_lcore_id();
+  if (lc >= static_cast<unsigned>(kMaxCores)) return kNoCore;
+  const int core = static_cast<int>(lc);
+  if (__builtin_expect(dp->auto_register && !dp->joined[core], 0)) {
+    // First use by this lcore in a foreign application: become a worker of the pool. Only
+    // this lcore touches its slot, so registering from here is safe.
+    dp->joined[core] = true;
+    (void)dp->pool->RegisterWorker(core);
+  }
+  return core;
+}
+
+// Recycle check (skb_recycle_check for mbufs): refcnt 1, direct, one segment, a buffer not
+// smaller than the pool's. Returns the mbuf's RX port, or -1.
+void ClassifyMbufs(void* ctx, void* const* objs, unsigned n, int16_t* ports) {
+  const uint32_t min_len = static_cast<const DriverPool*>(ctx)->min_buf_len;
+  for (unsigned i = 0; i < n; ++i) {
+    const auto* m = static_cast<const rte_mbuf*>(objs[i]);
+    const bool ok = rte_mbuf_refcnt_read(m) == 1 && RTE_MBUF_DIRECT(m) && m->nb_segs == 1 &&
+                    m->buf_len >= min_len && m->port < kMaxPorts;
+    ports[i] = ok ? static_cast<int16_t>(m->port) : int16_t{-1};
+  }
+}
+
+bool IsMbufPool(const rte_mempool* mp) {
+  return mp->private_data_size >= sizeof(rte_pktmbuf_pool_private) &&
+         mp->elt_size >= sizeof(rte_mbuf);
+}
+
+int OpAlloc(rte_mempool* mp) {
+  const MempoolOptions opt = CurrentOptions();
+  auto spec = pool::StrategySpec::Parse(opt.strategy);
+  if (!spec.ok()) {
+    absl::Status st = absl::InvalidArgumentError(
+        absl::StrCat("skbnf mempool '", mp->name, "': bad strategy '", opt.strategy,
+                     "': ", spec.status().message(),
+                     " (write e.g. SKBNF_STRATEGY=magazine or recycle+headpool)"));
+    std::fprintf(stderr, "%s\n", std::string(st.message()).c_str());
+    SetError(st);
+    return -EINVAL;
+  }
+  auto dp = std::make_unique<DriverPool>();
+  dp->auto_register = opt.auto_register;
+  const uint32_t elt = mp->header_size + mp->elt_size + mp->trailer_size;
+  pool::PoolConfig cfg;
+  cfg.name = mp->name;
+  cfg.debug = opt.debug;
+  cfg.store.elt_size = elt;
+  cfg.store.handle_offset = mp->header_size;
+  cfg.store.objs_per_slab = elt >= kSlabBytes ? 1 : kSlabBytes / elt;
+  cfg.store.slab_align = kSlabBytes;
+  cfg.store.cache_line = RTE_CACHE_LINE_SIZE;
+  cfg.store.colour = opt.colour;
+  if (IsMbufPool(mp)) {
+    dp->min_buf_len = rte_pktmbuf_data_room_size(mp);
+    cfg.classify = &ClassifyMbufs;
+    cfg.classify_ctx = dp.get();
+  }
+  auto p = pool::Pool::Create(cfg, *spec);
+  if (!p.ok()) {
+    absl::Status st = absl::InvalidArgumentError(
+        absl::StrCat("skbnf mempool '", mp->name, "': ", p.status().message()));
+    std::fprintf(stderr, "%s\n", std::string(st.message()).c_str());
+    SetError(st);
+    return -EINVAL;
+  }
+  dp->pool = std::move(*p);
+  mp->pool_data = dp.release();
+  return 0;
+}
+
+void OpFree(rte_mempool* mp) {
+  delete Driver(mp);
+  mp->pool_data = nullptr;
+}
+
+int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
+  DriverPool* dp = Driver(mp);
+  dp->pool->Put(CoreOf(dp), objs, n);
+  return 0;
+}
+
+int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
+  DriverPool* dp = Driver(mp);
+  return dp->pool->Get(CoreOf(dp), objs, n) ? 0 : -ENOBUFS;
+}
+
+unsigned OpGetCount(const rte_mempool* mp) {
+  return static_cast<unsigned>(CountsOf(mp).available);
+}
+
+ssize_t OpCalcMemSize(const rte_mempool* mp, uint32_t obj_num, uint32_t pg_shift,
+                      size_t* min_chunk_size, size_t* align) {
+  const DriverPool* dp = Driver(mp);
+  const pool::SlabStore& store = const_cast<DriverPool*>(dp)->pool->store();
+  const size_t mem = store.MemSize(obj_num) + dp->slab_align;
+  *align = dp->slab_align;
+  // Slabs start on slab_align boundaries inside a chunk. On pages at least that big no object
+  // crosses a page; on smaller pages (--no-huge: 4 KiB) ask for one IOVA-contiguous chunk.
+  const bool small_pages = pg_shift != 0 && (size_t{1} << pg_shift) < dp->slab_align;
+  *min_chunk_size = small_pages ? mem : store.slab_bytes() + dp->slab_align;
+  return static_cast<ssize_t>(mem);
+}
+
+int OpPopulate(rte_mempool* mp, unsigned max_objs, void* vaddr, rte_iova_t iova, size_t len,
+               rte_mempool_populate_obj_cb_t* obj_cb, void* obj_cb_arg) {
+  DriverPool* dp = Driver(mp);
+  const auto va = reinterpret_cast<uintptr_t>(vaddr);
+  const uintptr_t start = (va + dp->slab_align - 1) & ~uintptr_t{dp->slab_align - 1};
+  const uint32_t elt = mp->header_size + mp->elt_size + mp->trailer_size;
+  if (start - va >= len || len - (start - va) < elt + RTE_CACHE_LINE_SIZE) return 0;
+  // As rte_mempool_op_populate_helper: DPDK's per-object callback (mempool_add_elem: object
+  // header, element list, populated_size) for each object, then the object is in the pool.
+  auto placed = dp->pool->Populate(
+      reinterpret_cast<void*>(start), len - (start - va), max_objs, [&](void* obj) {
+        const uintptr_t off = reinterpret_cast<uintptr_t>(obj) - va;
+        obj_cb(mp, obj_cb_arg, obj, iova == RTE_BAD_IOVA ? RTE_BAD_IOVA : iova + off);
+      });
+  if (!placed.ok()) {
+    std::fprintf(stderr, "skbnf mempool '%s': populate: %s\n", mp->name,
+                 std::string(placed.status().message()).c_str());
+    return -EINVAL;
+  }
+  return static_cast<int>(*placed);
+}
+
+int OpGetInfo(const rte_mempool* mp, rte_mempool_info* info) {
+  info->contig_block_size = 0;
+  (void)mp;
+  return 0;
+}
+
+// Constant-initialised: the registration below runs as a load-time constructor.
+const rte_mempool_ops g_ops = {
+    .name = "skbnf",
+    .alloc = &OpAlloc,
+    .free = &OpFree,
+    .enqueue = &OpEnqueue,
+    .dequeue = &OpDequeue,
+    .get_count = &OpGetCount,
+    .calc_mem_size = &OpCalcMemSize,
+    .populate = &OpPopulate,
+    .get_info = &OpGetInfo,
+    .dequeue_contig_blocks = nullptr,
+};
+
+// Registered at load time, in skbnfd and in the plugin alike.
+RTE_MEMPOOL_REGISTER_OPS(g_ops);
+
+}  // namespace
+
+void SetMempoolOptions(const MempoolOptions& options) {
+  std::lock_guard<std::mutex> lock(g_mu);
+  g_host_options = true;
+  g_options = options;
+}
+
+pool::Pool* PoolOf(const rte_mempool* mp) {
+  if (mp == nullptr || std::strcmp(rte_mempool_get_ops(mp->ops_index)->name, kSkbnfOpsName) != 0 ||
+      mp->pool_data == nullptr) {
+    return nullptr;
+  }
+  return Driver(mp)->pool.get();
+}
+
+absl::Status LastMempoolError() {
+  std::lock_guard<std::mutex> lock(g_mu);
+  return g_last_error;
+}
+
+MempoolCounts CountsOf(const rte_mempool* mp) {
+  MempoolCounts c;
+  pool::Pool* p = PoolOf(mp);
+  if (p == nullptr) return c;
+  c.populated = p->populated();
+  uint64_t n = p->in_store() + p->in_depots();
+  for (int core = 0; core < kMaxCores; ++core) {
+    const pool::LayerGauges g = p->CoreGauges(core);
+    for (uint64_t v : g.objects) n += v;
+  }
+  c.available = n;
+  return c;
+}
+
+}  // namespace skbnf::dpdk
