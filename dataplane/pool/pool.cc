@@ -313,7 +313,23 @@ absl::Status Pool::UnregisterWorker(int core) {
   s.word.store(0);
   s.local_word = 0;
   RetireGenerations();
+  bool any = false;
+  for (int c = 0; c < kMaxCores; ++c) any = any || slots_[c].registered;
+  if (!any) DrainDepotsLocked();
   return absl::OkStatus();
+}
+
+uint64_t Pool::DrainDepots() {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  return DrainDepotsLocked();
+}
+
+uint64_t Pool::DrainDepotsLocked() {
+  uint64_t n = 0;
+  for (auto& g : generations_) {
+    if (g->depot) n += g->depot->DrainTo(*store_);
+  }
+  return n;
 }
 
 bool Pool::PublishAndWait(std::unique_ptr<Generation> gen, std::chrono::microseconds timeout,

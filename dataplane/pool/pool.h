@@ -163,7 +163,11 @@ class Pool {
   absl::Status RegisterWorker(int core, const std::vector<RxPort>& rx_ports = {});
   // Flushes the worker's layers to the store and makes it an "other" thread again. Call from
   // the worker itself, or from control once the worker thread has stopped using the pool.
+  // When the last worker leaves, the depots are drained too: everything is back in the store.
   absl::Status UnregisterWorker(int core);
+  // Moves every full magazine of every depot into the store. Safe at any time (workers then
+  // find the depot empty and go to the store). Returns the objects moved.
+  uint64_t DrainDepots();
 
   SwapReport Swap(const StrategySpec& spec);
   SwapReport Swap(const StrategySpec& spec, std::chrono::microseconds timeout);
@@ -215,6 +219,7 @@ class Pool {
   bool PublishAndWait(std::unique_ptr<Generation> g, std::chrono::microseconds timeout,
                       SwapReport& report, const std::vector<int>& skip);
   uint64_t RetireGenerations();
+  uint64_t DrainDepotsLocked();
   void FailedGet(CoreSlot& s);
   void MarkHandedOut(void* const* objs, unsigned n);
   void DebugPut(CoreSlot& s, void* const* objs, unsigned n);
