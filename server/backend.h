@@ -1,0 +1,194 @@
+// Backend: what the control plane (gRPC service, Prometheus exporter) needs from a data plane.
+//
+// The control plane is written against this interface only: no DPDK, no protobuf. skbnfd's DPDK
+// engine implements it; tests/control/fake_backend.h implements it in memory over a real
+// skbnf::pool::Pool so the whole control plane is testable without DPDK.
+//
+// Threading contract
+//   - Read methods (Info, Ports, Strategy, Stats, Routes, Health) may be called from any thread
+//     at any time, concurrently with each other and with one mutating call. They must never
+//     wait for a worker: Stats() reads per-core counters (plain relaxed loads), nothing more.
+//   - Mutating methods (ValidateStrategy, SwapStrategy, AddRoute, DeleteRoute, PauseWorker,
+//     ResumeWorker, Audit) are serialised by the caller: the service holds one mutex around
+//     each, so a Backend never sees two at once.
+//   - Input has been validated by the service (field ranges, prefix syntax, port and core ids
+//     from Info()/Ports()); a Backend still returns InvalidArgument for anything it cannot do
+//     and must apply nothing when it returns an error.
+//
+// Status codes a Backend returns are passed to the client unchanged (message included):
+//   FailedPrecondition  e.g. strategy swap on the native mempool, routes outside l3 mode
+//   NotFound / AlreadyExists  routes
+//   Unavailable         the data plane is stopping
+#ifndef SKBNF_SERVER_BACKEND_H_
+#define SKBNF_SERVER_BACKEND_H_
+
+#include <array>
+#include <chrono>
+#include <cstdint>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "dataplane/pool/counters.h"
+#include "dataplane/pool/pool.h"
+#include "dataplane/pool/strategy_spec.h"
+
+namespace skbnf::control {
+
+enum class ForwardingMode { kIo, kMac, kL3 };
+
+struct LcoreInfo {
+  enum class Role { kMain, kWorker, kService };
+  uint32_t lcore_id = 0;
+  Role role = Role::kWorker;
+  int core = -1;  // worker core id (pool slot) for kWorker, -1 otherwise
+  uint32_t socket_id = 0;
+  std::vector<int> rx_ports;  // ports this worker polls
+  std::vector<int> tx_ports;  // ports it transmits on
+};
+
+struct PoolInfo {
+  std::string name;
+  bool native = false;          // DPDK's native mempool: swaps are refused (FailedPrecondition)
+  std::string ops_name;         // "skbnf" or the native ops name
+  uint64_t populated = 0;
+  uint32_t element_size = 0;
+  uint32_t objects_per_slab = 0;
+  bool colour = false;
+  bool debug = false;
+  std::chrono::microseconds quiesce_timeout{0};
+  uint32_t native_cache_size = 0;
+};
+
+// Static facts; version/build are filled in by the server itself (server/build_info.h).
+struct Info {
+  std::vector<std::string> eal_args;
+  std::vector<LcoreInfo> lcores;
+  PoolInfo pool;
+  ForwardingMode mode = ForwardingMode::kIo;
+  std::chrono::steady_clock::time_point started;
+  std::string backend;  // "dpdk", "fake"
+};
+
+struct PortInfo {
+  int id = 0;
+  std::string name;
+  std::string driver;
+  std::string device;  // PCI address or vdev arguments
+  std::array<uint8_t, 6> mac{};
+  bool link_up = false;
+  uint32_t link_speed_mbps = 0;
+  uint16_t rx_queues = 0, tx_queues = 0;
+  uint16_t rx_ring_size = 0, tx_ring_size = 0;
+};
+
+// Counters of one (core, port) pair; totals since start, never reset.
+struct PortCounters {
+  int port = 0;
+  uint64_t rx_packets = 0, rx_bytes = 0;
+  uint64_t tx_packets = 0, tx_bytes = 0;
+  uint64_t rx_nombuf = 0;
+  // Drops of packets received here, by reason. Keep the reason set fixed for the daemon's
+  // life (names become Prometheus label values): e.g. tx_full, no_route, ttl_exceeded,
+  // bad_ipv4. List a reason even while its count is 0.
+  std::vector<std::pair<std::string, uint64_t>> drops;
+};
+
+struct CoreStats {
+  int core = 0;       // worker core id
+  uint32_t lcore = 0;
+  bool paused = false;
+  std::vector<PortCounters> ports;
+  uint64_t polls = 0;       // poll-loop iterations
+  uint64_t busy_polls = 0;  // iterations that received at least one packet
+  pool::CoreCountersSnapshot pool;  // Pool::CoreStats(core); zero when native
+  pool::LayerGauges layer_objects;  // Pool::CoreGauges(core); zero when native
+};
+
+struct PoolGauges {
+  uint64_t populated = 0;
+  uint64_t in_store = 0;
+  uint64_t in_layers[pool::kNumLayers] = {};
+  uint64_t in_depots = 0;
+  uint64_t in_flight = 0;  // populated - the rest (may be approximate while running)
+};
+
+struct StatsSnapshot {
+  std::chrono::steady_clock::time_point taken;
+  std::vector<CoreStats> cores;       // every worker, by core id
+  pool::CoreCountersSnapshot other;   // Pool::CoreStats(kNoCore)
+  PoolGauges pool;
+  uint64_t swaps_ok = 0, swaps_failed = 0;  // Pool::swaps_ok()/swaps_failed()
+};
+
+struct Ipv4Prefix {
+  uint32_t addr = 0;  // host byte order, host bits zero
+  uint8_t len = 0;    // 0..32
+  friend bool operator==(const Ipv4Prefix&, const Ipv4Prefix&) = default;
+};
+
+struct NextHop {
+  int port = 0;
+  std::array<uint8_t, 6> dst_mac{};
+  friend bool operator==(const NextHop&, const NextHop&) = default;
+};
+
+struct RouteTable {
+  struct Route {
+    Ipv4Prefix prefix;
+    uint32_t next_hop_id = 0;
+  };
+  struct NextHopEntry {
+    uint32_t id = 0;
+    NextHop next_hop;
+    uint32_t routes = 0;
+  };
+  std::vector<Route> routes;           // sorted by (addr, len)
+  std::vector<NextHopEntry> next_hops;  // sorted by id
+};
+
+struct Health {
+  bool ports_up = false;         // every port's link is up
+  bool workers_running = false;  // every worker's loop is running (paused counts as running)
+  std::string detail;            // why not, for logs
+};
+
+class Backend {
+ public:
+  virtual ~Backend() = default;
+
+  // ---- reads
+  virtual Info GetInfo() const = 0;
+  virtual std::vector<PortInfo> GetPorts() const = 0;
+  virtual pool::StrategySpec GetStrategy() const = 0;
+  virtual uint64_t GetEpoch() const = 0;
+  virtual StatsSnapshot GetStats() const = 0;
+  virtual RouteTable GetRoutes() const = 0;
+  virtual Health GetHealth() const = 0;
+
+  // ---- mutations (serialised by the caller)
+  // Checks that `spec` can be applied now (e.g. FailedPrecondition on the native pool, or a
+  // recycle limit the ports cannot honour). Applies nothing.
+  virtual absl::Status ValidateStrategy(const pool::StrategySpec& spec) const = 0;
+  // Swaps under traffic with the buffer core's quiescence protocol (Pool::Swap). timeout 0:
+  // the pool's default. A non-OK report.status means the swap failed (rolled_back says what
+  // was done); a Backend that refuses before starting returns report.status non-OK with
+  // rolled_back = false and epoch unchanged.
+  virtual pool::SwapReport SwapStrategy(const pool::StrategySpec& spec,
+                                        std::chrono::microseconds timeout) = 0;
+  // Returns the next-hop id used. AlreadyExists when the prefix is routed.
+  virtual absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) = 0;
+  // NotFound when the prefix is not routed.
+  virtual absl::Status DeleteRoute(const Ipv4Prefix& prefix) = 0;
+  // Idempotent; `was_paused` tells the state before the call.
+  virtual absl::Status PauseWorker(int core, bool* was_paused) = 0;
+  virtual absl::Status ResumeWorker(int core, bool* was_paused) = 0;
+  // Conservation audit at a quiescent point of the Backend's choosing (Pool::Audit).
+  virtual absl::StatusOr<pool::AuditReport> Audit() = 0;
+};
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_BACKEND_H_

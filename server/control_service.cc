@@ -1,0 +1,631 @@
+#include "server/control_service.h"
+
+#include <algorithm>
+#include <map>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/build_info.h"
+#include "server/net_text.h"
+
+namespace skbnf::control {
+namespace {
+
+using pool::Layer;
+using pool::StrategySpec;
+
+grpc::Status ToGrpc(const absl::Status& s) {
+  if (s.ok()) return grpc::Status::OK;
+  return grpc::Status(static_cast<grpc::StatusCode>(s.code()), std::string(s.message()));
+}
+
+grpc::Status Invalid(absl::string_view field, absl::string_view why) {
+  return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat(field, ": ", why));
+}
+
+v1::Layer ToProto(Layer l) { return static_cast<v1::Layer>(static_cast<int>(l) + 1); }
+
+uint32_t* TunableField(StrategySpec& s, Layer l) {
+  switch (l) {
+    case Layer::kLcache:
+      return &s.lcache_size;
+    case Layer::kRecycle:
+      return &s.recycle_limit;
+    case Layer::kHeadPool:
+      return &s.hot_list_len;
+    case Layer::kMagazine:
+      return &s.magazine_size;
+  }
+  return nullptr;
+}
+
+void FillCorePool(const pool::CoreCountersSnapshot& now, const pool::CoreCountersSnapshot* before,
+                  const pool::LayerGauges* gauges, double secs, v1::CorePoolStats* out) {
+  out->set_allocs(now.allocs);
+  out->set_frees(now.frees);
+  out->set_alloc_failures(now.alloc_failures);
+  out->set_store_allocs(now.store_allocs);
+  out->set_store_frees(now.store_frees);
+  out->set_store_locks(now.store_locks);
+  out->set_depot_locks(now.depot_locks);
+  if (before != nullptr) {
+    out->set_allocs_per_second(Rate(now.allocs, before->allocs, secs));
+    out->set_frees_per_second(Rate(now.frees, before->frees, secs));
+  }
+  for (int i = 0; i < pool::kNumLayers; ++i) {
+    const pool::LayerCountersSnapshot& l = now.layer[i];
+    v1::LayerStats* ls = out->add_layers();
+    ls->set_layer(ToProto(static_cast<Layer>(i)));
+    ls->set_alloc_hits(l.alloc_hits);
+    ls->set_alloc_misses(l.alloc_misses);
+    ls->set_free_hits(l.free_hits);
+    ls->set_free_misses(l.free_misses);
+    ls->set_bulk(l.bulk);
+    if (gauges != nullptr) ls->set_objects(gauges->objects[i]);
+    if (before != nullptr) {
+      const pool::LayerCountersSnapshot& b = before->layer[i];
+      ls->set_allocs_per_second(
+          Rate(l.alloc_hits + l.alloc_misses, b.alloc_hits + b.alloc_misses, secs));
+      ls->set_frees_per_second(Rate(l.free_hits + l.free_misses, b.free_hits + b.free_misses, secs));
+    }
+  }
+}
+
+const CoreStats* FindCore(const StatsSnapshot& s, int core) {
+  for (const CoreStats& c : s.cores) {
+    if (c.core == core) return &c;
+  }
+  return nullptr;
+}
+
+const PortCounters* FindPort(const CoreStats& c, int port) {
+  for (const PortCounters& p : c.ports) {
+    if (p.port == port) return &p;
+  }
+  return nullptr;
+}
+
+std::vector<int> WorkerCores(const Info& info) {
+  std::vector<int> cores;
+  for (const LcoreInfo& l : info.lcores) {
+    if (l.role == LcoreInfo::Role::kWorker) cores.push_back(l.core);
+  }
+  std::sort(cores.begin(), cores.end());
+  return cores;
+}
+
+}  // namespace
+
+absl::StatusOr<StrategySpec> StrategyFromStructured(const v1::StructuredStrategy& s) {
+  StrategySpec spec;
+  int last = -1;
+  for (int i = 0; i < s.layers_size(); ++i) {
+    const v1::StructuredStrategy::LayerConfig& lc = s.layers(i);
+    std::string field = absl::StrCat("structured.layers[", i, "]");
+    if (lc.layer() <= v1::LAYER_UNSPECIFIED || lc.layer() > pool::kNumLayers) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".layer: unspecified or unknown layer (", lc.layer(), ")"));
+    }
+    Layer layer = static_cast<Layer>(lc.layer() - 1);
+    absl::string_view name = pool::LayerName(layer);
+    if (spec.Has(layer)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".layer: layer '", name, "' appears twice"));
+    }
+    if (static_cast<int>(layer) < last) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ".layer: layer '", name, "' must come before '",
+          pool::LayerName(static_cast<Layer>(last)), "' (order: lcache, recycle, headpool, magazine)"));
+    }
+    last = static_cast<int>(layer);
+    spec.layers |= pool::LayerBit(layer);
+    // Sorted, so the first bad key reported does not depend on map order.
+    std::map<std::string, uint32_t> tunables(lc.tunables().begin(), lc.tunables().end());
+    for (const auto& [key, value] : tunables) {
+      const pool::TunableInfo* info = nullptr;
+      std::vector<std::string> keys;
+      for (const pool::TunableInfo& t : pool::AllTunables()) {
+        if (t.layer != layer) continue;
+        keys.emplace_back(t.key);
+        if (t.key == key) info = &t;
+      }
+      std::string tfield = absl::StrCat(field, ".tunables[", key, "]");
+      if (info == nullptr) {
+        return absl::InvalidArgumentError(absl::StrCat(tfield, ": layer '", name,
+                                                       "' has no tunable '", key, "' (it has: ",
+                                                       absl::StrJoin(keys, ", "), ")"));
+      }
+      if (value < info->min || value > info->max) {
+        return absl::InvalidArgumentError(absl::StrCat(tfield, ": ", value,
+                                                       " is out of range [", info->min, ", ",
+                                                       info->max, "]"));
+      }
+      *TunableField(spec, layer) = value;
+    }
+  }
+  for (int i = 0; i < s.modifiers_size(); ++i) {
+    const std::string& m = s.modifiers(i);
+    std::string field = absl::StrCat("structured.modifiers[", i, "]");
+    if (m != "prefetch") {
+      std::vector<std::string> known;
+      for (const pool::ModifierInfo& mi : pool::AllModifiers()) known.emplace_back(mi.name);
+      return absl::InvalidArgumentError(absl::StrCat(field, ": unknown modifier '", m,
+                                                     "' (known: ", absl::StrJoin(known, ", "),
+                                                     ")"));
+    }
+    if (spec.prefetch) {
+      return absl::InvalidArgumentError(absl::StrCat(field, ": modifier '", m, "' given twice"));
+    }
+    spec.prefetch = true;
+  }
+  return spec;
+}
+
+void StrategyToStructured(const StrategySpec& spec, v1::StructuredStrategy* out) {
+  for (int i = 0; i < pool::kNumLayers; ++i) {
+    Layer l = static_cast<Layer>(i);
+    if (!spec.Has(l)) continue;
+    v1::StructuredStrategy::LayerConfig* lc = out->add_layers();
+    lc->set_layer(ToProto(l));
+    StrategySpec copy = spec;
+    for (const pool::TunableInfo& t : pool::AllTunables()) {
+      if (t.layer == l) (*lc->mutable_tunables())[std::string(t.key)] = *TunableField(copy, l);
+    }
+  }
+  if (spec.prefetch) out->add_modifiers("prefetch");
+}
+
+void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std::string& spec,
+               uint64_t epoch, const std::vector<int>& cores, v1::Stats* out) {
+  if (before != nullptr && before->taken >= now.taken) before = nullptr;
+  const double secs = before != nullptr ? Seconds(now.taken - before->taken) : 0;
+  out->set_monotonic_ns(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.taken.time_since_epoch()).count()));
+  out->set_window_seconds(secs);
+  out->set_spec(spec);
+  out->set_epoch(epoch);
+  out->set_swaps_ok(now.swaps_ok);
+  out->set_swaps_failed(now.swaps_failed);
+  for (const CoreStats& c : now.cores) {
+    if (!cores.empty() && std::find(cores.begin(), cores.end(), c.core) == cores.end()) continue;
+    const CoreStats* b = before != nullptr ? FindCore(*before, c.core) : nullptr;
+    v1::CoreStats* cs = out->add_cores();
+    cs->set_core(static_cast<uint32_t>(c.core));
+    cs->set_lcore(c.lcore);
+    cs->set_paused(c.paused);
+    cs->set_polls(c.polls);
+    cs->set_busy_polls(c.busy_polls);
+    double core_rx = 0, core_tx = 0;
+    for (const PortCounters& p : c.ports) {
+      v1::PortStats* ps = cs->add_ports();
+      ps->set_port(static_cast<uint32_t>(p.port));
+      ps->set_rx_packets(p.rx_packets);
+      ps->set_rx_bytes(p.rx_bytes);
+      ps->set_tx_packets(p.tx_packets);
+      ps->set_tx_bytes(p.tx_bytes);
+      ps->set_rx_nombuf(p.rx_nombuf);
+      for (const auto& [reason, n] : p.drops) {
+        v1::DropCount* d = ps->add_drops();
+        d->set_reason(reason);
+        d->set_packets(n);
+      }
+      const PortCounters* bp = b != nullptr ? FindPort(*b, p.port) : nullptr;
+      if (bp != nullptr) {
+        ps->set_rx_pps(Rate(p.rx_packets, bp->rx_packets, secs));
+        ps->set_tx_pps(Rate(p.tx_packets, bp->tx_packets, secs));
+        core_rx += ps->rx_pps();
+        core_tx += ps->tx_pps();
+      }
+    }
+    cs->set_rx_pps(core_rx);
+    cs->set_tx_pps(core_tx);
+    if (b != nullptr && c.polls > b->polls) {
+      cs->set_busy_ratio(static_cast<double>(c.busy_polls - b->busy_polls) /
+                         static_cast<double>(c.polls - b->polls));
+    }
+    FillCorePool(c.pool, b != nullptr ? &b->pool : nullptr, &c.layer_objects, secs,
+                 cs->mutable_pool());
+  }
+  v1::PoolObjects* po = out->mutable_pool();
+  po->set_populated(now.pool.populated);
+  po->set_in_store(now.pool.in_store);
+  po->set_in_depots(now.pool.in_depots);
+  po->set_in_flight(now.pool.in_flight);
+  for (int i = 0; i < pool::kNumLayers; ++i) {
+    v1::LayerObjectCount* lo = po->add_in_layers();
+    lo->set_layer(ToProto(static_cast<Layer>(i)));
+    lo->set_objects(now.pool.in_layers[i]);
+  }
+  FillCorePool(now.other, before != nullptr ? &before->other : nullptr, nullptr, secs,
+               out->mutable_other());
+}
+
+ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps,
+                               MutationPolicy policy)
+    : backend_(backend), sampler_(sampler), swaps_(swaps), policy_(policy) {}
+
+grpc::Status ControlService::CheckMutation(grpc::ServerContext* ctx, const char* what) const {
+  if (policy_ == MutationPolicy::kAnyClient) return grpc::Status::OK;
+  std::shared_ptr<const grpc::AuthContext> auth = ctx->auth_context();
+  // On a TLS listener with client-certificate verification, the peer identity is set only when
+  // the client presented a certificate that chains to --tls-client-ca.
+  if (auth != nullptr && auth->IsPeerAuthenticated()) return grpc::Status::OK;
+  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
+                      absl::StrCat(what,
+                                   " changes the data plane and needs a client certificate "
+                                   "signed by the server's --tls-client-ca"));
+}
+
+absl::Status ControlService::CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores,
+                                        const char* field, std::vector<int>* out) const {
+  if (cores.empty()) return absl::OkStatus();
+  std::vector<int> workers = WorkerCores(backend_.GetInfo());
+  for (int i = 0; i < cores.size(); ++i) {
+    int c = static_cast<int>(cores[i]);
+    if (std::find(workers.begin(), workers.end(), c) == workers.end()) {
+      return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: ", cores[i],
+                                                     " is not a worker core (workers: ",
+                                                     absl::StrJoin(workers, ", "), ")"));
+    }
+    out->push_back(c);
+  }
+  return absl::OkStatus();
+}
+
+absl::Status ControlService::CheckWorkerCore(bool has, uint32_t core) const {
+  if (!has) return absl::InvalidArgumentError("core: required");
+  std::vector<int> workers = WorkerCores(backend_.GetInfo());
+  if (std::find(workers.begin(), workers.end(), static_cast<int>(core)) == workers.end()) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "core: ", core, " is not a worker core (workers: ", absl::StrJoin(workers, ", "), ")"));
+  }
+  return absl::OkStatus();
+}
+
+grpc::Status ControlService::GetInfo(grpc::ServerContext*, const v1::GetInfoRequest*,
+                                     v1::GetInfoResponse* resp) {
+  const BuildInfo& b = GetBuildInfo();
+  Info info = backend_.GetInfo();
+  resp->set_version(b.version);
+  resp->set_git_commit(b.git_commit);
+  resp->set_compiler(b.compiler);
+  resp->set_build_type(b.build_type);
+  for (const std::string& a : info.eal_args) resp->add_eal_args(a);
+  for (const LcoreInfo& l : info.lcores) {
+    v1::Lcore* pl = resp->add_lcores();
+    pl->set_lcore_id(l.lcore_id);
+    switch (l.role) {
+      case LcoreInfo::Role::kMain:
+        pl->set_role(v1::LCORE_ROLE_MAIN);
+        break;
+      case LcoreInfo::Role::kWorker:
+        pl->set_role(v1::LCORE_ROLE_WORKER);
+        pl->set_core(static_cast<uint32_t>(l.core));
+        break;
+      case LcoreInfo::Role::kService:
+        pl->set_role(v1::LCORE_ROLE_SERVICE);
+        break;
+    }
+    pl->set_socket_id(l.socket_id);
+    for (int p : l.rx_ports) pl->add_rx_ports(static_cast<uint32_t>(p));
+    for (int p : l.tx_ports) pl->add_tx_ports(static_cast<uint32_t>(p));
+  }
+  v1::PoolInfo* pi = resp->mutable_pool();
+  pi->set_name(info.pool.name);
+  pi->set_native(info.pool.native);
+  pi->set_ops_name(info.pool.ops_name);
+  pi->set_populated(info.pool.populated);
+  pi->set_element_size(info.pool.element_size);
+  pi->set_objects_per_slab(info.pool.objects_per_slab);
+  pi->set_colour(info.pool.colour);
+  pi->set_debug(info.pool.debug);
+  pi->set_quiesce_timeout_us(static_cast<uint32_t>(info.pool.quiesce_timeout.count()));
+  pi->set_native_cache_size(info.pool.native_cache_size);
+  switch (info.mode) {
+    case ForwardingMode::kIo:
+      resp->set_mode(v1::FORWARDING_MODE_IO);
+      break;
+    case ForwardingMode::kMac:
+      resp->set_mode(v1::FORWARDING_MODE_MAC);
+      break;
+    case ForwardingMode::kL3:
+      resp->set_mode(v1::FORWARDING_MODE_L3);
+      break;
+  }
+  resp->set_uptime_seconds(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
+                                                       info.started)
+          .count()));
+  resp->set_backend(info.backend);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::ListPorts(grpc::ServerContext*, const v1::ListPortsRequest*,
+                                       v1::ListPortsResponse* resp) {
+  for (const PortInfo& p : backend_.GetPorts()) {
+    v1::Port* pp = resp->add_ports();
+    pp->set_id(static_cast<uint32_t>(p.id));
+    pp->set_name(p.name);
+    pp->set_driver(p.driver);
+    pp->set_device(p.device);
+    pp->set_mac(FormatMac(p.mac));
+    pp->set_link_up(p.link_up);
+    pp->set_link_speed_mbps(p.link_speed_mbps);
+    pp->set_rx_queues(p.rx_queues);
+    pp->set_tx_queues(p.tx_queues);
+    pp->set_rx_ring_size(p.rx_ring_size);
+    pp->set_tx_ring_size(p.tx_ring_size);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::ListStrategies(grpc::ServerContext*,
+                                            const v1::ListStrategiesRequest*,
+                                            v1::ListStrategiesResponse* resp) {
+  for (const pool::LayerInfo& l : pool::AllLayers()) {
+    v1::LayerDescription* ld = resp->add_layers();
+    ld->set_layer(ToProto(l.layer));
+    ld->set_name(std::string(l.name));
+    ld->set_help(std::string(l.help));
+    ld->set_position(static_cast<uint32_t>(l.layer));
+    for (const pool::TunableInfo& t : pool::AllTunables()) {
+      if (t.layer != l.layer) continue;
+      v1::TunableDescription* td = ld->add_tunables();
+      td->set_key(std::string(t.key));
+      td->set_default_value(t.default_value);
+      td->set_min(t.min);
+      td->set_max(t.max);
+      td->set_help(std::string(t.help));
+    }
+  }
+  for (const pool::ModifierInfo& m : pool::AllModifiers()) {
+    v1::ModifierDescription* md = resp->add_modifiers();
+    md->set_name(std::string(m.name));
+    md->set_help(std::string(m.help));
+  }
+  resp->set_grammar(
+      "spec := stack (',' modifier)* ; stack := 'slab' | layer ('+' layer)* ; "
+      "layer := name [':' key '=' value (',' key '=' value)*] ; layers in order "
+      "lcache+recycle+headpool+magazine, each at most once");
+  resp->set_swappable(!backend_.GetInfo().pool.native);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::GetStrategy(grpc::ServerContext*, const v1::GetStrategyRequest*,
+                                         v1::GetStrategyResponse* resp) {
+  StrategySpec spec = backend_.GetStrategy();
+  resp->set_spec(spec.ToString());
+  StrategyToStructured(spec, resp->mutable_structured());
+  resp->set_epoch(backend_.GetEpoch());
+  resp->set_swappable(!backend_.GetInfo().pool.native);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::SetStrategy(grpc::ServerContext* ctx,
+                                         const v1::SetStrategyRequest* req,
+                                         v1::SetStrategyResponse* resp) {
+  if (!req->validate_only()) {
+    grpc::Status auth = CheckMutation(ctx, "SetStrategy");
+    if (!auth.ok()) return auth;
+  }
+  StrategySpec spec;
+  switch (req->strategy_case()) {
+    case v1::SetStrategyRequest::kSpec: {
+      absl::StatusOr<StrategySpec> parsed = StrategySpec::Parse(req->spec());
+      if (!parsed.ok()) return Invalid("spec", parsed.status().message());
+      spec = *parsed;
+      break;
+    }
+    case v1::SetStrategyRequest::kStructured: {
+      absl::StatusOr<StrategySpec> parsed = StrategyFromStructured(req->structured());
+      if (!parsed.ok()) return ToGrpc(parsed.status());
+      spec = *parsed;
+      break;
+    }
+    default:
+      return Invalid("strategy", "one of spec or structured is required");
+  }
+  if (req->quiesce_timeout_ms() > 10000) {
+    return Invalid("quiesce_timeout_ms",
+                   absl::StrCat(req->quiesce_timeout_ms(), " is out of range [0, 10000]"));
+  }
+  resp->set_canonical_spec(spec.ToString());
+  std::lock_guard<std::mutex> l(mutation_mu_);
+  absl::Status valid = backend_.ValidateStrategy(spec);
+  if (!valid.ok()) return ToGrpc(valid);
+  if (req->validate_only()) return grpc::Status::OK;
+
+  pool::SwapReport r =
+      backend_.SwapStrategy(spec, std::chrono::milliseconds(req->quiesce_timeout_ms()));
+  swaps_.Record(r);
+  v1::SwapReport* pr = resp->mutable_report();
+  pr->set_ok(r.status.ok());
+  pr->set_error(std::string(r.status.message()));
+  pr->set_old_spec(r.old_spec);
+  pr->set_new_spec(r.new_spec);
+  pr->set_epoch(r.epoch);
+  pr->set_rolled_back(r.rolled_back);
+  for (int c : r.failed_cores) pr->add_failed_cores(static_cast<uint32_t>(c));
+  for (const pool::CoreSwapResult& c : r.cores) {
+    v1::CoreSwap* pc = pr->add_cores();
+    pc->set_core(static_cast<uint32_t>(c.core));
+    pc->set_acknowledged(c.acknowledged);
+    pc->set_on_behalf(c.on_behalf);
+    pc->set_quiesce_ns(c.quiesce_ns);
+    pc->set_objects_flushed(c.objects_flushed);
+  }
+  pr->set_total_ns(r.total_ns);
+  pr->set_depot_drained(r.depot_drained);
+  resp->set_applied(r.status.ok());
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::GetStats(grpc::ServerContext*, const v1::GetStatsRequest* req,
+                                      v1::Stats* resp) {
+  std::vector<int> cores;
+  absl::Status s = CheckCores(req->cores(), "cores", &cores);
+  if (!s.ok()) return ToGrpc(s);
+  StatsSnapshot now = backend_.GetStats();
+  std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
+  FillStats(now, before ? &*before : nullptr, backend_.GetStrategy().ToString(),
+            backend_.GetEpoch(), cores, resp);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx,
+                                        const v1::WatchStatsRequest* req,
+                                        grpc::ServerWriter<v1::Stats>* writer) {
+  uint32_t interval_ms = req->interval_ms() == 0 ? 1000 : req->interval_ms();
+  if (interval_ms < 10 || interval_ms > 60000) {
+    return Invalid("interval_ms", absl::StrCat(req->interval_ms(),
+                                               " is out of range [10, 60000] (0 = 1000)"));
+  }
+  std::vector<int> cores;
+  absl::Status s = CheckCores(req->cores(), "cores", &cores);
+  if (!s.ok()) return ToGrpc(s);
+  StatsSnapshot now = backend_.GetStats();
+  std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
+  for (uint32_t sent = 0; req->max_updates() == 0 || sent < req->max_updates(); ++sent) {
+    if (sent > 0) {
+      auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(interval_ms);
+      while (std::chrono::steady_clock::now() < deadline) {
+        if (ctx->IsCancelled() || stopping_.load()) return grpc::Status::OK;
+        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
+            deadline - std::chrono::steady_clock::now(), std::chrono::milliseconds(20)));
+      }
+      before = std::move(now);
+      now = backend_.GetStats();
+    }
+    v1::Stats msg;
+    FillStats(now, before ? &*before : nullptr, backend_.GetStrategy().ToString(),
+              backend_.GetEpoch(), cores, &msg);
+    if (!writer->Write(msg)) return grpc::Status::OK;  // client went away
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::AddRoute(grpc::ServerContext* ctx, const v1::AddRouteRequest* req,
+                                      v1::AddRouteResponse* resp) {
+  grpc::Status auth = CheckMutation(ctx, "AddRoute");
+  if (!auth.ok()) return auth;
+  absl::StatusOr<Ipv4Prefix> prefix = ParseIpv4Prefix(req->prefix());
+  if (!prefix.ok()) return Invalid("prefix", prefix.status().message());
+  if (!req->has_next_hop()) return Invalid("next_hop", "required");
+  NextHop nh;
+  std::vector<int> ports;
+  for (const PortInfo& p : backend_.GetPorts()) ports.push_back(p.id);
+  if (std::find(ports.begin(), ports.end(), static_cast<int>(req->next_hop().port())) ==
+      ports.end()) {
+    return Invalid("next_hop.port", absl::StrCat(req->next_hop().port(), " is not a port (ports: ",
+                                                 absl::StrJoin(ports, ", "), ")"));
+  }
+  nh.port = static_cast<int>(req->next_hop().port());
+  absl::StatusOr<std::array<uint8_t, 6>> mac = ParseMac(req->next_hop().dst_mac());
+  if (!mac.ok()) return Invalid("next_hop.dst_mac", mac.status().message());
+  if ((*mac)[0] & 1) {
+    return Invalid("next_hop.dst_mac",
+                   absl::StrCat("'", req->next_hop().dst_mac(), "' is a group (multicast) address"));
+  }
+  if (*mac == std::array<uint8_t, 6>{}) {
+    return Invalid("next_hop.dst_mac", "the all-zero address is not a next hop");
+  }
+  nh.dst_mac = *mac;
+  if (backend_.GetInfo().mode != ForwardingMode::kL3) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "routes are used only in l3 forwarding mode");
+  }
+  std::lock_guard<std::mutex> l(mutation_mu_);
+  absl::StatusOr<uint32_t> id = backend_.AddRoute(*prefix, nh);
+  if (!id.ok()) return ToGrpc(id.status());
+  resp->set_next_hop_id(*id);
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::DeleteRoute(grpc::ServerContext* ctx,
+                                         const v1::DeleteRouteRequest* req,
+                                         v1::DeleteRouteResponse*) {
+  grpc::Status auth = CheckMutation(ctx, "DeleteRoute");
+  if (!auth.ok()) return auth;
+  absl::StatusOr<Ipv4Prefix> prefix = ParseIpv4Prefix(req->prefix());
+  if (!prefix.ok()) return Invalid("prefix", prefix.status().message());
+  if (backend_.GetInfo().mode != ForwardingMode::kL3) {
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        "routes are used only in l3 forwarding mode");
+  }
+  std::lock_guard<std::mutex> l(mutation_mu_);
+  return ToGrpc(backend_.DeleteRoute(*prefix));
+}
+
+grpc::Status ControlService::ListRoutes(grpc::ServerContext*, const v1::ListRoutesRequest*,
+                                        v1::ListRoutesResponse* resp) {
+  RouteTable t = backend_.GetRoutes();
+  for (const RouteTable::Route& r : t.routes) {
+    v1::Route* pr = resp->add_routes();
+    pr->set_prefix(FormatIpv4Prefix(r.prefix));
+    pr->set_next_hop_id(r.next_hop_id);
+  }
+  for (const RouteTable::NextHopEntry& n : t.next_hops) {
+    v1::NextHopEntry* pn = resp->add_next_hops();
+    pn->set_id(n.id);
+    pn->mutable_next_hop()->set_port(static_cast<uint32_t>(n.next_hop.port));
+    pn->mutable_next_hop()->set_dst_mac(FormatMac(n.next_hop.dst_mac));
+    pn->set_routes(n.routes);
+  }
+  return grpc::Status::OK;
+}
+
+grpc::Status ControlService::SetWorkerPaused(grpc::ServerContext* ctx, bool has_core,
+                                             uint32_t core, bool pause, bool* was_paused) {
+  grpc::Status auth = CheckMutation(ctx, pause ? "PauseWorker" : "ResumeWorker");
+  if (!auth.ok()) return auth;
+  absl::Status s = CheckWorkerCore(has_core, core);
+  if (!s.ok()) return ToGrpc(s);
+  std::lock_guard<std::mutex> l(mutation_mu_);
+  return ToGrpc(pause ? backend_.PauseWorker(static_cast<int>(core), was_paused)
+                      : backend_.ResumeWorker(static_cast<int>(core), was_paused));
+}
+
+grpc::Status ControlService::PauseWorker(grpc::ServerContext* ctx,
+                                         const v1::PauseWorkerRequest* req,
+                                         v1::PauseWorkerResponse* resp) {
+  bool was = false;
+  grpc::Status s = SetWorkerPaused(ctx, req->has_core(), req->core(), true, &was);
+  resp->set_was_paused(was);
+  return s;
+}
+
+grpc::Status ControlService::ResumeWorker(grpc::ServerContext* ctx,
+                                          const v1::ResumeWorkerRequest* req,
+                                          v1::ResumeWorkerResponse* resp) {
+  bool was = false;
+  grpc::Status s = SetWorkerPaused(ctx, req->has_core(), req->core(), false, &was);
+  resp->set_was_paused(was);
+  return s;
+}
+
+grpc::Status ControlService::AuditPool(grpc::ServerContext* ctx, const v1::AuditPoolRequest*,
+                                       v1::AuditPoolResponse* resp) {
+  grpc::Status auth = CheckMutation(ctx, "AuditPool (it parks the workers briefly)");
+  if (!auth.ok()) return auth;
+  std::lock_guard<std::mutex> l(mutation_mu_);
+  absl::StatusOr<pool::AuditReport> r = backend_.Audit();
+  if (!r.ok()) return ToGrpc(r.status());
+  resp->set_ok(r->ok);
+  resp->set_populated(r->populated);
+  resp->set_in_store(r->in_store);
+  for (int i = 0; i < pool::kNumLayers; ++i) {
+    v1::LayerObjectCount* lo = resp->add_in_layers();
+    lo->set_layer(ToProto(static_cast<Layer>(i)));
+    lo->set_objects(r->in_layers[i]);
+  }
+  resp->set_in_depots(r->in_depots);
+  resp->set_in_flight(r->in_flight);
+  resp->set_handed_out(r->handed_out);
+  resp->set_double_frees(r->double_frees);
+  resp->set_foreign_frees(r->foreign_frees);
+  resp->set_message(r->message);
+  return grpc::Status::OK;
+}
+
+}  // namespace skbnf::control

@@ -1,0 +1,90 @@
+// ControlService: skbnf.v1.Control over a Backend.
+//
+// Every handler validates its whole request before touching the Backend; the first bad field
+// gives INVALID_ARGUMENT whose message starts with the field path, and nothing is applied.
+// Mutations (SetStrategy commit, AddRoute, DeleteRoute, Pause/ResumeWorker, AuditPool, which
+// parks workers briefly) are serialised by one mutex and, on a TLS listener, need a client
+// whose certificate the TLS layer verified against --tls-client-ca (PERMISSION_DENIED
+// otherwise). Reads never take that mutex and never wait for a worker.
+#ifndef SKBNF_SERVER_CONTROL_SERVICE_H_
+#define SKBNF_SERVER_CONTROL_SERVICE_H_
+
+#include <atomic>
+#include <mutex>
+#include <optional>
+
+#include "absl/status/statusor.h"
+#include "skbnf/v1/control.grpc.pb.h"
+#include "server/backend.h"
+#include "server/stats_sampler.h"
+#include "server/swap_metrics.h"
+
+namespace skbnf::control {
+
+// Who may mutate through a listener.
+enum class MutationPolicy {
+  kAnyClient,          // loopback / unix socket plaintext, or --insecure-remote
+  kVerifiedClientCert  // TLS: only clients with a certificate verified by the client CA
+};
+
+// Conversions shared by the service and tests.
+absl::StatusOr<pool::StrategySpec> StrategyFromStructured(const v1::StructuredStrategy& s);
+void StrategyToStructured(const pool::StrategySpec& spec, v1::StructuredStrategy* out);
+// Fills `out` from `now`, with rates against `before` (when given and older).
+void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std::string& spec,
+               uint64_t epoch, const std::vector<int>& cores, v1::Stats* out);
+
+class ControlService final : public v1::Control::Service {
+ public:
+  ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps,
+                 MutationPolicy policy);
+
+  // Makes streaming calls return promptly (server shutdown).
+  void Stop() { stopping_.store(true); }
+
+  grpc::Status GetInfo(grpc::ServerContext* ctx, const v1::GetInfoRequest* req,
+                       v1::GetInfoResponse* resp) override;
+  grpc::Status ListPorts(grpc::ServerContext* ctx, const v1::ListPortsRequest* req,
+                         v1::ListPortsResponse* resp) override;
+  grpc::Status ListStrategies(grpc::ServerContext* ctx, const v1::ListStrategiesRequest* req,
+                              v1::ListStrategiesResponse* resp) override;
+  grpc::Status GetStrategy(grpc::ServerContext* ctx, const v1::GetStrategyRequest* req,
+                           v1::GetStrategyResponse* resp) override;
+  grpc::Status SetStrategy(grpc::ServerContext* ctx, const v1::SetStrategyRequest* req,
+                           v1::SetStrategyResponse* resp) override;
+  grpc::Status GetStats(grpc::ServerContext* ctx, const v1::GetStatsRequest* req,
+                        v1::Stats* resp) override;
+  grpc::Status WatchStats(grpc::ServerContext* ctx, const v1::WatchStatsRequest* req,
+                          grpc::ServerWriter<v1::Stats>* writer) override;
+  grpc::Status AddRoute(grpc::ServerContext* ctx, const v1::AddRouteRequest* req,
+                        v1::AddRouteResponse* resp) override;
+  grpc::Status DeleteRoute(grpc::ServerContext* ctx, const v1::DeleteRouteRequest* req,
+                           v1::DeleteRouteResponse* resp) override;
+  grpc::Status ListRoutes(grpc::ServerContext* ctx, const v1::ListRoutesRequest* req,
+                          v1::ListRoutesResponse* resp) override;
+  grpc::Status PauseWorker(grpc::ServerContext* ctx, const v1::PauseWorkerRequest* req,
+                           v1::PauseWorkerResponse* resp) override;
+  grpc::Status ResumeWorker(grpc::ServerContext* ctx, const v1::ResumeWorkerRequest* req,
+                            v1::ResumeWorkerResponse* resp) override;
+  grpc::Status AuditPool(grpc::ServerContext* ctx, const v1::AuditPoolRequest* req,
+                         v1::AuditPoolResponse* resp) override;
+
+ private:
+  grpc::Status CheckMutation(grpc::ServerContext* ctx, const char* what) const;
+  absl::Status CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores,
+                          const char* field, std::vector<int>* out) const;
+  absl::Status CheckWorkerCore(bool has, uint32_t core) const;
+  grpc::Status SetWorkerPaused(grpc::ServerContext* ctx, bool has_core, uint32_t core, bool pause,
+                               bool* was_paused);
+
+  Backend& backend_;
+  StatsSampler& sampler_;
+  SwapMetrics& swaps_;
+  const MutationPolicy policy_;
+  std::mutex mutation_mu_;  // serialises every mutation (and concurrent SetStrategy calls)
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_CONTROL_SERVICE_H_

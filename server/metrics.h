@@ -1,0 +1,61 @@
+// MetricsCollector: the Prometheus view of a Backend, built at scrape time.
+//
+// prometheus-cpp's Exposer calls Collect() on its own HTTP thread for every scrape; Collect()
+// takes one Backend::GetStats() snapshot (plain loads of the per-core counters) and turns it into
+// metric families. Nothing on the packet path knows prometheus-cpp exists, and there is no
+// registry of live Counter objects to keep in sync: the data plane's counters are the truth.
+//
+// Metrics (prefix skbnf_, base units, counters end in _total):
+//   skbnf_port_packets_total{core,port,direction}     counter  rx/tx packets per core and port
+//   skbnf_port_bytes_total{core,port,direction}       counter
+//   skbnf_port_drops_total{core,port,reason}          counter
+//   skbnf_port_rx_nombuf_total{core,port}             counter  RX refills without a buffer
+//   skbnf_core_packets_per_second{core,direction}     gauge    over the sampler's window
+//   skbnf_worker_polls_total{core}                    counter  poll-loop iterations
+//   skbnf_worker_busy_polls_total{core}               counter  iterations with packets
+//   skbnf_worker_busy_ratio{core}                     gauge    busy/polls over the window
+//   skbnf_worker_paused{core}                         gauge    1 while parked
+//   skbnf_pool_allocs_total{core,layer,result}        counter  per-layer hit/miss
+//   skbnf_pool_frees_total{core,layer,result}         counter
+//   skbnf_pool_bulk_transfers_total{core,layer}       counter
+//   skbnf_pool_host_allocs_total{core}                counter  objects handed to the host
+//   skbnf_pool_host_frees_total{core}                 counter  objects returned by the host
+//   skbnf_pool_alloc_failures_total{core}             counter
+//   skbnf_pool_store_allocs_total{core}, _store_frees_total{core}
+//   skbnf_pool_store_lock_acquisitions_total{core}, _depot_lock_acquisitions_total{core}
+//   skbnf_pool_objects{state}                         gauge    store|depot|in_flight|<layer>
+//   skbnf_pool_populated_objects                      gauge
+//   skbnf_strategy_info{spec}                         gauge    always 1
+//   skbnf_strategy_epoch                              gauge
+//   skbnf_strategy_swaps_total{result}                counter  ok|rolled_back|failed (via API)
+//   skbnf_strategy_swap_duration_seconds              histogram
+//   skbnf_build_info{version,git_commit,compiler,build_type}  gauge 1
+// core="other" is the non-worker slot (threads that go straight to the store).
+#ifndef SKBNF_SERVER_METRICS_H_
+#define SKBNF_SERVER_METRICS_H_
+
+#include <vector>
+
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+#include "server/backend.h"
+#include "server/stats_sampler.h"
+#include "server/swap_metrics.h"
+
+namespace skbnf::control {
+
+class MetricsCollector : public prometheus::Collectable {
+ public:
+  MetricsCollector(const Backend& backend, const StatsSampler& sampler, const SwapMetrics& swaps)
+      : backend_(backend), sampler_(sampler), swaps_(swaps) {}
+  std::vector<prometheus::MetricFamily> Collect() const override;
+
+ private:
+  const Backend& backend_;
+  const StatsSampler& sampler_;
+  const SwapMetrics& swaps_;
+};
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_METRICS_H_

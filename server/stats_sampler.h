@@ -1,0 +1,53 @@
+// StatsSampler: takes a Backend::GetStats() snapshot every `period` on its own thread and keeps
+// the last few, so that rates (pps, allocs/s, busy ratio) can be computed for any reader without
+// a reader ever waiting: a reader takes a fresh snapshot and pairs it with the newest kept
+// sample at least `window` old (or the oldest one while the daemon is young).
+//
+// Nothing here touches a worker: Backend::GetStats() is plain loads of per-core counters.
+#ifndef SKBNF_SERVER_STATS_SAMPLER_H_
+#define SKBNF_SERVER_STATS_SAMPLER_H_
+
+#include <chrono>
+#include <condition_variable>
+#include <deque>
+#include <mutex>
+#include <optional>
+#include <thread>
+
+#include "server/backend.h"
+
+namespace skbnf::control {
+
+class StatsSampler {
+ public:
+  StatsSampler(const Backend& backend, std::chrono::milliseconds period,
+               std::chrono::milliseconds window);
+  ~StatsSampler();
+  StatsSampler(const StatsSampler&) = delete;
+  StatsSampler& operator=(const StatsSampler&) = delete;
+
+  // The newest kept sample taken at least `window` before `now`, else the oldest kept sample
+  // older than `now`; nullopt when there is none.
+  std::optional<StatsSnapshot> Baseline(std::chrono::steady_clock::time_point now) const;
+
+ private:
+  void Run();
+
+  const Backend& backend_;
+  const std::chrono::milliseconds period_;
+  const std::chrono::milliseconds window_;
+  mutable std::mutex mu_;
+  std::condition_variable cv_;
+  bool stop_ = false;
+  std::deque<StatsSnapshot> samples_;  // oldest first
+  std::thread thread_;
+};
+
+// Rate of a counter between two snapshots (0 when the window is empty or the counter went
+// backwards, e.g. a data-plane restart).
+double Rate(uint64_t now, uint64_t before, double seconds);
+double Seconds(std::chrono::steady_clock::duration d);
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_STATS_SAMPLER_H_

@@ -1,0 +1,36 @@
+#include "server/swap_metrics.h"
+
+namespace skbnf::control {
+
+const char* SwapMetrics::ResultName(int r) {
+  switch (r) {
+    case kOk:
+      return "ok";
+    case kRolledBack:
+      return "rolled_back";
+    default:
+      return "failed";
+  }
+}
+
+void SwapMetrics::Record(const pool::SwapReport& report) {
+  int result = report.status.ok() ? kOk : report.rolled_back ? kRolledBack : kFailed;
+  double seconds = static_cast<double>(report.total_ns) * 1e-9;
+  std::lock_guard<std::mutex> l(mu_);
+  s_.count[result]++;
+  s_.observations++;
+  s_.sum_seconds += seconds;
+  for (size_t i = 0; i < kBuckets.size(); ++i) {
+    if (seconds <= kBuckets[i]) {
+      s_.buckets[i]++;
+      break;
+    }
+  }
+}
+
+SwapMetrics::Snapshot SwapMetrics::Get() const {
+  std::lock_guard<std::mutex> l(mu_);
+  return s_;
+}
+
+}  // namespace skbnf::control

@@ -1,0 +1,336 @@
+#include "tests/control/fake_backend.h"
+
+#include <cstdlib>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+
+namespace skbnf::control::testing {
+namespace {
+
+constexpr unsigned kBurst = 32;
+constexpr uint32_t kFrameBytes = 64;
+constexpr uint16_t kRingSize = 512;
+
+void TagClassify(void*, void* const* objs, unsigned n, int16_t* ports) {
+  for (unsigned i = 0; i < n; ++i) std::memcpy(&ports[i], objs[i], sizeof(int16_t));
+}
+
+void Bump(std::atomic<uint64_t>& c, uint64_t d) {
+  c.store(c.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<FakeBackend>> FakeBackend::Create(const FakeOptions& o) {
+  if (o.workers < 1 || o.workers > 16 || o.ports < 1 || o.ports > 16) {
+    return absl::InvalidArgumentError("fake: 1..16 workers and 1..16 ports");
+  }
+  absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(o.initial_spec);
+  if (!spec.ok()) return spec.status();
+  std::unique_ptr<FakeBackend> b(new FakeBackend(o));
+  pool::PoolConfig c;
+  c.name = "fake";
+  c.store.elt_size = 256;
+  c.store.objs_per_slab = 64;
+  c.classify = &TagClassify;
+  absl::StatusOr<std::unique_ptr<pool::Pool>> p = pool::Pool::Create(c, *spec);
+  if (!p.ok()) return p.status();
+  b->pool_ = std::move(*p);
+  size_t bytes = (b->pool_->MemSize(o.objects) + 4095) & ~size_t{4095};
+  b->memory_ = std::unique_ptr<void, void (*)(void*)>(std::aligned_alloc(4096, bytes), &std::free);
+  absl::StatusOr<uint32_t> placed =
+      b->pool_->Populate(b->memory_.get(), bytes, o.objects, [](void* obj) {
+        int16_t none = -1;
+        std::memcpy(obj, &none, sizeof(none));
+      });
+  if (!placed.ok()) return placed.status();
+  // Worker w polls ports w, w+workers, ... (every port has exactly one RX core) and transmits
+  // on the port "next to" each: p ^ 1 when it exists.
+  for (int w = 0; w < o.workers; ++w) {
+    auto wk = std::make_unique<Worker>();
+    wk->core = w;
+    wk->ports = std::make_unique<Worker::Port[]>(static_cast<size_t>(o.ports));
+    std::vector<pool::RxPort> rx;
+    for (int port = w; port < o.ports; port += o.workers) {
+      wk->rx_ports.push_back(port);
+      wk->tx_ports.push_back((port ^ 1) < o.ports ? (port ^ 1) : port);
+      rx.push_back({port, kRingSize});
+    }
+    absl::Status s = b->pool_->RegisterWorker(w, rx);
+    if (!s.ok()) return s;
+    b->workers_.push_back(std::move(wk));
+  }
+  for (auto& wk : b->workers_) {
+    Worker* raw = wk.get();
+    wk->thread = std::thread([b = b.get(), raw] { b->Run(*raw); });
+  }
+  return b;
+}
+
+FakeBackend::~FakeBackend() {
+  stop_.store(true);
+  for (auto& w : workers_) {
+    if (w->paused.load()) (void)pool_->ResumeWorker(w->core);
+  }
+  for (auto& w : workers_) w->thread.join();
+}
+
+void FakeBackend::Run(Worker& w) {
+  std::vector<void*> tx_ring;  // transmitted, not yet completed: in flight
+  tx_ring.reserve(kBurst);
+  uint64_t poll = 0, seq = 0;
+  size_t next_port = 0;
+  while (!stop_.load(std::memory_order_relaxed)) {
+    if (!pool_->Quiesce(w.core)) {  // parked
+      std::this_thread::sleep_for(std::chrono::microseconds(200));
+      continue;
+    }
+    // TX completion of the previous poll's burst.
+    if (!tx_ring.empty()) {
+      pool_->Put(w.core, tx_ring.data(), static_cast<unsigned>(tx_ring.size()));
+      tx_ring.clear();
+      w.in_flight.store(0, std::memory_order_relaxed);
+    }
+    Bump(w.polls, 1);
+    int rx_port = w.rx_ports.empty() ? -1 : w.rx_ports[next_port];
+    int tx_port = w.tx_ports.empty() ? -1 : w.tx_ports[next_port];
+    if (!w.rx_ports.empty()) next_port = (next_port + 1) % w.rx_ports.size();
+    if (rx_port >= 0 && poll++ % 4 != 3) {
+      void* objs[kBurst];
+      pool_->SetRxPort(w.core, rx_port);
+      if (pool_->Get(w.core, objs, kBurst)) {
+        Bump(w.busy_polls, 1);
+        Worker::Port& in = w.ports[rx_port];
+        Bump(in.rx_packets, kBurst);
+        Bump(in.rx_bytes, kBurst * kFrameBytes);
+        void* drop[kBurst];
+        unsigned ndrop = 0;
+        for (unsigned i = 0; i < kBurst; ++i) {
+          int16_t tag = static_cast<int16_t>(rx_port);
+          std::memcpy(objs[i], &tag, sizeof(tag));
+          if (++seq % 16 == 0) drop[ndrop++] = objs[i]; else tx_ring.push_back(objs[i]);
+        }
+        Bump(in.drops, ndrop);
+        if (ndrop > 0) pool_->Put(w.core, drop, ndrop);
+        Worker::Port& out = w.ports[tx_port];
+        Bump(out.tx_packets, tx_ring.size());
+        Bump(out.tx_bytes, tx_ring.size() * kFrameBytes);
+        w.in_flight.store(tx_ring.size(), std::memory_order_relaxed);
+      } else {
+        Bump(w.ports[rx_port].rx_nombuf, kBurst);
+      }
+      pool_->SetRxPort(w.core, -1);
+    }
+    std::this_thread::sleep_for(std::chrono::microseconds(100));
+  }
+  if (!tx_ring.empty()) pool_->Put(w.core, tx_ring.data(), static_cast<unsigned>(tx_ring.size()));
+  w.in_flight.store(0);
+}
+
+Info FakeBackend::GetInfo() const {
+  Info info;
+  info.eal_args = {"skbnf_fake_daemon", "--no-huge", "--vdev=net_null0", "--vdev=net_null1"};
+  info.lcores.push_back({0, LcoreInfo::Role::kMain, -1, 0, {}, {}});
+  for (const auto& w : workers_) {
+    info.lcores.push_back({static_cast<uint32_t>(w->core + 1), LcoreInfo::Role::kWorker, w->core,
+                           0, w->rx_ports, w->tx_ports});
+  }
+  info.pool.name = "fake";
+  info.pool.native = options_.native;
+  info.pool.ops_name = options_.native ? "ring_mp_mc" : "skbnf";
+  info.pool.populated = pool_->populated();
+  info.pool.element_size = pool_->config().store.elt_size;
+  info.pool.objects_per_slab = options_.native ? 0 : pool_->config().store.objs_per_slab;
+  info.pool.colour = pool_->config().store.colour;
+  info.pool.debug = pool_->debug();
+  info.pool.quiesce_timeout = pool_->config().quiesce_timeout;
+  info.pool.native_cache_size = options_.native ? 256 : 0;
+  info.mode = options_.mode;
+  info.started = started_;
+  info.backend = "fake";
+  return info;
+}
+
+std::vector<PortInfo> FakeBackend::GetPorts() const {
+  std::vector<PortInfo> out;
+  for (int p = 0; p < options_.ports; ++p) {
+    PortInfo pi;
+    pi.id = p;
+    pi.name = absl::StrCat("net_null", p);
+    pi.driver = "net_null";
+    pi.device = absl::StrCat("net_null", p, ",size=64");
+    pi.mac = {0x02, 0x00, 0x00, 0x00, 0x00, static_cast<uint8_t>(p + 1)};
+    pi.link_up = options_.link_up;
+    pi.link_speed_mbps = options_.link_up ? 10000 : 0;
+    pi.rx_queues = 1;
+    pi.tx_queues = static_cast<uint16_t>(options_.workers);
+    pi.rx_ring_size = kRingSize;
+    pi.tx_ring_size = kRingSize;
+    out.push_back(pi);
+  }
+  return out;
+}
+
+pool::StrategySpec FakeBackend::GetStrategy() const { return pool_->strategy(); }
+uint64_t FakeBackend::GetEpoch() const { return pool_->epoch(); }
+
+StatsSnapshot FakeBackend::GetStats() const {
+  StatsSnapshot s;
+  s.taken = std::chrono::steady_clock::now();
+  uint64_t in_flight = 0;
+  for (const auto& w : workers_) {
+    CoreStats c;
+    c.core = w->core;
+    c.lcore = static_cast<uint32_t>(w->core + 1);
+    c.paused = w->paused.load(std::memory_order_relaxed);
+    std::vector<int> ports = w->rx_ports;
+    for (int t : w->tx_ports) {
+      if (std::find(ports.begin(), ports.end(), t) == ports.end()) ports.push_back(t);
+    }
+    std::sort(ports.begin(), ports.end());
+    for (int p : ports) {
+      const Worker::Port& wp = w->ports[p];
+      PortCounters pc;
+      pc.port = p;
+      pc.rx_packets = wp.rx_packets.load(std::memory_order_relaxed);
+      pc.rx_bytes = wp.rx_bytes.load(std::memory_order_relaxed);
+      pc.tx_packets = wp.tx_packets.load(std::memory_order_relaxed);
+      pc.tx_bytes = wp.tx_bytes.load(std::memory_order_relaxed);
+      pc.rx_nombuf = wp.rx_nombuf.load(std::memory_order_relaxed);
+      pc.drops = {{options_.mode == ForwardingMode::kL3 ? "no_route" : "tx_full",
+                   wp.drops.load(std::memory_order_relaxed)}};
+      c.ports.push_back(std::move(pc));
+    }
+    c.polls = w->polls.load(std::memory_order_relaxed);
+    c.busy_polls = w->busy_polls.load(std::memory_order_relaxed);
+    c.pool = pool_->CoreStats(w->core);
+    c.layer_objects = pool_->CoreGauges(w->core);
+    for (int i = 0; i < pool::kNumLayers; ++i) s.pool.in_layers[i] += c.layer_objects.objects[i];
+    in_flight += w->in_flight.load(std::memory_order_relaxed);
+    s.cores.push_back(std::move(c));
+  }
+  s.other = pool_->CoreStats(pool::kNoCore);
+  s.pool.populated = pool_->populated();
+  s.pool.in_store = pool_->in_store();
+  s.pool.in_depots = pool_->in_depots();
+  // What is neither in the store, a depot nor a layer is in flight (approximate while running).
+  uint64_t accounted = s.pool.in_store + s.pool.in_depots;
+  for (uint64_t v : s.pool.in_layers) accounted += v;
+  s.pool.in_flight = s.pool.populated > accounted ? s.pool.populated - accounted : 0;
+  (void)in_flight;
+  s.swaps_ok = pool_->swaps_ok();
+  s.swaps_failed = pool_->swaps_failed();
+  return s;
+}
+
+RouteTable FakeBackend::GetRoutes() const {
+  std::lock_guard<std::mutex> l(routes_mu_);
+  RouteTable t;
+  for (const auto& [key, id] : routes_) t.routes.push_back({{key.first, key.second}, id});
+  for (const auto& [id, nh] : next_hops_) t.next_hops.push_back(nh);
+  return t;
+}
+
+Health FakeBackend::GetHealth() const {
+  Health h;
+  h.ports_up = options_.link_up;
+  h.workers_running = !stop_.load();
+  if (!h.ports_up) h.detail = "link down on every port (--sim_link_down)";
+  return h;
+}
+
+absl::Status FakeBackend::ValidateStrategy(const pool::StrategySpec&) const {
+  if (options_.native) {
+    return absl::FailedPreconditionError(
+        "the daemon runs on DPDK's native mempool (ring_mp_mc + lcore cache): strategies cannot "
+        "be swapped; restart it with the skbnf mempool ops");
+  }
+  return absl::OkStatus();
+}
+
+pool::SwapReport FakeBackend::SwapStrategy(const pool::StrategySpec& spec,
+                                           std::chrono::microseconds timeout) {
+  if (absl::Status s = ValidateStrategy(spec); !s.ok()) {
+    pool::SwapReport r;
+    r.status = s;
+    r.old_spec = r.new_spec = pool_->strategy().ToString();
+    r.new_spec = spec.ToString();
+    r.epoch = pool_->epoch();
+    return r;
+  }
+  return timeout.count() > 0 ? pool_->Swap(spec, timeout) : pool_->Swap(spec);
+}
+
+absl::StatusOr<uint32_t> FakeBackend::AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) {
+  if (options_.mode != ForwardingMode::kL3) {
+    return absl::FailedPreconditionError("routes are used only in l3 forwarding mode");
+  }
+  std::lock_guard<std::mutex> l(routes_mu_);
+  auto key = std::make_pair(prefix.addr, prefix.len);
+  if (routes_.count(key)) return absl::AlreadyExistsError("prefix: route exists");
+  uint32_t id = 0;
+  for (auto& [nid, e] : next_hops_) {
+    if (e.next_hop == nh) id = nid;
+  }
+  if (id == 0) {
+    id = next_hop_id_++;
+    next_hops_[id] = {id, nh, 0};
+  }
+  next_hops_[id].routes++;
+  routes_[key] = id;
+  return id;
+}
+
+absl::Status FakeBackend::DeleteRoute(const Ipv4Prefix& prefix) {
+  if (options_.mode != ForwardingMode::kL3) {
+    return absl::FailedPreconditionError("routes are used only in l3 forwarding mode");
+  }
+  std::lock_guard<std::mutex> l(routes_mu_);
+  auto it = routes_.find(std::make_pair(prefix.addr, prefix.len));
+  if (it == routes_.end()) return absl::NotFoundError("prefix: no such route");
+  if (--next_hops_[it->second].routes == 0) next_hops_.erase(it->second);
+  routes_.erase(it);
+  return absl::OkStatus();
+}
+
+absl::Status FakeBackend::PauseWorker(int core, bool* was_paused) {
+  Worker& w = *workers_.at(static_cast<size_t>(core));
+  *was_paused = w.paused.load();
+  if (*was_paused) return absl::OkStatus();
+  absl::Status s = pool_->PauseWorker(core);
+  if (s.ok()) w.paused.store(true);
+  return s;
+}
+
+absl::Status FakeBackend::ResumeWorker(int core, bool* was_paused) {
+  Worker& w = *workers_.at(static_cast<size_t>(core));
+  *was_paused = w.paused.load();
+  if (!*was_paused) return absl::OkStatus();
+  absl::Status s = pool_->ResumeWorker(core);
+  if (s.ok()) w.paused.store(false);
+  return s;
+}
+
+absl::StatusOr<pool::AuditReport> FakeBackend::Audit() {
+  // Quiescent point: park every running worker (its layers flushed), audit, resume them.
+  std::vector<int> parked;
+  absl::Status status;
+  for (auto& w : workers_) {
+    if (w->paused.load()) continue;
+    status = pool_->PauseWorker(w->core);
+    if (!status.ok()) break;
+    parked.push_back(w->core);
+  }
+  pool::AuditReport r;
+  if (status.ok()) {
+    uint64_t in_flight = 0;
+    for (auto& w : workers_) in_flight += w->in_flight.load();
+    r = pool_->Audit(in_flight);
+  }
+  for (int c : parked) (void)pool_->ResumeWorker(c);
+  if (!status.ok()) return absl::UnavailableError(absl::StrCat("audit: ", status.message()));
+  return r;
+}
+
+}  // namespace skbnf::control::testing

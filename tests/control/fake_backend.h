@@ -1,0 +1,93 @@
+// FakeBackend: an in-memory data plane for testing the control plane without DPDK.
+//
+// It is a real skbnf::pool::Pool (heap memory instead of hugepages) driven by simulated worker
+// threads, one per core, so swaps run the real quiescence protocol, pauses park real workers,
+// the audit is the real conservation audit and the pool counters move for real. Only the ports
+// are simulated: each poll "receives" a deterministic burst (32 packets of 64 bytes on three
+// polls out of four, nothing on the fourth), drops every 16th packet (reason no_route in l3 mode,
+// tx_full otherwise), and "transmits" the rest, which stay in flight (a small per-core TX ring)
+// until the next poll frees them. Every object carries its RX port in its first two bytes so the
+// recycle layer has something to recycle.
+//
+// Deterministic: ports, lcores, info, strategy catalogue, routes. Moving: every counter.
+#ifndef SKBNF_TESTS_CONTROL_FAKE_BACKEND_H_
+#define SKBNF_TESTS_CONTROL_FAKE_BACKEND_H_
+
+#include <atomic>
+#include <map>
+#include <memory>
+#include <mutex>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "server/backend.h"
+
+namespace skbnf::control::testing {
+
+struct FakeOptions {
+  int workers = 2;
+  int ports = 2;
+  ForwardingMode mode = ForwardingMode::kL3;
+  bool native = false;  // pretend to run on DPDK's native mempool: swaps refused
+  std::string initial_spec = "magazine";
+  uint32_t objects = 8192;
+  bool link_up = true;
+};
+
+class FakeBackend final : public Backend {
+ public:
+  static absl::StatusOr<std::unique_ptr<FakeBackend>> Create(const FakeOptions& options);
+  ~FakeBackend() override;
+
+  Info GetInfo() const override;
+  std::vector<PortInfo> GetPorts() const override;
+  pool::StrategySpec GetStrategy() const override;
+  uint64_t GetEpoch() const override;
+  StatsSnapshot GetStats() const override;
+  RouteTable GetRoutes() const override;
+  Health GetHealth() const override;
+
+  absl::Status ValidateStrategy(const pool::StrategySpec& spec) const override;
+  pool::SwapReport SwapStrategy(const pool::StrategySpec& spec,
+                                std::chrono::microseconds timeout) override;
+  absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) override;
+  absl::Status DeleteRoute(const Ipv4Prefix& prefix) override;
+  absl::Status PauseWorker(int core, bool* was_paused) override;
+  absl::Status ResumeWorker(int core, bool* was_paused) override;
+  absl::StatusOr<pool::AuditReport> Audit() override;
+
+ private:
+  struct alignas(64) Worker {
+    int core = 0;
+    std::vector<int> rx_ports, tx_ports;
+    std::atomic<bool> paused{false};  // as requested through the API
+    std::atomic<uint64_t> polls{0}, busy_polls{0};
+    std::atomic<uint64_t> in_flight{0};
+    struct Port {
+      std::atomic<uint64_t> rx_packets{0}, rx_bytes{0}, tx_packets{0}, tx_bytes{0}, rx_nombuf{0},
+          drops{0};
+    };
+    std::unique_ptr<Port[]> ports;  // by port id
+    std::thread thread;
+  };
+
+  explicit FakeBackend(const FakeOptions& options) : options_(options) {}
+  void Run(Worker& w);
+
+  const FakeOptions options_;
+  std::unique_ptr<void, void (*)(void*)> memory_{nullptr, nullptr};
+  std::unique_ptr<pool::Pool> pool_;
+  std::vector<std::unique_ptr<Worker>> workers_;
+  std::atomic<bool> stop_{false};
+  std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+
+  mutable std::mutex routes_mu_;
+  std::map<std::pair<uint32_t, uint8_t>, uint32_t> routes_;  // (addr, len) -> next-hop id
+  std::map<uint32_t, RouteTable::NextHopEntry> next_hops_;
+  uint32_t next_hop_id_ = 1;
+};
+
+}  // namespace skbnf::control::testing
+
+#endif  // SKBNF_TESTS_CONTROL_FAKE_BACKEND_H_

@@ -1,0 +1,53 @@
+// skbnf_fake_daemon: the control plane (gRPC + Prometheus) over FakeBackend. Takes every flag
+// skbnfd takes for its control plane (server/control_plane.h) plus --sim-* flags for the fake.
+#include <iostream>
+
+#include "absl/flags/flag.h"
+#include "server/control_plane.h"
+#include "tests/control/fake_backend.h"
+
+ABSL_FLAG(int, sim_workers, 2, "fake: worker cores");
+ABSL_FLAG(int, sim_ports, 2, "fake: ports");
+ABSL_FLAG(std::string, sim_mode, "l3", "fake: forwarding mode io|mac|l3");
+ABSL_FLAG(bool, sim_native, false, "fake: pretend to run on DPDK's native mempool");
+ABSL_FLAG(std::string, sim_spec, "magazine", "fake: initial strategy");
+ABSL_FLAG(bool, sim_link_down, false, "fake: every port's link is down (health NOT_SERVING)");
+
+int main(int argc, char** argv) {
+  std::vector<char*> args = skbnf::control::ParseFlags(argc, argv);
+  if (args.size() > 1) {
+    std::cerr << "skbnf_fake_daemon: unexpected argument '" << args[1] << "'\n";
+    return 2;
+  }
+  using skbnf::control::ForwardingMode;
+  skbnf::control::testing::FakeOptions o;
+  o.workers = absl::GetFlag(FLAGS_sim_workers);
+  o.ports = absl::GetFlag(FLAGS_sim_ports);
+  std::string mode = absl::GetFlag(FLAGS_sim_mode);
+  if (mode == "io") {
+    o.mode = ForwardingMode::kIo;
+  } else if (mode == "mac") {
+    o.mode = ForwardingMode::kMac;
+  } else if (mode == "l3") {
+    o.mode = ForwardingMode::kL3;
+  } else {
+    std::cerr << "skbnf_fake_daemon: --sim-mode must be io, mac or l3\n";
+    return 2;
+  }
+  o.native = absl::GetFlag(FLAGS_sim_native);
+  o.initial_spec = absl::GetFlag(FLAGS_sim_spec);
+  o.link_up = !absl::GetFlag(FLAGS_sim_link_down);
+  auto backend = skbnf::control::testing::FakeBackend::Create(o);
+  if (!backend.ok()) {
+    std::cerr << "skbnf_fake_daemon: " << backend.status() << "\n";
+    return 1;
+  }
+  auto cp = skbnf::control::ControlPlane::Start(**backend, skbnf::control::OptionsFromFlags());
+  if (!cp.ok()) {
+    std::cerr << "skbnf_fake_daemon: " << cp.status().message() << "\n";
+    return 1;
+  }
+  skbnf::control::WaitForSignal();
+  (*cp)->Shutdown();
+  return 0;
+}
