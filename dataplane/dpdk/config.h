@@ -1,0 +1,64 @@
+// skbnfd's configuration file: one directive per line, `#` starts a comment, words are
+// separated by blanks. Flags given on the command line override the file.
+//
+//   mode l3                         io | mac | l3
+//   strategy recycle+magazine       a strategy spec (see dataplane/pool/strategy_spec.h)
+//   pool_ops skbnf                  skbnf | ring_mp_mc (the baseline)
+//   mbuf_cache 256                  DPDK lcore cache of the ring_mp_mc baseline
+//   mbufs 32768                     mbufs in the pool (default: sized from the rings)
+//   burst 32
+//   rx_ring 1024
+//   tx_ring 1024
+//   rx_queues 1                     RX queues per port
+//   colour on                       slab colouring (on | off)
+//   eal --no-huge -m 512 --vdev=net_null0 --vdev=net_null1   EAL arguments (appended; the
+//                                   ones after `--` on the command line come after these)
+//   port <name> [peer=<name>] [dst_mac=<mac>]
+//                                   a port by ethdev name (vdev name, PCI address) or id; the
+//                                   listed ports are the engine's, in order; without `peer`
+//                                   they pair 0<->1, 2<->3, ... in that order
+//   worker <lcore> <port>[:<queue>] ...
+//                                   a worker lcore and the RX queues it polls (default: every
+//                                   non-main lcore, queues round-robin)
+//   route <a.b.c.d/len> <port> <next-hop mac>
+//   routes_random <count> <port> [seed=<n>] [min_len=<n>] [max_len=<n>]
+//                                   <count> random prefixes inside 10.0.0.0/8 (the demo's
+//                                   table), next hops 02:00:00:00:01:<00..0f> on <port>
+//
+// Example (deploy/skbnfd.conf.example):
+//   mode l3
+//   strategy recycle+magazine
+//   eal -l 0,1 --no-huge -m 512 --no-pci --vdev=net_null0 --vdev=net_null1
+//   port net_null0 peer=net_null1
+//   port net_null1 peer=net_null0
+//   route 10.0.0.0/8 net_null1 02:00:00:00:00:01
+#ifndef SKBNF_DATAPLANE_DPDK_CONFIG_H_
+#define SKBNF_DATAPLANE_DPDK_CONFIG_H_
+
+#include <cstdint>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "dataplane/dpdk/engine.h"
+
+namespace skbnf::dpdk {
+
+struct DaemonConfig {
+  EngineConfig engine;
+  std::vector<std::string> eal;
+};
+
+// Parses the text of a config file; errors name the line.
+absl::StatusOr<DaemonConfig> ParseConfig(absl::string_view text);
+absl::StatusOr<DaemonConfig> LoadConfig(const std::string& path);
+
+// `count` distinct random prefixes inside 10.0.0.0/8 with lengths in [min_len, max_len],
+// next hops 02:00:00:00:01:<i % 16> on `port`. Deterministic for a seed.
+std::vector<RouteSpec> RandomRoutes(uint32_t count, const std::string& port, uint64_t seed,
+                                    uint8_t min_len = 16, uint8_t max_len = 24);
+
+}  // namespace skbnf::dpdk
+
+#endif  // SKBNF_DATAPLANE_DPDK_CONFIG_H_
