@@ -40,6 +40,7 @@
 #include "dataplane/dpdk/traffic.h"
 #include "dataplane/pool/strategy_spec.h"
 
+// Flags are spelt --pool-ops or --pool_ops alike (see Run).
 ABSL_FLAG(std::string, config, "", "configuration file (format: dataplane/dpdk/config.h)");
 ABSL_FLAG(std::string, mode, "", "forwarding mode: io, mac or l3 (default io; demo: l3)");
 ABSL_FLAG(std::string, strategy, "",
@@ -169,13 +170,31 @@ std::string Rate(double v) {
 int Run(int argc, char** argv) {
   absl::SetProgramUsageMessage(
       "skbnfd [flags] [-- EAL arguments]; with neither, runs the demo (see --helpfull)");
-  std::vector<char*> rest = absl::ParseCommandLine(argc, argv);
+  // Flag names are written with dashes (--pool-ops) or underscores (--pool_ops): absl
+  // knows the latter, so dashes in names before `--` become underscores.
+  std::vector<std::string> args(argv, argv + argc);
+  for (size_t i = 1; i < args.size() && args[i] != "--"; ++i) {
+    std::string& a = args[i];
+    if (a.rfind("--", 0) != 0) continue;
+    const size_t end = std::min(a.find('='), a.size());
+    for (size_t j = 2; j < end; ++j) {
+      if (a[j] == '-') a[j] = '_';
+    }
+  }
+  std::vector<char*> argv2;
+  for (std::string& a : args) argv2.push_back(a.data());
+  argv2.push_back(nullptr);
+  std::vector<char*> rest = absl::ParseCommandLine(argc, argv2.data());
   DaemonConfig dc;
   const std::string config_path = absl::GetFlag(FLAGS_config);
   if (!config_path.empty()) {
     auto loaded = LoadConfig(config_path);
     if (!loaded.ok()) Die(std::string(loaded.status().message()));
     dc = *loaded;
+  }
+  {
+    EngineConfig check = dc.engine;  // bad flags stop start-up before anything else happens
+    ApplyFlags(check);
   }
   Demo demo;
   const bool is_demo = config_path.empty() && rest.size() <= 1;

@@ -1,0 +1,15 @@
+#!/usr/bin/env bash
+# The demo (README): installs what is missing, builds skbnfd, and runs it with no arguments:
+# l3 forwarding over 10,000 generated prefixes of IPv4/UDP traffic to 4,096 destinations,
+# replayed by net_pcap, into a net_null sink. No NIC and no hugepages needed. Ctrl-C stops it
+# (drain, pool audit, one summary line). Extra arguments go to skbnfd, e.g.
+#   bash deploy/demo.sh --strategy=recycle+headpool
+#   bash deploy/demo.sh --pool-ops=ring_mp_mc
+# Build tree: build/ (override with SKBNF_BUILD).
+set -euo pipefail
+cd "$(dirname "$0")/.."
+bash deploy/deps.sh
+B=${SKBNF_BUILD:-build}
+cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKBNF_UNIT_ONLY=OFF >/dev/null
+cmake --build "$B" --target skbnfd
+exec "$B/dataplane/dpdk/skbnfd" "$@"
