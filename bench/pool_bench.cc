@@ -22,8 +22,9 @@ namespace {
 constexpr uint32_t kObjects = 8192;
 constexpr uint32_t kEltSize = 2304;  // sizeof(rte_mbuf) + 128 headroom + 2048 data, as DPDK's default
 
-void PortZero(void*, void* const*, unsigned n, int16_t* ports) {
-  for (unsigned i = 0; i < n; ++i) ports[i] = 0;
+// Reads the RX port tag in the object's first two bytes, as the mbuf check reads m->port.
+void PortTag(void*, void* const* objs, unsigned n, int16_t* ports) {
+  for (unsigned i = 0; i < n; ++i) std::memcpy(&ports[i], objs[i], sizeof(int16_t));
 }
 
 struct BenchPool {
@@ -31,7 +32,7 @@ struct BenchPool {
     PoolConfig c;
     c.store.elt_size = kEltSize;
     c.store.objs_per_slab = 32;
-    c.classify = &PortZero;
+    c.classify = &PortTag;
     auto spec = StrategySpec::Parse(spec_text);
     if (!spec.ok()) std::abort();
     auto p = Pool::Create(c, *spec);
@@ -39,7 +40,7 @@ struct BenchPool {
     pool = std::move(*p);
     size_t bytes = pool->MemSize(kObjects);
     mem = static_cast<char*>(std::aligned_alloc(4096, (bytes + 4095) & ~size_t{4095}));
-    std::memset(mem, 0, bytes);
+    std::memset(mem, 0, bytes);  // every object's port tag is 0: RX port 0 of core 0
     if (!pool->Populate(mem, bytes, kObjects, [](void*) {}).ok()) std::abort();
     if (!pool->RegisterWorker(0, {{.port = 0, .ring_size = 512}}).ok()) std::abort();
     pool->SetRxPort(0, 0);
@@ -98,8 +99,17 @@ const char* const kSpecs[] = {
     "recycle+magazine,prefetch",
 };
 
+std::vector<unsigned> kBursts = {1u, 32u};
+
 int Register() {
-  for (unsigned n : {1u, 32u}) {
+  if (const char* b = std::getenv("POOL_BENCH_BURSTS")) {
+    kBursts.clear();
+    for (const char* p = b; *p;) {
+      kBursts.push_back(static_cast<unsigned>(std::strtoul(p, const_cast<char**>(&p), 10)));
+      if (*p == ',') ++p;
+    }
+  }
+  for (unsigned n : kBursts) {
     for (const char* spec : kSpecs) {
       std::string name = std::string("pool/") + spec + "/burst:" + std::to_string(n);
       benchmark::RegisterBenchmark(name.c_str(), [spec, n](benchmark::State& s) {

@@ -60,11 +60,18 @@ struct RecycleList {
   uint32_t limit = 0;  // 0: this port is not an RX port of this core
 };
 
+// Single-object fast path of the top layer, taken inline by Pool::Get/Put without the
+// indirect call (drivers such as net_null free one mbuf per call).
+enum class FastPath : uint8_t { kNone = 0, kMagazine = 1, kHeadPool = 2, kRecycle = 3 };
+
 struct alignas(64) CoreSlot {
   // ---- read on every burst
   GetFn get = nullptr;
   PutFn put = nullptr;
   int32_t rx_port = -1;  // RX port being refilled (recycle); set by the worker
+  FastPath fast = FastPath::kNone;
+  bool fast_prefetch = false;
+  bool registered = false;
   // headpool
   void** hot = nullptr;
   uint32_t hot_list_len = 0;
@@ -89,10 +96,10 @@ struct alignas(64) CoreSlot {
   alignas(64) std::atomic<uint64_t> word{0};  // written by control: epoch << 1 | pause
   uint64_t local_word = 0;                    // last word this core acted on
   const Generation* gen = nullptr;            // generation whose stack this core runs
-  std::atomic<const Generation*> hazard{nullptr};
+  std::atomic<const Generation*> hazard{nullptr};       // generation in use
+  std::atomic<const Generation*> hazard_next{nullptr};  // generation being adopted
   std::atomic<uint64_t> acked_epoch{0};
   std::atomic<bool> parked{false};
-  bool registered = false;
   uint32_t rx_ring_size[kMaxPorts] = {};  // RX ports of this core (0 = not one)
   // Last adoption, for the swap report.
   std::atomic<uint64_t> last_flushed{0};

@@ -56,6 +56,9 @@ void EnsureBuf(std::unique_ptr<void*[]>& buf, uint32_t& cap, uint32_t need) {
 
 absl::StatusOr<std::unique_ptr<Pool>> Pool::Create(const PoolConfig& config,
                                                    const StrategySpec& initial) {
+  if (config.host_lcache && config.adopt_hook == nullptr) {
+    return absl::InvalidArgumentError("host_lcache needs an adopt_hook to flush the host's cache");
+  }
   auto store = SlabStore::Create(config.store);
   if (!store.ok()) return store.status();
   if (config.quiesce_timeout.count() <= 0) {
@@ -122,8 +125,10 @@ std::unique_ptr<Generation> Pool::MakeGeneration(const StrategySpec& spec, uint6
   auto g = std::make_unique<Generation>();
   g->epoch = epoch;
   g->spec = spec;
-  g->get = kGetTable[(spec.layers << 1) | (spec.prefetch ? 1 : 0)];
-  g->put = kPutTable[spec.layers];
+  // With host_lcache the host's own cache plays the lcache layer in front of the pool.
+  const unsigned mask = config_.host_lcache ? spec.layers & ~LayerBit(Layer::kLcache) : spec.layers;
+  g->get = kGetTable[(mask << 1) | (spec.prefetch ? 1 : 0)];
+  g->put = kPutTable[mask];
   if (spec.Has(Layer::kMagazine)) {
     g->depot = std::make_unique<Depot>(spec.magazine_size, MagazinesNeeded(spec.magazine_size));
   }
@@ -181,6 +186,13 @@ uint64_t Pool::FlushSlot(CoreSlot& s) {
 }
 
 void Pool::ReleaseMagazines(CoreSlot& s) {
+  // Callers flush first; a magazine must never go back to the depot with rounds in it.
+  for (Magazine* m : {s.loaded, s.previous}) {
+    if (m != nullptr && m->rounds > 0) {
+      StorePut(shared_, s, m->objs, m->rounds);
+      m->rounds = 0;
+    }
+  }
   if (s.depot != nullptr) {
     if (s.loaded != nullptr) s.depot->ReturnEmpty(s.loaded);
     if (s.previous != nullptr) s.depot->ReturnEmpty(s.previous);
@@ -226,18 +238,41 @@ void Pool::Configure(CoreSlot& s, const Generation* g) {
     }
   }
   s.recycle_total.set(0);
+  // The top layer actually in the chain decides the inline single-object path.
+  const unsigned mask = config_.host_lcache ? spec.layers & ~LayerBit(Layer::kLcache) : spec.layers;
+  s.fast = FastPath::kNone;
+  if ((mask & LayerBit(Layer::kRecycle)) != 0 && (mask & LayerBit(Layer::kLcache)) == 0) {
+    if (shared_.classify != nullptr) s.fast = FastPath::kRecycle;
+  } else if ((mask & LayerBit(Layer::kLcache)) == 0) {
+    if (mask & LayerBit(Layer::kHeadPool)) {
+      s.fast = FastPath::kHeadPool;
+    } else if (mask & LayerBit(Layer::kMagazine)) {
+      s.fast = FastPath::kMagazine;
+    }
+  }
+  s.fast_prefetch = spec.prefetch;
   s.gen = g;
 }
 
+void Pool::RunAdoptHook(CoreSlot& s, const StrategySpec& next) {
+  if (config_.adopt_hook != nullptr) {
+    config_.adopt_hook(config_.adopt_ctx, static_cast<int>(&s - slots_), next);
+  }
+}
+
 void Pool::Adopt(CoreSlot& s) {
-  // Flush under the hazard of the generation this core ran: its depot stays alive.
-  uint64_t flushed = FlushSlot(s);
-  ReleaseMagazines(s);
+  // Take the new generation under a second hazard while the one this core ran stays protected
+  // by the first: the host hook, the flush and the magazines' return all use the old one.
   const Generation* g;
   do {
     g = current_.load(std::memory_order_seq_cst);
-    s.hazard.store(g, std::memory_order_seq_cst);
+    s.hazard_next.store(g, std::memory_order_seq_cst);
   } while (current_.load(std::memory_order_seq_cst) != g);
+  RunAdoptHook(s, g->spec);
+  const uint64_t flushed = FlushSlot(s);
+  ReleaseMagazines(s);
+  s.hazard.store(g, std::memory_order_seq_cst);
+  s.hazard_next.store(nullptr, std::memory_order_seq_cst);
   Configure(s, g);
   s.last_flushed.store(flushed, std::memory_order_relaxed);
 }
@@ -245,6 +280,7 @@ void Pool::Adopt(CoreSlot& s) {
 bool Pool::QuiesceSlow(CoreSlot& s, uint64_t w) {
   if ((w & 1) != 0) {
     if (!s.parked.load(std::memory_order_relaxed)) {
+      RunAdoptHook(s, s.gen->spec);
       s.last_flushed.store(FlushSlot(s), std::memory_order_relaxed);
       s.parked.store(true, std::memory_order_release);
     }
@@ -301,6 +337,7 @@ absl::Status Pool::UnregisterWorker(int core) {
     return absl::NotFoundError(absl::StrCat("core ", core, " is not a worker"));
   }
   CoreSlot& s = slots_[core];
+  RunAdoptHook(s, s.gen->spec);
   FlushSlot(s);
   ReleaseMagazines(s);
   s.registered = false;
@@ -360,6 +397,8 @@ bool Pool::PublishAndWait(std::unique_ptr<Generation> gen, std::chrono::microsec
       r.core = c;
       if (pause_requested_[c] && s.parked.load(std::memory_order_acquire)) {
         // Parked: the worker only reads its word until resumed; act for it.
+        RunAdoptHook(s, g->spec);
+        FlushSlot(s);
         ReleaseMagazines(s);
         s.hazard.store(g, std::memory_order_seq_cst);
         Configure(s, g);
@@ -397,7 +436,8 @@ uint64_t Pool::RetireGenerations() {
     const Generation* g = it->get();
     bool held = g == cur;
     for (int c = 0; c < kMaxCores && !held; ++c) {
-      held = slots_[c].hazard.load(std::memory_order_seq_cst) == g;
+      held = slots_[c].hazard.load(std::memory_order_seq_cst) == g ||
+             slots_[c].hazard_next.load(std::memory_order_seq_cst) == g;
     }
     if (held) {
       ++it;

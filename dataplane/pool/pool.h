@@ -51,10 +51,22 @@
 
 namespace skbnf::pool {
 
+// Called by whichever thread changes what `core` runs — the worker itself at its quiescent
+// point, or control on behalf of a parked worker — before the core's layers are flushed: at a
+// swap (`next` is the new spec), at a pause and at unregistration (`next` is the current one).
+// A host that keeps a cache of its own in front of the pool (DPDK's lcore cache playing the
+// `lcache` layer) flushes it into the pool with Put(core, ...) here and resizes it for `next`.
+using AdoptHookFn = void (*)(void* ctx, int core, const StrategySpec& next);
+
 struct PoolConfig {
   std::string name = "skbnf";
   SlabStoreConfig store;
   bool debug = false;
+  // The host implements the `lcache` layer in front of the pool (DPDK's own lcore cache); the
+  // pool's stacks then leave it out. Needs adopt_hook.
+  bool host_lcache = false;
+  AdoptHookFn adopt_hook = nullptr;
+  void* adopt_ctx = nullptr;
   // Host's recycle check (see recycle.h). Without one, nothing is recycled.
   RecycleClassifyFn classify = nullptr;
   void* classify_ctx = nullptr;
@@ -132,6 +144,7 @@ class Pool {
   // a lower layer may stay in the upper one (still in the pool, still reachable).
   bool Get(int core, void** objs, unsigned n) {
     CoreSlot& s = SlotFor(core);
+    if (n == 1 && s.fast != FastPath::kNone && !debug_ && GetOne(s, objs)) return true;
     if (__builtin_expect(!s.get(shared_, s, objs, n), 0)) {
       FailedGet(s);
       return false;
@@ -143,6 +156,7 @@ class Pool {
   void Put(int core, void* const* objs, unsigned n) {
     CoreSlot& s = SlotFor(core);
     if (__builtin_expect(debug_, 0)) return DebugPut(s, objs, n);
+    if (n == 1 && s.fast != FastPath::kNone && PutOne(shared_, s, objs[0])) return;
     if (s.registered) s.counters.frees.Add(n); else s.counters.frees.AtomicAdd(n);
     s.put(shared_, s, objs, n);
   }
@@ -205,6 +219,64 @@ class Pool {
   CoreSlot& SlotFor(int core) {
     return static_cast<unsigned>(core) < kMaxCores ? slots_[core] : other_;
   }
+  // Single-object hits of the top layer (recycle: the RX port's list; magazine: the loaded
+  // magazine; headpool: the hot list),
+  // exactly what the layer's burst code does for n = 1 when it hits. false: take the full path.
+  static bool GetOne(CoreSlot& s, void** obj) {
+    if (s.fast == FastPath::kRecycle) {
+      if (s.rx_port < 0) return false;
+      RecycleList& l = s.recycle[s.rx_port];
+      const uint32_t cnt = l.count.get();
+      if (cnt == 0) return false;
+      *obj = l.objs[cnt - 1];
+      l.count.set(cnt - 1);
+      s.recycle_total.set(s.recycle_total.get() - 1);
+      s.counters.layer[static_cast<int>(Layer::kRecycle)].alloc_hits.Add(1);
+    } else if (s.fast == FastPath::kMagazine) {
+      Magazine* ld = s.loaded;
+      if (ld->rounds == 0) return false;
+      *obj = ld->objs[--ld->rounds];
+      s.mag_objects.set(s.mag_objects.get() - 1);
+      s.counters.layer[static_cast<int>(Layer::kMagazine)].alloc_hits.Add(1);
+    } else {
+      const uint32_t cnt = s.hot_count.get();
+      if (cnt == 0) return false;
+      *obj = s.hot[cnt - 1];
+      s.hot_count.set(cnt - 1);
+      s.counters.layer[static_cast<int>(Layer::kHeadPool)].alloc_hits.Add(1);
+    }
+    if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
+    s.counters.allocs.Add(1);
+    return true;
+  }
+  static bool PutOne(const Shared& sh, CoreSlot& s, void* obj) {
+    if (s.fast == FastPath::kRecycle) {
+      int16_t port;
+      sh.classify(sh.classify_ctx, &obj, 1, &port);
+      if (port < 0 || port >= kMaxPorts) return false;
+      RecycleList& l = s.recycle[port];
+      const uint32_t cnt = l.count.get();
+      if (cnt >= l.limit) return false;  // (the full path classifies once more: rare)
+      l.objs[cnt] = obj;
+      l.count.set(cnt + 1);
+      s.recycle_total.set(s.recycle_total.get() + 1);
+      s.counters.layer[static_cast<int>(Layer::kRecycle)].free_hits.Add(1);
+    } else if (s.fast == FastPath::kMagazine) {
+      Magazine* ld = s.loaded;
+      if (ld->rounds == ld->capacity) return false;
+      ld->objs[ld->rounds++] = obj;
+      s.mag_objects.set(s.mag_objects.get() + 1);
+      s.counters.layer[static_cast<int>(Layer::kMagazine)].free_hits.Add(1);
+    } else {
+      const uint32_t cnt = s.hot_count.get();
+      if (cnt == s.hot_list_len) return false;
+      s.hot[cnt] = obj;
+      s.hot_count.set(cnt + 1);
+      s.counters.layer[static_cast<int>(Layer::kHeadPool)].free_hits.Add(1);
+    }
+    s.counters.frees.Add(1);
+    return true;
+  }
   bool QuiesceSlow(CoreSlot& s, uint64_t w);
   // Flush `s`'s layers into the store and give its magazines back. Returns objects moved.
   uint64_t FlushSlot(CoreSlot& s);
@@ -212,6 +284,7 @@ class Pool {
   void ReleaseMagazines(CoreSlot& s);
   // Flush, then take the current generation under a hazard and configure the layers for it.
   void Adopt(CoreSlot& s);
+  void RunAdoptHook(CoreSlot& s, const StrategySpec& next);
   void Configure(CoreSlot& s, const Generation* g);
   uint32_t MagazinesNeeded(uint32_t magazine_size) const;
   std::unique_ptr<Generation> MakeGeneration(const StrategySpec& spec, uint64_t epoch);

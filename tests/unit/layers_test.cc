@@ -3,6 +3,7 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
 #include <vector>
 
@@ -286,6 +287,147 @@ TEST(AllOrNothingTest, FailedGetChangesNothing) {
     t->Put(kCore, o, 6);
     t->Put(kCore, held.data(), 58);
   }
+}
+
+}  // namespace
+}  // namespace skbnf::pool
+
+namespace skbnf::pool {
+namespace {
+
+TEST(FastPathTest, SingleObjectsTakeTheTopLayerInline) {
+  for (const char* spec : {"magazine:size=4", "headpool:hot_list_len=4+magazine",
+                           "magazine:size=4,prefetch"}) {
+    auto t = testing::MakePool(spec, {.n = 64});
+    ASSERT_TRUE(t->RegisterWorker(0).ok());
+    const int top = std::string(spec).rfind("headpool", 0) == 0 ? kHp : kMg;
+    void* o[6];
+    for (int i = 0; i < 6; ++i) ASSERT_TRUE(t->Get(0, &o[i], 1)) << spec;
+    for (int i = 0; i < 6; ++i) t->Put(0, &o[i], 1);
+    CoreCountersSnapshot c = t->CoreStats(0);
+    EXPECT_EQ(c.allocs, 6u);
+    EXPECT_EQ(c.frees, 6u);
+    // Same LIFO as the burst path: the last object the top layer kept comes back first (the
+    // hot list of 4 kept o0..o3; o4 and o5 overflowed to the magazine one at a time).
+    void* back;
+    ASSERT_TRUE(t->Get(0, &back, 1));
+    EXPECT_EQ(back, top == kHp ? o[3] : o[5]) << spec;
+    EXPECT_GT(t->CoreStats(0).layer[top].alloc_hits, 0u) << spec;
+    t->Put(0, &back, 1);
+    AuditReport r = t->Audit(0);
+    EXPECT_TRUE(r.ok) << spec << ": " << r.message;
+    EXPECT_EQ(r.in_layers[top] + (top == kHp ? r.in_layers[kMg] : 0) + r.in_depots + r.in_store,
+              64u);
+  }
+}
+
+// A host with a cache of its own in front of the pool, as DPDK's lcore cache: the adopt hook
+// must flush it into the pool and resize it whenever what the core runs changes.
+struct HostCache {
+  Pool* pool = nullptr;
+  std::vector<void*> objs[2];
+  uint32_t size[2] = {0, 0};
+  std::vector<std::string> calls;
+  static void Hook(void* ctx, int core, const StrategySpec& next) {
+    auto* h = static_cast<HostCache*>(ctx);
+    h->calls.push_back(std::to_string(core) + ":" + next.ToString());
+    auto& c = h->objs[core];
+    h->pool->Put(core, c.data(), static_cast<unsigned>(c.size()));
+    c.clear();
+    h->size[core] = next.Has(Layer::kLcache) ? next.lcache_size : 0;
+  }
+};
+
+TEST(HostLcacheTest, HookFlushesTheHostCacheAndPoolLeavesLcacheOut) {
+  HostCache host;
+  PoolConfig c;
+  c.store.elt_size = 128;
+  c.store.objs_per_slab = 16;
+  c.host_lcache = true;
+  c.adopt_hook = &HostCache::Hook;
+  c.adopt_ctx = &host;
+  auto p = Pool::Create(c, testing::Spec("lcache:size=8+magazine:size=4"));
+  ASSERT_TRUE(p.ok()) << p.status();
+  Pool& pool = **p;
+  host.pool = &pool;
+  std::vector<char> mem(pool.MemSize(64) + 64);
+  ASSERT_TRUE(pool.Populate(mem.data(), mem.size(), 64, [](void*) {}).ok());
+  ASSERT_TRUE(pool.RegisterWorker(0).ok());
+  host.size[0] = 8;
+  // The host's cache holds 5 objects; the pool's own chain is the magazine alone.
+  void* o[10];
+  ASSERT_TRUE(pool.Get(0, o, 10));
+  host.objs[0].assign(o, o + 5);
+  pool.Put(0, o + 5, 5);
+  EXPECT_EQ(pool.CoreGauges(0).objects[kLc], 0u);
+  EXPECT_EQ(pool.CoreGauges(0).objects[kMg], 5u);
+
+  std::atomic<bool> stop{false};
+  std::thread worker([&] {
+    while (!stop) pool.Quiesce(0);
+  });
+  SwapReport r = pool.Swap(testing::Spec("headpool"));
+  ASSERT_TRUE(r.status.ok()) << r.status;
+  EXPECT_EQ(host.calls, std::vector<std::string>{"0:headpool"});
+  EXPECT_EQ(host.size[0], 0u);
+  EXPECT_TRUE(host.objs[0].empty());
+  EXPECT_EQ(pool.in_store(), 64u);  // the host's 5 and the magazine's 5, all flushed
+
+  // Pausing runs the hook too (the parked core's cache is emptied), and a swap while parked
+  // runs it on the worker's behalf with the new spec.
+  ASSERT_TRUE(pool.PauseWorker(0).ok());
+  SwapReport r2 = pool.Swap(testing::Spec("lcache:size=32+magazine"));
+  ASSERT_TRUE(r2.status.ok());
+  EXPECT_EQ(host.calls.back(), "0:lcache:size=32+magazine");
+  EXPECT_EQ(host.size[0], 32u);
+  ASSERT_TRUE(pool.ResumeWorker(0).ok());
+  stop = true;
+  worker.join();
+  ASSERT_TRUE(pool.UnregisterWorker(0).ok());
+  EXPECT_EQ(pool.in_store(), 64u);
+}
+
+TEST(HostLcacheTest, NeedsAHook) {
+  PoolConfig c;
+  c.store.elt_size = 128;
+  c.host_lcache = true;
+  EXPECT_EQ(Pool::Create(c, StrategySpec{}).status().code(), absl::StatusCode::kInvalidArgument);
+}
+
+}  // namespace
+}  // namespace skbnf::pool
+
+namespace skbnf::pool {
+namespace {
+
+TEST(FastPathTest, SingleObjectRecycleKeepsBoundsAndPorts) {
+  auto t = testing::MakePool("recycle+magazine", {.n = 64});
+  ASSERT_TRUE(t->RegisterWorker(0, {{.port = 1, .ring_size = 2}}).ok());
+  t->SetRxPort(0, 1);
+  void* o[4];
+  for (int i = 0; i < 4; ++i) ASSERT_TRUE(t->Get(0, &o[i], 1));
+  SetTag(o[0], 1);
+  SetTag(o[1], 1);
+  SetTag(o[2], 1);  // over the bound of 2: passes to the magazine
+  SetTag(o[3], 2);  // not an RX port of this core
+  for (int i = 0; i < 4; ++i) t->Put(0, &o[i], 1);
+  CoreCountersSnapshot c = t->CoreStats(0);
+  EXPECT_EQ(c.layer[kRc].free_hits, 2u);
+  EXPECT_EQ(c.layer[kRc].free_misses, 2u);
+  EXPECT_EQ(c.layer[kMg].free_hits, 2u);
+  EXPECT_EQ(t->CoreGauges(0).objects[kRc], 2u);
+  void* back;
+  ASSERT_TRUE(t->Get(0, &back, 1));
+  EXPECT_EQ(back, o[1]);  // LIFO
+  t->SetRxPort(0, -1);    // not refilling RX: the list is not touched
+  void* other;
+  ASSERT_TRUE(t->Get(0, &other, 1));
+  EXPECT_NE(other, o[0]);
+  EXPECT_EQ(t->CoreGauges(0).objects[kRc], 1u);
+  t->Put(0, &back, 1);
+  t->Put(0, &other, 1);
+  AuditReport r = t->Audit(0);
+  EXPECT_TRUE(r.ok) << r.message;
 }
 
 }  // namespace
