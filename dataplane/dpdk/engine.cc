@@ -762,6 +762,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& confi
 
 const EngineConfig& Engine::config() const { return impl_->config; }
 pool::Pool* Engine::pool() const { return impl_->pool; }
+rte_mempool* Engine::mempool() const { return impl_->mp; }
 bool Engine::running() const { return impl_->started && !impl_->stopped; }
 const AuditResult& Engine::final_audit() const { return impl_->final_audit; }
 

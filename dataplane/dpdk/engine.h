@@ -44,6 +44,8 @@
 #include "absl/strings/string_view.h"
 #include "dataplane/pool/pool.h"
 
+struct rte_mempool;
+
 namespace skbnf::dpdk {
 
 inline constexpr int kMaxPorts = pool::kMaxPorts;
@@ -200,6 +202,8 @@ class Engine {
 
   // The pool behind the mbuf mempool (skbnf ops), or nullptr (ring_mp_mc).
   pool::Pool* pool() const;
+  // The mbuf mempool the RX queues refill from (valid until the engine is destroyed).
+  rte_mempool* mempool() const;
 
   struct Impl;
 
