@@ -1,6 +1,9 @@
 #include "server/control_plane.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/stat.h>
 #include <unistd.h>
 
@@ -70,6 +73,20 @@ bool SplitHostPort(const std::string& addr, std::string* host, std::string* port
   return absl::SimpleAtoi(*port, &p) && p >= 0 && p <= 65535;
 }
 
+// Connects to host:port and closes at once (best effort).
+void WakeListener(const std::string& host, int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return;
+  sockaddr_in sa = {};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1) {
+    ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  }
+  (void)::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa));
+  ::close(fd);
+}
+
 std::atomic<bool> g_signalled{false};
 void OnSignal(int) { g_signalled.store(true); }
 
@@ -129,6 +146,7 @@ struct ControlPlane::Impl {
   Backend* backend = nullptr;
   std::string grpc_address;
   int metrics_port = 0;
+  std::string metrics_address;  // host part of --metrics-addr ("" = every address)
   SwapMetrics swaps;
   std::unique_ptr<StatsSampler> sampler;
   std::unique_ptr<ControlService> service;
@@ -141,26 +159,32 @@ struct ControlPlane::Impl {
   bool stop = false;
   bool down = false;
 
-  void HealthLoop() {
-    int last = -1;
-    std::unique_lock<std::mutex> l(mu);
-    do {
-      l.unlock();
-      Health h = backend->GetHealth();
+  int last_serving = -1;
+
+  // Publishes the Backend's health to grpc.health.v1 ("" and "skbnf.v1.Control").
+  void UpdateHealth() {
+    Health h = backend->GetHealth();
       bool serving = h.ports_up && h.workers_running;
       grpc::HealthCheckServiceInterface* hs = server->GetHealthCheckService();
       if (hs != nullptr) {
         hs->SetServingStatus(serving);
         hs->SetServingStatus("skbnf.v1.Control", serving);
       }
-      if (static_cast<int>(serving) != last) {
+      if (static_cast<int>(serving) != last_serving) {
         std::cerr << "skbnf-control: health " << (serving ? "SERVING" : "NOT_SERVING")
                   << (h.detail.empty() ? "" : " (") << h.detail << (h.detail.empty() ? "" : ")")
                   << std::endl;
-        last = serving;
+        last_serving = serving;
       }
+  }
+
+  void HealthLoop() {
+    std::unique_lock<std::mutex> l(mu);
+    while (!cv.wait_for(l, std::chrono::milliseconds(250), [this] { return stop; })) {
+      l.unlock();
+      UpdateHealth();
       l.lock();
-    } while (!cv.wait_for(l, std::chrono::milliseconds(250), [this] { return stop; }));
+    }
   }
 };
 
@@ -256,10 +280,12 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
     }
     impl->collector = std::make_shared<MetricsCollector>(backend, *impl->sampler, impl->swaps);
     impl->exposer->RegisterCollectable(impl->collector, "/metrics");
+    impl->metrics_address = bind.find(':') == std::string::npos ? "" : bind.substr(0, bind.rfind(':'));
     std::vector<int> ports = impl->exposer->GetListeningPorts();
     impl->metrics_port = ports.empty() ? 0 : ports[0];
   }
 
+  impl->UpdateHealth();  // before anyone is told we are ready
   Impl* raw = impl.get();
   impl->health_thread = std::thread([raw] { raw->HealthLoop(); });
 
@@ -294,10 +320,19 @@ void ControlPlane::Shutdown() {
   }
   i.cv.notify_all();
   if (i.health_thread.joinable()) i.health_thread.join();
-  i.exposer.reset();  // no scrape runs past this point
+  // civetweb's listener thread notices the stop flag only when its poll() returns (up to 2 s):
+  // stop the exposer on a helper thread and wake that poll with one throw-away connection.
+  std::thread stop_exposer([&i] { i.exposer.reset(); });  // no scrape runs past this point
+  if (i.metrics_port > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    WakeListener(i.metrics_address, i.metrics_port);
+  }
   i.service->Stop();
-  i.server->Shutdown(std::chrono::system_clock::now() + std::chrono::seconds(2));
+  // Idle client connections hold the server until the deadline; calls still running then are
+  // cancelled.
+  i.server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
   i.server->Wait();
+  stop_exposer.join();
   i.sampler.reset();
 }
 

@@ -1,0 +1,588 @@
+// End-to-end tests of skbnf.v1.Control: every RPC through the generated C++ client against a
+// running daemon (the fake by default; skbnfd when SKBNF_CONTROL_DAEMON says so), plus
+// grpc.health.v1 and server reflection.
+#include <gtest/gtest.h>
+
+#include <algorithm>
+#include <map>
+#include <set>
+#include <thread>
+
+#include <grpcpp/impl/codegen/client_unary_call.h>
+#include <grpcpp/impl/codegen/sync_stream.h>
+
+#include "dataplane/pool/strategy_spec.h"
+#include "protos/grpc_test/health_reflection.pb.h"
+#include "server/control_service.h"
+#include "server/net_text.h"
+#include "tests/control/daemon_harness.h"
+
+namespace skbnf::control::testing {
+namespace {
+
+using grpc::StatusCode;
+
+class ControlApiTest : public ::testing::Test {
+ protected:
+  static void SetUpTestSuite() {
+    std::string error;
+    daemon_ = Daemon::Start({}, &error).release();
+    ASSERT_NE(daemon_, nullptr) << error;
+  }
+  static void TearDownTestSuite() {
+    if (daemon_ != nullptr) {
+      EXPECT_EQ(daemon_->Stop(), 0) << daemon_->Stderr();
+    }
+    delete daemon_;
+    daemon_ = nullptr;
+  }
+  void SetUp() override {
+    ASSERT_NE(daemon_, nullptr);
+    stub_ = daemon_->Stub();
+  }
+
+  v1::GetInfoResponse Info() {
+    grpc::ClientContext ctx;
+    v1::GetInfoResponse r;
+    EXPECT_TRUE(stub_->GetInfo(&ctx, v1::GetInfoRequest(), &r).ok());
+    return r;
+  }
+  std::vector<uint32_t> Workers() {
+    std::vector<uint32_t> w;
+    v1::GetInfoResponse info = Info();
+    for (const v1::Lcore& l : info.lcores()) {
+      if (l.role() == v1::LCORE_ROLE_WORKER) w.push_back(l.core());
+    }
+    return w;
+  }
+  v1::GetStrategyResponse Strategy() {
+    grpc::ClientContext ctx;
+    v1::GetStrategyResponse r;
+    EXPECT_TRUE(stub_->GetStrategy(&ctx, v1::GetStrategyRequest(), &r).ok());
+    return r;
+  }
+  v1::Stats Stats() {
+    grpc::ClientContext ctx;
+    v1::Stats r;
+    EXPECT_TRUE(stub_->GetStats(&ctx, v1::GetStatsRequest(), &r).ok());
+    return r;
+  }
+  grpc::Status Set(const std::string& spec, v1::SetStrategyResponse* r, bool validate_only = false) {
+    grpc::ClientContext ctx;
+    v1::SetStrategyRequest req;
+    req.set_spec(spec);
+    req.set_validate_only(validate_only);
+    return stub_->SetStrategy(&ctx, req, r);
+  }
+  v1::AuditPoolResponse Audit() {
+    grpc::ClientContext ctx;
+    v1::AuditPoolResponse r;
+    grpc::Status s = stub_->AuditPool(&ctx, v1::AuditPoolRequest(), &r);
+    EXPECT_TRUE(s.ok()) << s.error_message();
+    return r;
+  }
+  static uint64_t RxPackets(const v1::CoreStats& c) {
+    uint64_t n = 0;
+    for (const v1::PortStats& p : c.ports()) n += p.rx_packets();
+    return n;
+  }
+  // Waits until `core`'s RX counter moved past `than` (traffic flows); false after ~10 s.
+  bool RxGrows(uint32_t core, uint64_t than) {
+    for (int i = 0; i < 1000; ++i) {
+      v1::Stats st = Stats();
+      for (const v1::CoreStats& c : st.cores()) {
+        if (c.core() == core && RxPackets(c) > than) return true;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+    return false;
+  }
+
+  static Daemon* daemon_;
+  std::unique_ptr<v1::Control::Stub> stub_;
+};
+Daemon* ControlApiTest::daemon_ = nullptr;
+
+TEST_F(ControlApiTest, GetInfoDescribesBuildLcoresAndPool) {
+  v1::GetInfoResponse r = Info();
+  EXPECT_FALSE(r.version().empty());
+  EXPECT_FALSE(r.git_commit().empty());
+  EXPECT_FALSE(r.compiler().empty());
+  EXPECT_FALSE(r.eal_args().empty());
+  EXPECT_NE(r.mode(), v1::FORWARDING_MODE_UNSPECIFIED);
+  EXPECT_GT(r.pool().populated(), 0u);
+  EXPECT_GT(r.pool().element_size(), 0u);
+  std::set<uint32_t> cores;
+  for (const v1::Lcore& l : r.lcores()) {
+    EXPECT_NE(l.role(), v1::LCORE_ROLE_UNSPECIFIED);
+    if (l.role() == v1::LCORE_ROLE_WORKER) {
+      EXPECT_TRUE(cores.insert(l.core()).second);
+    }
+  }
+  EXPECT_FALSE(cores.empty()) << "no worker lcore";
+}
+
+TEST_F(ControlApiTest, ListPortsGivesWellFormedPorts) {
+  grpc::ClientContext ctx;
+  v1::ListPortsResponse r;
+  ASSERT_TRUE(stub_->ListPorts(&ctx, v1::ListPortsRequest(), &r).ok());
+  ASSERT_GT(r.ports_size(), 0);
+  std::set<uint32_t> ids;
+  for (const v1::Port& p : r.ports()) {
+    EXPECT_TRUE(ids.insert(p.id()).second);
+    EXPECT_FALSE(p.name().empty());
+    EXPECT_FALSE(p.driver().empty());
+    EXPECT_TRUE(ParseMac(p.mac()).ok()) << p.mac();
+    EXPECT_GT(p.rx_queues(), 0u);
+    EXPECT_GT(p.tx_queues(), 0u);
+    EXPECT_GT(p.rx_ring_size(), 0u);
+    EXPECT_GT(p.tx_ring_size(), 0u);
+  }
+}
+
+TEST_F(ControlApiTest, ListStrategiesMatchesTheBufferCoreCatalogue) {
+  grpc::ClientContext ctx;
+  v1::ListStrategiesResponse r;
+  ASSERT_TRUE(stub_->ListStrategies(&ctx, v1::ListStrategiesRequest(), &r).ok());
+  ASSERT_EQ(r.layers_size(), pool::kNumLayers);
+  for (int i = 0; i < r.layers_size(); ++i) {
+    const v1::LayerDescription& l = r.layers(i);
+    EXPECT_EQ(l.position(), static_cast<uint32_t>(i));
+    EXPECT_EQ(l.layer(), static_cast<v1::Layer>(i + 1));
+    EXPECT_EQ(l.name(), std::string(pool::LayerName(static_cast<pool::Layer>(i))));
+    ASSERT_GE(l.tunables_size(), 1);
+    for (const v1::TunableDescription& t : l.tunables()) {
+      EXPECT_LE(t.min(), t.default_value()) << l.name() << ":" << t.key();
+      EXPECT_LE(t.default_value(), t.max()) << l.name() << ":" << t.key();
+      EXPECT_FALSE(t.help().empty());
+    }
+  }
+  ASSERT_EQ(r.modifiers_size(), 1);
+  EXPECT_EQ(r.modifiers(0).name(), "prefetch");
+  EXPECT_FALSE(r.grammar().empty());
+}
+
+TEST_F(ControlApiTest, GetStrategyIsCanonicalAndStructuredAgrees) {
+  v1::GetStrategyResponse r = Strategy();
+  absl::StatusOr<pool::StrategySpec> parsed = pool::StrategySpec::Parse(r.spec());
+  ASSERT_TRUE(parsed.ok()) << r.spec();
+  EXPECT_EQ(parsed->ToString(), r.spec());
+  absl::StatusOr<pool::StrategySpec> structured = StrategyFromStructured(r.structured());
+  ASSERT_TRUE(structured.ok()) << structured.status();
+  EXPECT_EQ(*structured, *parsed);
+  EXPECT_GT(r.epoch(), 0u);
+}
+
+TEST_F(ControlApiTest, ValidateOnlyAppliesNothing) {
+  if (!Strategy().swappable()) GTEST_SKIP() << "native mempool";
+  v1::GetStrategyResponse before = Strategy();
+  v1::SetStrategyResponse r;
+  grpc::Status s = Set("headpool:hot_list_len=64,prefetch", &r, /*validate_only=*/true);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(r.canonical_spec(), "headpool:hot_list_len=64,prefetch");
+  EXPECT_FALSE(r.applied());
+  EXPECT_FALSE(r.has_report());
+  v1::GetStrategyResponse after = Strategy();
+  EXPECT_EQ(after.spec(), before.spec());
+  EXPECT_EQ(after.epoch(), before.epoch());
+}
+
+TEST_F(ControlApiTest, SetStrategyCommitsAndReportsEveryWorker) {
+  if (!Strategy().swappable()) GTEST_SKIP() << "native mempool";
+  std::vector<uint32_t> workers = Workers();
+  v1::GetStrategyResponse before = Strategy();
+  std::string target = before.spec() == "recycle+magazine:size=64" ? "headpool" : "recycle+magazine:size=64";
+  v1::SetStrategyResponse r;
+  grpc::Status s = Set(target, &r);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  ASSERT_TRUE(r.report().ok()) << r.report().error();
+  EXPECT_TRUE(r.applied());
+  EXPECT_EQ(r.report().old_spec(), before.spec());
+  EXPECT_EQ(r.report().new_spec(), target);
+  EXPECT_EQ(r.report().epoch(), before.epoch() + 1);
+  EXPECT_FALSE(r.report().rolled_back());
+  std::vector<uint32_t> reported;
+  for (const v1::CoreSwap& c : r.report().cores()) {
+    EXPECT_TRUE(c.acknowledged()) << "core " << c.core();
+    reported.push_back(c.core());
+  }
+  std::sort(reported.begin(), reported.end());
+  EXPECT_EQ(reported, workers);
+  v1::GetStrategyResponse after = Strategy();
+  EXPECT_EQ(after.spec(), target);
+  EXPECT_EQ(after.epoch(), r.report().epoch());
+}
+
+TEST_F(ControlApiTest, SetStrategyStructuredForm) {
+  if (!Strategy().swappable()) GTEST_SKIP() << "native mempool";
+  grpc::ClientContext ctx;
+  v1::SetStrategyRequest req;
+  v1::StructuredStrategy* st = req.mutable_structured();
+  auto* l1 = st->add_layers();
+  l1->set_layer(v1::LAYER_HEADPOOL);
+  (*l1->mutable_tunables())["hot_list_len"] = 96;
+  auto* l2 = st->add_layers();
+  l2->set_layer(v1::LAYER_MAGAZINE);
+  (*l2->mutable_tunables())["size"] = 16;
+  st->add_modifiers("prefetch");
+  v1::SetStrategyResponse r;
+  grpc::Status s = stub_->SetStrategy(&ctx, req, &r);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_EQ(r.canonical_spec(), "headpool:hot_list_len=96+magazine:size=16,prefetch");
+  ASSERT_TRUE(r.report().ok()) << r.report().error();
+  EXPECT_EQ(Strategy().spec(), r.canonical_spec());
+}
+
+// Every layer mask, with and without prefetch, while the workers forward; each swap must
+// complete on every worker and the pool must balance afterwards.
+TEST_F(ControlApiTest, SwapThroughAllStrategiesUnderTrafficThenAudit) {
+  if (!Strategy().swappable()) GTEST_SKIP() << "native mempool";
+  uint64_t epoch = Strategy().epoch();
+  int swaps = 0;
+  for (unsigned mask = 0; mask < (1u << pool::kNumLayers); ++mask) {
+    for (int prefetch = 0; prefetch < 2; ++prefetch) {
+      pool::StrategySpec spec;
+      spec.layers = mask;
+      spec.prefetch = prefetch != 0;
+      v1::SetStrategyResponse r;
+      grpc::Status s = Set(spec.ToString(), &r);
+      ASSERT_TRUE(s.ok()) << spec.ToString() << ": " << s.error_message();
+      ASSERT_TRUE(r.report().ok()) << spec.ToString() << ": " << r.report().error();
+      EXPECT_EQ(r.report().epoch(), ++epoch);
+      ++swaps;
+    }
+  }
+  EXPECT_EQ(Strategy().epoch(), epoch);
+  v1::Stats st = Stats();
+  for (const v1::CoreStats& c : st.cores()) {
+    EXPECT_TRUE(RxGrows(c.core(), RxPackets(c))) << "core " << c.core() << " stopped forwarding";
+  }
+  v1::AuditPoolResponse a = Audit();
+  EXPECT_TRUE(a.ok()) << a.message();
+  EXPECT_EQ(swaps, 32);
+}
+
+TEST_F(ControlApiTest, ConcurrentSetStrategyCallsAreSerialisedEachWithItsReport) {
+  if (!Strategy().swappable()) GTEST_SKIP() << "native mempool";
+  const uint64_t start = Strategy().epoch();
+  const std::vector<std::string> specs = {"headpool", "magazine:size=8", "recycle", "slab",
+                                          "headpool+magazine,prefetch"};
+  constexpr int kThreads = 4, kEach = 5;
+  std::vector<v1::SwapReport> reports[kThreads];
+  std::vector<std::thread> threads;
+  for (int t = 0; t < kThreads; ++t) {
+    threads.emplace_back([&, t] {
+      auto stub = daemon_->Stub();
+      for (int i = 0; i < kEach; ++i) {
+        grpc::ClientContext ctx;
+        v1::SetStrategyRequest req;
+        req.set_spec(specs[(t + i) % specs.size()]);
+        v1::SetStrategyResponse r;
+        grpc::Status s = stub->SetStrategy(&ctx, req, &r);
+        EXPECT_TRUE(s.ok()) << s.error_message();
+        reports[t].push_back(r.report());
+      }
+    });
+  }
+  for (std::thread& t : threads) t.join();
+  // Serialised: the epochs are exactly start+1 .. start+N, and sorted by epoch each report's
+  // old spec is the previous report's new spec.
+  std::map<uint64_t, v1::SwapReport> by_epoch;
+  for (auto& rs : reports) {
+    for (auto& r : rs) {
+      EXPECT_TRUE(r.ok()) << r.error();
+      EXPECT_TRUE(by_epoch.emplace(r.epoch(), r).second) << "epoch " << r.epoch() << " twice";
+    }
+  }
+  ASSERT_EQ(by_epoch.size(), static_cast<size_t>(kThreads * kEach));
+  EXPECT_EQ(by_epoch.begin()->first, start + 1);
+  EXPECT_EQ(by_epoch.rbegin()->first, start + kThreads * kEach);
+  const v1::SwapReport* prev = nullptr;
+  for (auto& [e, r] : by_epoch) {
+    if (prev != nullptr) {
+      EXPECT_EQ(r.old_spec(), prev->new_spec()) << "epoch " << e;
+    }
+    prev = &r;
+  }
+}
+
+TEST_F(ControlApiTest, GetStatsCountersGrowAndFilterByCore) {
+  v1::Stats a = Stats();
+  ASSERT_GT(a.cores_size(), 0);
+  EXPECT_GT(a.pool().populated(), 0u);
+  uint64_t sum = a.pool().in_store() + a.pool().in_depots() + a.pool().in_flight();
+  for (const v1::LayerObjectCount& l : a.pool().in_layers()) sum += l.objects();
+  EXPECT_EQ(sum, a.pool().populated());
+  for (const v1::CoreStats& c : a.cores()) {
+    EXPECT_TRUE(RxGrows(c.core(), RxPackets(c))) << "core " << c.core();
+  }
+  v1::Stats b = Stats();
+  for (int i = 0; i < a.cores_size(); ++i) {
+    EXPECT_GE(b.cores(i).pool().allocs(), a.cores(i).pool().allocs());
+    EXPECT_GE(b.cores(i).polls(), a.cores(i).polls());
+  }
+  EXPECT_GT(b.monotonic_ns(), a.monotonic_ns());
+
+  grpc::ClientContext ctx;
+  v1::GetStatsRequest req;
+  req.add_cores(a.cores(a.cores_size() - 1).core());
+  v1::Stats one;
+  ASSERT_TRUE(stub_->GetStats(&ctx, req, &one).ok());
+  ASSERT_EQ(one.cores_size(), 1);
+  EXPECT_EQ(one.cores(0).core(), a.cores(a.cores_size() - 1).core());
+}
+
+TEST_F(ControlApiTest, WatchStatsStreamsMaxUpdatesWithRates) {
+  grpc::ClientContext ctx;
+  v1::WatchStatsRequest req;
+  req.set_interval_ms(50);
+  req.set_max_updates(3);
+  auto reader = stub_->WatchStats(&ctx, req);
+  std::vector<v1::Stats> got;
+  v1::Stats s;
+  while (reader->Read(&s)) got.push_back(s);
+  ASSERT_TRUE(reader->Finish().ok());
+  ASSERT_EQ(got.size(), 3u);
+  for (size_t i = 1; i < got.size(); ++i) {
+    EXPECT_GT(got[i].monotonic_ns(), got[i - 1].monotonic_ns());
+    EXPECT_GT(got[i].window_seconds(), 0);
+    for (int c = 0; c < got[i].cores_size(); ++c) {
+      EXPECT_GE(RxPackets(got[i].cores(c)), RxPackets(got[i - 1].cores(c)));
+    }
+  }
+}
+
+TEST_F(ControlApiTest, RoutesAddListShareNextHopsAndDelete) {
+  if (Info().mode() != v1::FORWARDING_MODE_L3) GTEST_SKIP() << "not l3 mode";
+  auto add = [&](const std::string& prefix, uint32_t port, const std::string& mac,
+                 uint32_t* id) {
+    grpc::ClientContext ctx;
+    v1::AddRouteRequest req;
+    req.set_prefix(prefix);
+    req.mutable_next_hop()->set_port(port);
+    req.mutable_next_hop()->set_dst_mac(mac);
+    v1::AddRouteResponse r;
+    grpc::Status s = stub_->AddRoute(&ctx, req, &r);
+    *id = r.next_hop_id();
+    return s;
+  };
+  auto del = [&](const std::string& prefix) {
+    grpc::ClientContext ctx;
+    v1::DeleteRouteRequest req;
+    req.set_prefix(prefix);
+    v1::DeleteRouteResponse r;
+    return stub_->DeleteRoute(&ctx, req, &r);
+  };
+  auto list = [&] {
+    grpc::ClientContext ctx;
+    v1::ListRoutesResponse r;
+    EXPECT_TRUE(stub_->ListRoutes(&ctx, v1::ListRoutesRequest(), &r).ok());
+    return r;
+  };
+  uint32_t a = 0, b = 0, c = 0;
+  ASSERT_TRUE(add("198.18.0.0/15", 0, "02:00:00:00:aa:01", &a).ok());
+  ASSERT_TRUE(add("198.18.7.0/24", 0, "02:00:00:00:aa:01", &b).ok());
+  ASSERT_TRUE(add("203.0.113.0/24", 0, "02:00:00:00:aa:02", &c).ok());
+  EXPECT_EQ(a, b) << "same next hop, same id";
+  EXPECT_NE(a, c);
+  EXPECT_EQ(add("198.18.0.0/15", 0, "02:00:00:00:aa:03", &c).error_code(),
+            StatusCode::ALREADY_EXISTS);
+  v1::ListRoutesResponse r = list();
+  std::map<std::string, uint32_t> routes;
+  for (const v1::Route& rt : r.routes()) routes[rt.prefix()] = rt.next_hop_id();
+  EXPECT_EQ(routes.at("198.18.0.0/15"), a);
+  EXPECT_EQ(routes.at("198.18.7.0/24"), a);
+  bool found = false;
+  for (const v1::NextHopEntry& n : r.next_hops()) {
+    if (n.id() == a) {
+      found = true;
+      EXPECT_EQ(n.routes(), 2u);
+      EXPECT_EQ(n.next_hop().dst_mac(), "02:00:00:00:aa:01");
+    }
+  }
+  EXPECT_TRUE(found);
+  for (const char* p : {"198.18.0.0/15", "198.18.7.0/24", "203.0.113.0/24"}) {
+    EXPECT_TRUE(del(p).ok()) << p;
+  }
+  EXPECT_EQ(del("198.18.0.0/15").error_code(), StatusCode::NOT_FOUND);
+  v1::ListRoutesResponse left = list();
+  for (const v1::Route& rt : left.routes()) EXPECT_NE(rt.prefix(), "198.18.0.0/15");
+}
+
+TEST_F(ControlApiTest, PauseOneWorkerOthersKeepForwarding) {
+  std::vector<uint32_t> workers = Workers();
+  const uint32_t victim = workers.back();
+  grpc::ClientContext c1;
+  v1::PauseWorkerRequest preq;
+  preq.set_core(victim);
+  v1::PauseWorkerResponse presp;
+  ASSERT_TRUE(stub_->PauseWorker(&c1, preq, &presp).ok());
+  EXPECT_FALSE(presp.was_paused());
+  grpc::ClientContext c2;
+  ASSERT_TRUE(stub_->PauseWorker(&c2, preq, &presp).ok());
+  EXPECT_TRUE(presp.was_paused()) << "idempotent";
+
+  v1::Stats a = Stats();
+  for (const v1::CoreStats& c : a.cores()) {
+    EXPECT_EQ(c.paused(), c.core() == victim) << "core " << c.core();
+    if (c.core() != victim) {
+      EXPECT_TRUE(RxGrows(c.core(), RxPackets(c))) << "core " << c.core();
+    }
+  }
+  v1::Stats b = Stats();
+  for (int i = 0; i < a.cores_size(); ++i) {
+    if (a.cores(i).core() == victim) {
+      EXPECT_EQ(RxPackets(b.cores(i)), RxPackets(a.cores(i))) << "paused core received";
+    }
+  }
+
+  grpc::ClientContext c3;
+  v1::ResumeWorkerRequest rreq;
+  rreq.set_core(victim);
+  v1::ResumeWorkerResponse rresp;
+  ASSERT_TRUE(stub_->ResumeWorker(&c3, rreq, &rresp).ok());
+  EXPECT_TRUE(rresp.was_paused());
+  v1::Stats resumed = Stats();
+  for (const v1::CoreStats& c : resumed.cores()) {
+    EXPECT_FALSE(c.paused());
+    if (c.core() == victim) {
+      EXPECT_TRUE(RxGrows(victim, RxPackets(c)));
+    }
+  }
+}
+
+TEST_F(ControlApiTest, AuditPoolBalances) {
+  v1::AuditPoolResponse a = Audit();
+  EXPECT_TRUE(a.ok()) << a.message();
+  uint64_t layers = 0;
+  for (const v1::LayerObjectCount& l : a.in_layers()) layers += l.objects();
+  EXPECT_EQ(a.populated(), a.in_store() + layers + a.in_depots() + a.in_flight());
+  EXPECT_GT(a.populated(), 0u);
+  EXPECT_EQ(a.double_frees(), 0u);
+  EXPECT_EQ(a.foreign_frees(), 0u);
+}
+
+// grpc.health.v1 and reflection are served by gRPC's own implementations; the test declares
+// their messages (tests/control/protos) and calls the methods by name.
+grpc::Status HealthCheck(grpc::Channel* ch, const std::string& service,
+                         grpc_test::HealthCheckResponse* resp) {
+  grpc::ClientContext ctx;
+  grpc_test::HealthCheckRequest req;
+  req.set_service(service);
+  grpc::internal::RpcMethod m("/grpc.health.v1.Health/Check", grpc::internal::RpcMethod::NORMAL_RPC);
+  return grpc::internal::BlockingUnaryCall(ch, m, &ctx, req, resp);
+}
+
+TEST_F(ControlApiTest, HealthIsServing) {
+  auto ch = daemon_->Channel();
+  grpc_test::HealthCheckResponse r;
+  // The health thread publishes within its first iteration; this waits for it, bounded.
+  for (int i = 0; i < 200 && r.status() != grpc_test::HealthCheckResponse::SERVING; ++i) {
+    ASSERT_TRUE(HealthCheck(ch.get(), "", &r).ok());
+    if (r.status() != grpc_test::HealthCheckResponse::SERVING) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  EXPECT_EQ(r.status(), grpc_test::HealthCheckResponse::SERVING);
+  ASSERT_TRUE(HealthCheck(ch.get(), "skbnf.v1.Control", &r).ok());
+  EXPECT_EQ(r.status(), grpc_test::HealthCheckResponse::SERVING);
+  EXPECT_EQ(HealthCheck(ch.get(), "no.such.Service", &r).error_code(), StatusCode::NOT_FOUND);
+}
+
+TEST_F(ControlApiTest, ReflectionListsTheServiceAndDescribesIt) {
+  auto ch = daemon_->Channel();
+  grpc::ClientContext ctx;
+  grpc::internal::RpcMethod m("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
+                              grpc::internal::RpcMethod::BIDI_STREAMING);
+  std::unique_ptr<grpc::ClientReaderWriter<grpc_test::ServerReflectionRequest,
+                                           grpc_test::ServerReflectionResponse>>
+      rw(grpc::internal::ClientReaderWriterFactory<
+             grpc_test::ServerReflectionRequest,
+             grpc_test::ServerReflectionResponse>::Create(ch.get(), m, &ctx));
+  grpc_test::ServerReflectionRequest req;
+  req.set_list_services("");
+  ASSERT_TRUE(rw->Write(req));
+  grpc_test::ServerReflectionResponse resp;
+  ASSERT_TRUE(rw->Read(&resp));
+  std::set<std::string> names;
+  for (const auto& s : resp.list_services_response().service()) names.insert(s.name());
+  EXPECT_TRUE(names.count("skbnf.v1.Control")) << resp.DebugString();
+  EXPECT_TRUE(names.count("grpc.health.v1.Health")) << resp.DebugString();
+
+  req.set_file_containing_symbol("skbnf.v1.Control");
+  ASSERT_TRUE(rw->Write(req));
+  ASSERT_TRUE(rw->Read(&resp));
+  ASSERT_EQ(resp.file_descriptor_response().file_descriptor_proto_size(), 1);
+  google::protobuf::FileDescriptorProto fd;
+  ASSERT_TRUE(fd.ParseFromString(resp.file_descriptor_response().file_descriptor_proto(0)));
+  EXPECT_EQ(fd.name(), "skbnf/v1/control.proto");
+  EXPECT_EQ(fd.package(), "skbnf.v1");
+  rw->WritesDone();
+  EXPECT_TRUE(rw->Finish().ok());
+}
+
+// ---- fake-only variants (need --sim-* flags)
+
+TEST(ControlApiFakeVariants, NativeMempoolRefusesSwapsWithFailedPrecondition) {
+  if (!DaemonIsFake()) GTEST_SKIP() << "needs the fake daemon's --sim-native";
+  std::string error;
+  auto d = Daemon::Start({"--sim-native"}, &error);
+  ASSERT_NE(d, nullptr) << error;
+  auto stub = d->Stub();
+  grpc::ClientContext c0;
+  v1::GetStrategyResponse before;
+  ASSERT_TRUE(stub->GetStrategy(&c0, v1::GetStrategyRequest(), &before).ok());
+  EXPECT_FALSE(before.swappable());
+  for (bool validate_only : {false, true}) {
+    grpc::ClientContext ctx;
+    v1::SetStrategyRequest req;
+    req.set_spec("headpool");
+    req.set_validate_only(validate_only);
+    v1::SetStrategyResponse r;
+    grpc::Status s = stub->SetStrategy(&ctx, req, &r);
+    EXPECT_EQ(s.error_code(), StatusCode::FAILED_PRECONDITION) << s.error_message();
+    EXPECT_NE(s.error_message().find("native"), std::string::npos) << s.error_message();
+  }
+  grpc::ClientContext c1;
+  v1::GetStrategyResponse after;
+  ASSERT_TRUE(stub->GetStrategy(&c1, v1::GetStrategyRequest(), &after).ok());
+  EXPECT_EQ(after.epoch(), before.epoch());
+  EXPECT_EQ(after.spec(), before.spec());
+  EXPECT_EQ(d->Stop(), 0);
+}
+
+TEST(ControlApiFakeVariants, RoutesOutsideL3ModeAreFailedPrecondition) {
+  if (!DaemonIsFake()) GTEST_SKIP() << "needs the fake daemon's --sim-mode";
+  std::string error;
+  auto d = Daemon::Start({"--sim-mode=io"}, &error);
+  ASSERT_NE(d, nullptr) << error;
+  auto stub = d->Stub();
+  grpc::ClientContext ctx;
+  v1::AddRouteRequest req;
+  req.set_prefix("10.0.0.0/8");
+  req.mutable_next_hop()->set_port(0);
+  req.mutable_next_hop()->set_dst_mac("02:00:00:00:00:09");
+  v1::AddRouteResponse r;
+  EXPECT_EQ(stub->AddRoute(&ctx, req, &r).error_code(), StatusCode::FAILED_PRECONDITION);
+  EXPECT_EQ(d->Stop(), 0);
+}
+
+TEST(ControlApiFakeVariants, HealthNotServingWhenLinksAreDown) {
+  if (!DaemonIsFake()) GTEST_SKIP() << "needs the fake daemon's --sim-link-down";
+  std::string error;
+  auto d = Daemon::Start({"--sim-link-down"}, &error);
+  ASSERT_NE(d, nullptr) << error;
+  auto ch = d->Channel();
+  grpc_test::HealthCheckResponse r;
+  for (int i = 0; i < 200 && r.status() != grpc_test::HealthCheckResponse::NOT_SERVING; ++i) {
+    ASSERT_TRUE(HealthCheck(ch.get(), "", &r).ok());
+    if (r.status() != grpc_test::HealthCheckResponse::NOT_SERVING) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(10));
+    }
+  }
+  EXPECT_EQ(r.status(), grpc_test::HealthCheckResponse::NOT_SERVING);
+  EXPECT_EQ(d->Stop(), 0);
+}
+
+}  // namespace
+}  // namespace skbnf::control::testing

@@ -1,0 +1,69 @@
+// Test harness: starts the daemon under test (SKBNF_CONTROL_DAEMON, default the fake daemon) on
+// loopback with ports chosen by the kernel, waits for its --ready-file, and stops it with
+// SIGTERM. The same tests run against skbnfd by setting SKBNF_CONTROL_DAEMON (and
+// SKBNF_CONTROL_DAEMON_ARGS for its EAL/vdev arguments, split on spaces).
+#ifndef SKBNF_TESTS_CONTROL_DAEMON_HARNESS_H_
+#define SKBNF_TESTS_CONTROL_DAEMON_HARNESS_H_
+
+#include <sys/types.h>
+
+#include <memory>
+#include <string>
+#include <vector>
+
+#include <grpcpp/grpcpp.h>
+
+#include "skbnf/v1/control.grpc.pb.h"
+
+namespace skbnf::control::testing {
+
+// A temporary directory removed with everything in it at destruction.
+class TempDir {
+ public:
+  TempDir();
+  ~TempDir();
+  const std::string& path() const { return path_; }
+  std::string File(const std::string& name) const { return path_ + "/" + name; }
+
+ private:
+  std::string path_;
+};
+
+std::string DaemonPath();
+std::vector<std::string> DaemonBaseArgs();
+bool DaemonIsFake();  // fake-only tests (sim flags) skip otherwise
+
+class Daemon {
+ public:
+  // Starts the daemon with base args + `args` + --ready-file (+ loopback port-0 defaults for
+  // --listen and --metrics-addr unless `args` give them). nullptr on failure, with `error` set
+  // to the reason and the daemon's stderr.
+  static std::unique_ptr<Daemon> Start(const std::vector<std::string>& args, std::string* error);
+  ~Daemon();  // Stop()
+
+  // SIGTERM, wait; the exit status (or -1).
+  int Stop();
+  const std::string& grpc_address() const { return grpc_address_; }
+  int metrics_port() const { return metrics_port_; }
+  std::string Stderr() const;
+  std::unique_ptr<v1::Control::Stub> Stub() const;  // plaintext
+  std::shared_ptr<grpc::Channel> Channel() const;   // plaintext
+
+ private:
+  Daemon() = default;
+  TempDir dir_;
+  pid_t pid_ = -1;
+  std::string grpc_address_;
+  int metrics_port_ = 0;
+};
+
+// Runs the daemon expecting it to exit by itself within `timeout_s` (start-up refusals).
+// Returns the exit code (-1 if it had to be killed) and fills `stderr_text`.
+int RunDaemonToExit(const std::vector<std::string>& args, int timeout_s, std::string* stderr_text);
+
+// Runs a shell command, returns its exit status.
+int Shell(const std::string& cmd);
+
+}  // namespace skbnf::control::testing
+
+#endif  // SKBNF_TESTS_CONTROL_DAEMON_HARNESS_H_
