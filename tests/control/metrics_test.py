@@ -1,0 +1,179 @@
+"""/metrics of the daemon: scraped, parsed, checked by promtool, and checked to move with the
+data plane (packets per core grow, alloc/free counters follow the strategy in force)."""
+
+import json
+import os
+import subprocess
+import sys
+import time
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import control_harness as h  # noqa: E402
+
+# family -> type, every one the issue asks for.
+REQUIRED = {
+    "skbnf_port_packets_total": "counter",
+    "skbnf_port_bytes_total": "counter",
+    "skbnf_port_drops_total": "counter",
+    "skbnf_port_rx_nombuf_total": "counter",
+    "skbnf_core_packets_per_second": "gauge",
+    "skbnf_worker_polls_total": "counter",
+    "skbnf_worker_busy_polls_total": "counter",
+    "skbnf_worker_busy_ratio": "gauge",
+    "skbnf_worker_paused": "gauge",
+    "skbnf_pool_allocs_total": "counter",
+    "skbnf_pool_frees_total": "counter",
+    "skbnf_pool_objects": "gauge",
+    "skbnf_pool_populated_objects": "gauge",
+    "skbnf_strategy_info": "gauge",
+    "skbnf_strategy_swaps_total": "counter",
+    "skbnf_strategy_swap_duration_seconds": "histogram",
+    "skbnf_build_info": "gauge",
+}
+
+
+def wait_until(predicate, attempts=500, pause=0.02):
+    """Polls `predicate` (bounded, ~10 s); returns its last value."""
+    v = predicate()
+    for _ in range(attempts):
+        if v:
+            return v
+        time.sleep(pause)
+        v = predicate()
+    return v
+
+
+class MetricsTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        cls.d = h.Daemon()
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.d.stop()
+        assert code == 0, "daemon exit code %r" % code
+
+    def scrape(self):
+        return h.parse_metrics(self.d.scrape())
+
+    def workers(self):
+        code, out, err = self.d.ctl("--json", "info")
+        self.assertEqual(code, 0, err)
+        return [l.get("core", 0) for l in json.loads(out)["lcores"] if l["role"] == "LCORE_ROLE_WORKER"]
+
+    def test_promtool_accepts_the_exposition(self):
+        text = self.d.scrape()
+        p = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                           text=True, timeout=60)
+        self.assertEqual(p.returncode, 0, p.stdout + p.stderr)
+
+    def test_every_required_family_with_its_type(self):
+        types, samples = self.scrape()
+        for name, typ in REQUIRED.items():
+            self.assertEqual(types.get(name), typ, name)
+        for name in types:
+            if name.startswith("skbnf_") and types[name] == "counter":
+                self.assertTrue(name.endswith("_total"), name)
+        names = {n for n, _, _ in samples}
+        for name in REQUIRED:
+            if REQUIRED[name] == "histogram":
+                self.assertIn(name + "_count", names)
+            else:
+                self.assertIn(name, names)
+
+    def test_per_core_packet_counters_grow(self):
+        _, a = self.scrape()
+        for core in self.workers():
+            before = h.total(a, "skbnf_port_packets_total", core=core, direction="rx")
+            grew = wait_until(lambda: h.total(self.scrape()[1], "skbnf_port_packets_total",
+                                              core=core, direction="rx") > before)
+            self.assertTrue(grew, "core %s rx packets did not grow past %s" % (core, before))
+        # and the per-core pps gauge says so once the sampler has a window
+        pps = wait_until(lambda: all(
+            h.total(self.scrape()[1], "skbnf_core_packets_per_second", core=c, direction="rx") > 0
+            for c in self.workers()))
+        self.assertTrue(pps)
+
+    def layer_allocs(self, samples, layer):
+        return h.total(samples, "skbnf_pool_allocs_total", layer=layer)
+
+    def test_alloc_free_counters_follow_the_strategy(self):
+        for spec, active, idle in (("headpool", "headpool", "magazine"),
+                                   ("magazine", "magazine", "headpool")):
+            code, _, err = self.d.ctl("strategy", "set", spec)
+            self.assertEqual(code, 0, err)
+            _, a = self.scrape()
+            # the active layer's counters move ...
+            moved = wait_until(lambda: self.layer_allocs(self.scrape()[1], active) >
+                               self.layer_allocs(a, active))
+            self.assertTrue(moved, "%s allocs did not move under %s" % (active, spec))
+            frees = wait_until(lambda: h.total(self.scrape()[1], "skbnf_pool_frees_total",
+                                               layer=active, result="hit") >
+                               h.total(a, "skbnf_pool_frees_total", layer=active, result="hit"))
+            self.assertTrue(frees)
+            # ... the layer that is not in the stack stands still.
+            _, b = self.scrape()
+            self.assertEqual(self.layer_allocs(b, idle), self.layer_allocs(a, idle), idle)
+
+    def test_strategy_info_swaps_and_histogram(self):
+        _, a = self.scrape()
+        code, out, err = self.d.ctl("--json", "strategy", "get")
+        self.assertEqual(code, 0, err)
+        spec = json.loads(out)["spec"]
+        self.assertEqual(h.values(a, "skbnf_strategy_info"), {frozenset({("spec", spec)}): 1.0})
+        target = "recycle+headpool" if spec != "recycle+headpool" else "magazine"
+        code, _, err = self.d.ctl("strategy", "set", target)
+        self.assertEqual(code, 0, err)
+        _, b = self.scrape()
+        self.assertEqual(h.values(b, "skbnf_strategy_info"), {frozenset({("spec", target)}): 1.0})
+        self.assertEqual(h.total(b, "skbnf_strategy_swaps_total", result="ok"),
+                         h.total(a, "skbnf_strategy_swaps_total", result="ok") + 1)
+        self.assertEqual(h.total(b, "skbnf_strategy_swap_duration_seconds_count"),
+                         h.total(a, "skbnf_strategy_swap_duration_seconds_count") + 1)
+        self.assertGreater(h.total(b, "skbnf_strategy_swap_duration_seconds_sum"),
+                           h.total(a, "skbnf_strategy_swap_duration_seconds_sum"))
+        buckets = sorted((float(dict(k)["le"]), v) for k, v in
+                         h.values(b, "skbnf_strategy_swap_duration_seconds_bucket").items())
+        self.assertEqual(buckets[-1], (float("inf"),
+                                       h.total(b, "skbnf_strategy_swap_duration_seconds_count")))
+        counts = [v for _, v in buckets]
+        self.assertEqual(counts, sorted(counts), "buckets must be cumulative")
+        self.assertEqual(h.total(b, "skbnf_strategy_epoch"), h.total(a, "skbnf_strategy_epoch") + 1)
+
+    def test_pool_objects_add_up_and_build_info(self):
+        _, s = self.scrape()
+        self.assertGreater(h.total(s, "skbnf_pool_populated_objects"), 0)
+        self.assertEqual(h.total(s, "skbnf_pool_objects"), h.total(s, "skbnf_pool_populated_objects"))
+        states = {dict(k)["state"] for k in h.values(s, "skbnf_pool_objects")}
+        self.assertEqual(states, {"store", "depot", "in_flight", "lcache", "recycle", "headpool",
+                                  "magazine"})
+        info = h.values(s, "skbnf_build_info")
+        self.assertEqual(len(info), 1)
+        labels = dict(next(iter(info)))
+        self.assertEqual(set(labels), {"version", "git_commit", "compiler", "build_type"})
+        self.assertEqual(next(iter(info.values())), 1.0)
+
+    def test_paused_gauge_and_busy_ratio(self):
+        core = self.workers()[-1]
+        code, _, err = self.d.ctl("worker", "pause", str(core))
+        self.assertEqual(code, 0, err)
+        try:
+            _, s = self.scrape()
+            self.assertEqual(h.total(s, "skbnf_worker_paused", core=core), 1.0)
+            before = h.total(s, "skbnf_worker_polls_total", core=core)
+            time.sleep(0.05)
+            self.assertEqual(h.total(self.scrape()[1], "skbnf_worker_polls_total", core=core),
+                             before, "a parked worker does not poll")
+        finally:
+            code, _, err = self.d.ctl("worker", "resume", str(core))
+            self.assertEqual(code, 0, err)
+        _, s = self.scrape()
+        self.assertEqual(h.total(s, "skbnf_worker_paused", core=core), 0.0)
+        for _, v in h.values(s, "skbnf_worker_busy_ratio").items():
+            self.assertGreaterEqual(v, 0.0)
+            self.assertLessEqual(v, 1.0)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
