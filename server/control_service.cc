@@ -446,8 +446,13 @@ grpc::Status ControlService::SetStrategy(grpc::ServerContext* ctx,
   pr->set_new_spec(r.new_spec);
   pr->set_epoch(r.epoch);
   pr->set_rolled_back(r.rolled_back);
-  for (int c : r.failed_cores) pr->add_failed_cores(static_cast<uint32_t>(c));
-  for (const pool::CoreSwapResult& c : r.cores) {
+  std::vector<int> failed = r.failed_cores;
+  std::sort(failed.begin(), failed.end());
+  for (int c : failed) pr->add_failed_cores(static_cast<uint32_t>(c));
+  std::vector<pool::CoreSwapResult> by_core = r.cores;  // the pool lists them by acknowledgement
+  std::sort(by_core.begin(), by_core.end(),
+            [](const pool::CoreSwapResult& a, const pool::CoreSwapResult& b) { return a.core < b.core; });
+  for (const pool::CoreSwapResult& c : by_core) {
     v1::CoreSwap* pc = pr->add_cores();
     pc->set_core(static_cast<uint32_t>(c.core));
     pc->set_acknowledged(c.acknowledged);

@@ -1,0 +1,144 @@
+"""Golden tests of skbnfctl's output against a running fake daemon.
+
+Each step runs skbnfctl and records "$ skbnfctl ARGS", its stdout, its stderr and its exit code;
+fields that cannot be deterministic (uptime, build, swap timings, objects flushed) are masked.
+The transcript must equal golden/skbnfctl.txt. After an intended output change, regenerate with
+  SKBNF_UPDATE_GOLDEN=1 ctest -R skbnfctl_golden   (and review the diff).
+
+Non-golden checks (stats, top, audit, exit codes) also run against a non-fake daemon; the golden
+transcript itself is the fake's (its ports and lcores), so it is skipped there.
+"""
+
+import json
+import os
+import re
+import sys
+import unittest
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+import control_harness as h  # noqa: E402
+
+GOLDEN = os.path.join(os.path.dirname(os.path.abspath(__file__)), "golden", "skbnfctl.txt")
+
+# (args, masks): masks are (regex, replacement) applied to stdout+stderr; a step whose output
+# has masks also has its runs of spaces collapsed (masked table cells change column widths).
+STEPS = [
+    (["info"], [(r"^skbnf \S+ \(commit .*\)$", "skbnf <build>"), (r"uptime(\s+)\d+s", r"uptime\1<N>s")]),
+    (["ports"], []),
+    (["--json", "ports"], []),
+    (["strategy", "list"], []),
+    (["strategy", "get"], []),
+    (["--json", "strategy", "get"], []),
+    (["strategy", "set", "headpool:hot_list_len=64,prefetch", "--dry-run"], []),
+    (["strategy", "get"], []),
+    (["strategy", "set", "headpool:hot_list_len=64,prefetch"],
+     [(r"total [\d.]+ us", "total <T> us"), (r"depot drained \d+", "depot drained <N>"),
+      (r"^(\d+)\s+(yes|no)\s+(yes|no)\s+[\d.]+\s+\d+$", r"\1 \2 \3 <US> <N>")]),
+    (["strategy", "get"], []),
+    (["strategy", "set", "magazine:size=0"], []),
+    (["strategy", "set", "magazine+headpool", "--dry-run"], []),
+    (["routes", "list"], []),
+    (["routes", "add", "10.0.0.0/8", "1", "02:00:00:00:00:aa"], []),
+    (["routes", "add", "10.1.0.0/16", "0", "02:00:00:00:00:bb"], []),
+    (["routes", "add", "10.2.0.0/16", "1", "02:00:00:00:00:aa"], []),
+    (["routes", "list"], []),
+    (["--json", "routes", "list"], []),
+    (["routes", "add", "10.0.0.0/8", "1", "02:00:00:00:00:aa"], []),
+    (["routes", "add", "10.0.0.1/8", "1", "02:00:00:00:00:aa"], []),
+    (["routes", "add", "10.3.0.0/16", "7", "02:00:00:00:00:aa"], []),
+    (["routes", "add", "10.3.0.0/16", "1", "01:00:5e:00:00:01"], []),
+    (["routes", "del", "10.0.0.0/8"], []),
+    (["routes", "del", "10.0.0.0/8"], []),
+    (["routes", "list"], []),
+    (["worker", "pause", "1"], []),
+    (["worker", "pause", "1"], []),
+    (["worker", "resume", "1"], []),
+    (["worker", "resume", "1"], []),
+    (["worker", "pause", "9"], []),
+    # usage errors: exit 2, nothing sent
+    (["frobnicate"], [(r"\n\nusage:[\s\S]*", "\n<usage>\n")]),
+    (["strategy", "set"], [(r"\n\nusage:[\s\S]*", "\n<usage>\n")]),
+    (["worker", "pause", "one"], [(r"\n\nusage:[\s\S]*", "\n<usage>\n")]),
+    (["--frobnicate", "info"], [(r"\n\nusage:[\s\S]*", "\n<usage>\n")]),
+]
+
+
+def transcript(d):
+    out = []
+    for args, masks in STEPS:
+        code, so, se = d.ctl(*args)
+        text = so + ("[stderr]\n" + se if se else "")
+        for pattern, repl in masks:
+            text = re.sub(pattern, repl, text, flags=re.M)
+        if masks:
+            text = re.sub(r" {2,}", " ", text)
+        out.append("$ skbnfctl %s\n%s[exit %d]\n" % (" ".join(args), text, code))
+    return "\n".join(out)
+
+
+class SkbnfctlGoldenTest(unittest.TestCase):
+    def test_transcript_matches_golden(self):
+        if not h.daemon_is_fake():
+            self.skipTest("golden transcript is the fake daemon's")
+        with h.Daemon() as d:
+            got = transcript(d)
+        if os.environ.get("SKBNF_UPDATE_GOLDEN"):
+            os.makedirs(os.path.dirname(GOLDEN), exist_ok=True)
+            with open(GOLDEN, "w") as f:
+                f.write(got)
+        with open(GOLDEN) as f:
+            want = f.read()
+        self.maxDiff = None
+        self.assertEqual(got, want)
+
+    def test_stats_top_audit_and_exit_codes(self):
+        with h.Daemon() as d:
+            code, out, err = d.ctl("--json", "info")
+            self.assertEqual(code, 0, err)
+            workers = [l for l in json.loads(out)["lcores"] if l["role"] == "LCORE_ROLE_WORKER"]
+
+            code, out, err = d.ctl("stats")
+            self.assertEqual(code, 0, err)
+            lines = out.splitlines()
+            self.assertTrue(lines[0].startswith("strategy "), out)
+            self.assertEqual(lines[1].split()[:3], ["CORE", "LCORE", "STATE"])
+            self.assertEqual(len([l for l in lines[2:2 + len(workers)] if l.split()[2] == "running"]),
+                             len(workers), out)
+            self.assertTrue(any(l.startswith("pool: ") for l in lines), out)
+
+            code, out, err = d.ctl("--json", "stats", "--core=%d" % workers[0].get("core", 0))
+            self.assertEqual(code, 0, err)
+            self.assertEqual(len(json.loads(out)["cores"]), 1)
+
+            code, out, err = d.ctl("top", "--count=3", "--interval=50")
+            self.assertEqual(code, 0, err)
+            self.assertEqual(out.count("strategy "), 3, out)
+            code, out, err = d.ctl("--json", "top", "--count=2", "--interval=50")
+            self.assertEqual(code, 0, err)
+            frames = [json.loads(l) for l in out.splitlines()]
+            self.assertEqual(len(frames), 2)
+            self.assertGreater(int(frames[1]["monotonic_ns"]), int(frames[0]["monotonic_ns"]))
+
+            code, out, err = d.ctl("audit")
+            self.assertEqual(code, 0, err)
+            self.assertTrue(out.startswith("audit ok: populated "), out)
+
+            code, out, err = d.ctl("top", "--interval=5", "--count=1")
+            self.assertEqual(code, 1, "server refusal is exit 1")
+            self.assertTrue(err.startswith("skbnfctl: INVALID_ARGUMENT: interval_ms: "), err)
+        # nobody listens any more: a server error (exit 1) with gRPC's message
+        code, out, err = h.skbnfctl("--addr=" + d.grpc, "--timeout=2", "info")
+        self.assertEqual(code, 1)
+        self.assertRegex(err, r"^skbnfctl: (UNAVAILABLE|DEADLINE_EXCEEDED): ")
+
+    def test_help_and_no_command(self):
+        code, out, _ = h.skbnfctl("--help")
+        self.assertEqual(code, 0)
+        self.assertIn("strategy set SPEC [--dry-run]", out)
+        code, _, err = h.skbnfctl()
+        self.assertEqual(code, 2)
+        self.assertTrue(err.startswith("skbnfctl: no command given"), err)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
