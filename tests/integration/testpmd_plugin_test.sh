@@ -9,7 +9,20 @@ set -euo pipefail
 PLUGIN=$(readlink -f "$1")
 TESTPMD=$(command -v dpdk-testpmd)
 OUT=$(mktemp)
-trap 'rm -f "$OUT"' EXIT
+SAFE=""
+trap 'rm -f "$OUT"; [ -z "$SAFE" ] || rm -rf "$SAFE"' EXIT
+# EAL refuses a plugin below a world-writable directory (e.g. a clone under /tmp): then load a
+# copy from a private directory.
+d=$(dirname "$PLUGIN")
+while [ "$d" != "/" ]; do
+  if [ -n "$(find "$d" -maxdepth 0 -perm -0002)" ]; then
+    SAFE=$(mktemp -d /run/skbnf-tp.XXXXXX 2>/dev/null || mktemp -d "$HOME/.skbnf-tp.XXXXXX")
+    cp "$PLUGIN" "$SAFE/" && PLUGIN="$SAFE/$(basename "$PLUGIN")"
+    echo "note: plugin copied to $PLUGIN (its build path has a world-writable directory)"
+    break
+  fi
+  d=$(dirname "$d")
+done
 run() {  # strategy, seconds
   (sleep "$2"; echo) | SKBNF_STRATEGY=$1 timeout 60 "$TESTPMD" -l 0,1 --no-huge -m 512 \
     --no-pci --no-shconf --file-prefix=skbnf-tp-$$ -d "$PLUGIN" --mbuf-pool-ops-name=skbnf \
