@@ -122,7 +122,9 @@ void FakeBackend::Run(Worker& w) {
       }
       pool_->SetRxPort(w.core, -1);
     }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
+    if (options_.poll_pause_us > 0) {
+      std::this_thread::sleep_for(std::chrono::microseconds(options_.poll_pause_us));
+    }
   }
   if (!tx_ring.empty()) pool_->Put(w.core, tx_ring.data(), static_cast<unsigned>(tx_ring.size()));
   w.in_flight.store(0);

@@ -33,6 +33,8 @@ struct FakeOptions {
   std::string initial_spec = "magazine";
   uint32_t objects = 8192;
   bool link_up = true;
+  // Pause between polls, in microseconds; 0 = busy-poll like a DPDK worker (a full core each).
+  int poll_pause_us = 100;
 };
 
 class FakeBackend final : public Backend {

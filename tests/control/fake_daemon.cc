@@ -11,6 +11,8 @@ ABSL_FLAG(int, sim_ports, 2, "fake: ports");
 ABSL_FLAG(std::string, sim_mode, "l3", "fake: forwarding mode io|mac|l3");
 ABSL_FLAG(bool, sim_native, false, "fake: pretend to run on DPDK's native mempool");
 ABSL_FLAG(std::string, sim_spec, "magazine", "fake: initial strategy");
+ABSL_FLAG(int, sim_poll_pause_us, 100,
+          "fake: microseconds each worker sleeps between polls; 0 = busy-poll (a core each)");
 ABSL_FLAG(bool, sim_link_down, false, "fake: every port's link is down (health NOT_SERVING)");
 
 int main(int argc, char** argv) {
@@ -37,6 +39,7 @@ int main(int argc, char** argv) {
   o.native = absl::GetFlag(FLAGS_sim_native);
   o.initial_spec = absl::GetFlag(FLAGS_sim_spec);
   o.link_up = !absl::GetFlag(FLAGS_sim_link_down);
+  o.poll_pause_us = absl::GetFlag(FLAGS_sim_poll_pause_us);
   auto backend = skbnf::control::testing::FakeBackend::Create(o);
   if (!backend.ok()) {
     std::cerr << "skbnf_fake_daemon: " << backend.status() << "\n";
