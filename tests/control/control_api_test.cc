@@ -133,10 +133,13 @@ TEST_F(ControlApiTest, ListPortsGivesWellFormedPorts) {
     EXPECT_FALSE(p.name().empty());
     EXPECT_FALSE(p.driver().empty());
     EXPECT_TRUE(ParseMac(p.mac()).ok()) << p.mac();
-    EXPECT_GT(p.rx_queues(), 0u);
-    EXPECT_GT(p.tx_queues(), 0u);
-    EXPECT_GT(p.rx_ring_size(), 0u);
-    EXPECT_GT(p.tx_ring_size(), 0u);
+    EXPECT_GT(p.rx_queues() + p.tx_queues(), 0u) << p.name();  // a TX-only sink has no RX
+    if (p.rx_queues() > 0) {
+      EXPECT_GT(p.rx_ring_size(), 0u);
+    }
+    if (p.tx_queues() > 0) {
+      EXPECT_GT(p.tx_ring_size(), 0u);
+    }
   }
 }
 
@@ -442,9 +445,18 @@ TEST_F(ControlApiTest, PauseOneWorkerOthersKeepForwarding) {
   v1::ResumeWorkerResponse rresp;
   ASSERT_TRUE(stub_->ResumeWorker(&c3, rreq, &rresp).ok());
   EXPECT_TRUE(rresp.was_paused());
+  // ResumeWorker returns once the resume is published; the worker may report itself running a
+  // moment later (bounded wait).
+  bool running = false;
+  for (int i = 0; i < 1000 && !running; ++i) {
+    running = true;
+    v1::Stats st = Stats();
+    for (const v1::CoreStats& c : st.cores()) running &= !c.paused();
+    if (!running) std::this_thread::sleep_for(std::chrono::milliseconds(10));
+  }
+  EXPECT_TRUE(running);
   v1::Stats resumed = Stats();
   for (const v1::CoreStats& c : resumed.cores()) {
-    EXPECT_FALSE(c.paused());
     if (c.core() == victim) {
       EXPECT_TRUE(RxGrows(victim, RxPackets(c)));
     }

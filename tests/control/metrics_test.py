@@ -168,8 +168,11 @@ class MetricsTest(unittest.TestCase):
         finally:
             code, _, err = self.d.ctl("worker", "resume", str(core))
             self.assertEqual(code, 0, err)
+        # ResumeWorker returns once the resume is published; the worker may report itself
+        # running a moment later.
+        self.assertTrue(wait_until(lambda: h.total(self.scrape()[1], "skbnf_worker_paused",
+                                                   core=core) == 0.0))
         _, s = self.scrape()
-        self.assertEqual(h.total(s, "skbnf_worker_paused", core=core), 0.0)
         for _, v in h.values(s, "skbnf_worker_busy_ratio").items():
             self.assertGreaterEqual(v, 0.0)
             self.assertLessEqual(v, 1.0)

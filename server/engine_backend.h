@@ -1,0 +1,62 @@
+// EngineBackend: the control plane's Backend (server/backend.h) over skbnfd's DPDK data plane
+// (dataplane/dpdk/engine.h). No DPDK header: engine.h has none.
+//
+// Mapping decisions (where the engine's model and the API differ):
+//   core            = the worker's lcore id (the pool's per-core slot is the lcore id too).
+//   drops, nombuf   the engine counts them per worker, not per (worker, port): they are
+//                   reported on the worker's first RX port.
+//   next-hop ids    the engine keeps its own ids private; ListRoutes numbers the distinct
+//                   (port, MAC) pairs 1.. in order of their first route. Ids are stable while
+//                   the table does not change.
+//   AddRoute        refuses an existing prefix (AlreadyExists) instead of letting rte_lpm
+//                   replace it silently.
+//   SwapStrategy    the engine applies the pool's default quiesce deadline (timeout ignored).
+//   Audit           parks every worker, Engine::Audit() (in flight = populated - available:
+//                   mbufs in PMD rings, which the engine cannot count), resumes them.
+//   native pool     (ring_mp_mc) swaps FailedPrecondition; pool counters are zero.
+#ifndef SKBNF_SERVER_ENGINE_BACKEND_H_
+#define SKBNF_SERVER_ENGINE_BACKEND_H_
+
+#include <string>
+#include <vector>
+
+#include "dataplane/dpdk/engine.h"
+#include "server/backend.h"
+
+namespace skbnf::control {
+
+class EngineBackend final : public Backend {
+ public:
+  // `engine` must outlive this object and be started; `eal_args` as given to rte_eal_init;
+  // `main_lcore` = rte_get_main_lcore().
+  EngineBackend(dpdk::Engine& engine, std::vector<std::string> eal_args, unsigned main_lcore);
+
+  Info GetInfo() const override;
+  std::vector<PortInfo> GetPorts() const override;
+  pool::StrategySpec GetStrategy() const override;
+  uint64_t GetEpoch() const override;
+  StatsSnapshot GetStats() const override;
+  RouteTable GetRoutes() const override;
+  Health GetHealth() const override;
+
+  absl::Status ValidateStrategy(const pool::StrategySpec& spec) const override;
+  pool::SwapReport SwapStrategy(const pool::StrategySpec& spec,
+                                std::chrono::microseconds timeout) override;
+  absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) override;
+  absl::Status DeleteRoute(const Ipv4Prefix& prefix) override;
+  absl::Status PauseWorker(int core, bool* was_paused) override;
+  absl::Status ResumeWorker(int core, bool* was_paused) override;
+  absl::StatusOr<pool::AuditReport> Audit() override;
+
+ private:
+  bool IsPaused(int core) const;
+
+  dpdk::Engine& engine_;
+  const std::vector<std::string> eal_args_;
+  const unsigned main_lcore_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+};
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_ENGINE_BACKEND_H_
