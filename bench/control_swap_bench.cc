@@ -8,6 +8,8 @@
 // A swap that fails or rolls back is counted and reported; the run still completes.
 //
 //   control_swap_bench --addr=127.0.0.1:50051 [--swaps=1000] [--specs=a;b;c] [--json]
+#include <grpcpp/grpcpp.h>
+
 #include <algorithm>
 #include <chrono>
 #include <cstdio>
@@ -15,8 +17,6 @@
 #include <iostream>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -41,9 +41,9 @@ int main(int argc, char** argv) {
   std::string addr = "127.0.0.1:50051";
   int swaps = 1000;
   bool json = false;
-  std::vector<std::string> specs = {"magazine", "headpool", "recycle+magazine",
-                                    "headpool+magazine,prefetch", "recycle+headpool", "slab",
-                                    "lcache", "magazine:size=64"};
+  std::vector<std::string> specs = {
+      "magazine",         "headpool", "recycle+magazine", "headpool+magazine,prefetch",
+      "recycle+headpool", "slab",     "lcache",           "magazine:size=64"};
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
     if (absl::StartsWith(a, "--addr=")) {
@@ -59,8 +59,8 @@ int main(int argc, char** argv) {
       return 2;
     }
   }
-  auto stub = skbnf::v1::Control::NewStub(
-      grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
+  auto stub =
+      skbnf::v1::Control::NewStub(grpc::CreateChannel(addr, grpc::InsecureChannelCredentials()));
   Dist rpc, commit, quiesce;
   int failed = 0, rolled_back = 0;
   std::string last;

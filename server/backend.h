@@ -51,8 +51,8 @@ struct LcoreInfo {
 
 struct PoolInfo {
   std::string name;
-  bool native = false;          // DPDK's native mempool: swaps are refused (FailedPrecondition)
-  std::string ops_name;         // "skbnf" or the native ops name
+  bool native = false;   // DPDK's native mempool: swaps are refused (FailedPrecondition)
+  std::string ops_name;  // "skbnf" or the native ops name
   uint64_t populated = 0;
   uint32_t element_size = 0;
   uint32_t objects_per_slab = 0;
@@ -97,12 +97,12 @@ struct PortCounters {
 };
 
 struct CoreStats {
-  int core = 0;       // worker core id
+  int core = 0;  // worker core id
   uint32_t lcore = 0;
   bool paused = false;
   std::vector<PortCounters> ports;
-  uint64_t polls = 0;       // poll-loop iterations
-  uint64_t busy_polls = 0;  // iterations that received at least one packet
+  uint64_t polls = 0;               // poll-loop iterations
+  uint64_t busy_polls = 0;          // iterations that received at least one packet
   pool::CoreCountersSnapshot pool;  // Pool::CoreStats(core); zero when native
   pool::LayerGauges layer_objects;  // Pool::CoreGauges(core); zero when native
 };
@@ -117,8 +117,8 @@ struct PoolGauges {
 
 struct StatsSnapshot {
   std::chrono::steady_clock::time_point taken;
-  std::vector<CoreStats> cores;       // every worker, by core id
-  pool::CoreCountersSnapshot other;   // Pool::CoreStats(kNoCore)
+  std::vector<CoreStats> cores;      // every worker, by core id
+  pool::CoreCountersSnapshot other;  // Pool::CoreStats(kNoCore)
   PoolGauges pool;
   uint64_t swaps_ok = 0, swaps_failed = 0;  // Pool::swaps_ok()/swaps_failed()
 };
@@ -145,7 +145,7 @@ struct RouteTable {
     NextHop next_hop;
     uint32_t routes = 0;
   };
-  std::vector<Route> routes;           // sorted by (addr, len)
+  std::vector<Route> routes;            // sorted by (addr, len)
   std::vector<NextHopEntry> next_hops;  // sorted by id
 };
 

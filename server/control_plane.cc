@@ -1,6 +1,10 @@
 #include "server/control_plane.h"
 
 #include <arpa/inet.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/health_check_service_interface.h>
+#include <grpcpp/security/server_credentials.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -15,11 +19,6 @@
 #include <mutex>
 #include <sstream>
 #include <thread>
-
-#include <grpcpp/ext/proto_server_reflection_plugin.h>
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/health_check_service_interface.h>
-#include <grpcpp/security/server_credentials.h>
 
 #include "absl/flags/flag.h"
 #include "absl/flags/parse.h"
@@ -54,7 +53,8 @@ namespace {
 
 absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
   std::ifstream in(path);
-  if (!in) return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read '", path, "'"));
+  if (!in)
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read '", path, "'"));
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();
@@ -164,18 +164,18 @@ struct ControlPlane::Impl {
   // Publishes the Backend's health to grpc.health.v1 ("" and "skbnf.v1.Control").
   void UpdateHealth() {
     Health h = backend->GetHealth();
-      bool serving = h.ports_up && h.workers_running;
-      grpc::HealthCheckServiceInterface* hs = server->GetHealthCheckService();
-      if (hs != nullptr) {
-        hs->SetServingStatus(serving);
-        hs->SetServingStatus("skbnf.v1.Control", serving);
-      }
-      if (static_cast<int>(serving) != last_serving) {
-        std::cerr << "skbnf-control: health " << (serving ? "SERVING" : "NOT_SERVING")
-                  << (h.detail.empty() ? "" : " (") << h.detail << (h.detail.empty() ? "" : ")")
-                  << std::endl;
-        last_serving = serving;
-      }
+    bool serving = h.ports_up && h.workers_running;
+    grpc::HealthCheckServiceInterface* hs = server->GetHealthCheckService();
+    if (hs != nullptr) {
+      hs->SetServingStatus(serving);
+      hs->SetServingStatus("skbnf.v1.Control", serving);
+    }
+    if (static_cast<int>(serving) != last_serving) {
+      std::cerr << "skbnf-control: health " << (serving ? "SERVING" : "NOT_SERVING")
+                << (h.detail.empty() ? "" : " (") << h.detail << (h.detail.empty() ? "" : ")")
+                << std::endl;
+      last_serving = serving;
+    }
   }
 
   void HealthLoop() {
@@ -265,12 +265,14 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on '", o.listen, "'"));
   }
   impl->grpc_address =
-      unix_socket || host.empty() ? o.listen : absl::StrCat(o.listen.substr(0, o.listen.rfind(':')), ":", selected_port);
+      unix_socket || host.empty()
+          ? o.listen
+          : absl::StrCat(o.listen.substr(0, o.listen.rfind(':')), ":", selected_port);
 
   if (!o.metrics_addr.empty() && o.metrics_addr != "off") {
     // civetweb syntax: "port" binds every IPv4 address, "ip:port" one of them.
-    std::string bind = absl::StartsWith(o.metrics_addr, ":") ? o.metrics_addr.substr(1)
-                                                              : o.metrics_addr;
+    std::string bind =
+        absl::StartsWith(o.metrics_addr, ":") ? o.metrics_addr.substr(1) : o.metrics_addr;
     try {
       impl->exposer = std::make_unique<prometheus::Exposer>(bind, 2);
     } catch (const std::exception& e) {
@@ -280,7 +282,8 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
     }
     impl->collector = std::make_shared<MetricsCollector>(backend, *impl->sampler, impl->swaps);
     impl->exposer->RegisterCollectable(impl->collector, "/metrics");
-    impl->metrics_address = bind.find(':') == std::string::npos ? "" : bind.substr(0, bind.rfind(':'));
+    impl->metrics_address =
+        bind.find(':') == std::string::npos ? "" : bind.substr(0, bind.rfind(':'));
     std::vector<int> ports = impl->exposer->GetListeningPorts();
     impl->metrics_port = ports.empty() ? 0 : ports[0];
   }

@@ -67,7 +67,8 @@ void FillCorePool(const pool::CoreCountersSnapshot& now, const pool::CoreCounter
       const pool::LayerCountersSnapshot& b = before->layer[i];
       ls->set_allocs_per_second(
           Rate(l.alloc_hits + l.alloc_misses, b.alloc_hits + b.alloc_misses, secs));
-      ls->set_frees_per_second(Rate(l.free_hits + l.free_misses, b.free_hits + b.free_misses, secs));
+      ls->set_frees_per_second(
+          Rate(l.free_hits + l.free_misses, b.free_hits + b.free_misses, secs));
     }
   }
 }
@@ -97,6 +98,11 @@ std::vector<int> WorkerCores(const Info& info) {
 
 }  // namespace
 
+std::string StrategyText(const Backend& backend) {
+  Info info = backend.GetInfo();
+  return info.pool.native ? info.pool.ops_name : backend.GetStrategy().ToString();
+}
+
 absl::StatusOr<StrategySpec> StrategyFromStructured(const v1::StructuredStrategy& s) {
   StrategySpec spec;
   int last = -1;
@@ -114,9 +120,10 @@ absl::StatusOr<StrategySpec> StrategyFromStructured(const v1::StructuredStrategy
           absl::StrCat(field, ".layer: layer '", name, "' appears twice"));
     }
     if (static_cast<int>(layer) < last) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ".layer: layer '", name, "' must come before '",
-          pool::LayerName(static_cast<Layer>(last)), "' (order: lcache, recycle, headpool, magazine)"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, ".layer: layer '", name, "' must come before '",
+                       pool::LayerName(static_cast<Layer>(last)),
+                       "' (order: lcache, recycle, headpool, magazine)"));
     }
     last = static_cast<int>(layer);
     spec.layers |= pool::LayerBit(layer);
@@ -132,14 +139,13 @@ absl::StatusOr<StrategySpec> StrategyFromStructured(const v1::StructuredStrategy
       }
       std::string tfield = absl::StrCat(field, ".tunables[", key, "]");
       if (info == nullptr) {
-        return absl::InvalidArgumentError(absl::StrCat(tfield, ": layer '", name,
-                                                       "' has no tunable '", key, "' (it has: ",
-                                                       absl::StrJoin(keys, ", "), ")"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(tfield, ": layer '", name, "' has no tunable '", key,
+                         "' (it has: ", absl::StrJoin(keys, ", "), ")"));
       }
       if (value < info->min || value > info->max) {
-        return absl::InvalidArgumentError(absl::StrCat(tfield, ": ", value,
-                                                       " is out of range [", info->min, ", ",
-                                                       info->max, "]"));
+        return absl::InvalidArgumentError(absl::StrCat(tfield, ": ", value, " is out of range [",
+                                                       info->min, ", ", info->max, "]"));
       }
       *TunableField(spec, layer) = value;
     }
@@ -150,9 +156,8 @@ absl::StatusOr<StrategySpec> StrategyFromStructured(const v1::StructuredStrategy
     if (m != "prefetch") {
       std::vector<std::string> known;
       for (const pool::ModifierInfo& mi : pool::AllModifiers()) known.emplace_back(mi.name);
-      return absl::InvalidArgumentError(absl::StrCat(field, ": unknown modifier '", m,
-                                                     "' (known: ", absl::StrJoin(known, ", "),
-                                                     ")"));
+      return absl::InvalidArgumentError(absl::StrCat(
+          field, ": unknown modifier '", m, "' (known: ", absl::StrJoin(known, ", "), ")"));
     }
     if (spec.prefetch) {
       return absl::InvalidArgumentError(absl::StrCat(field, ": modifier '", m, "' given twice"));
@@ -264,9 +269,9 @@ absl::Status ControlService::CheckCores(const google::protobuf::RepeatedField<ui
   for (int i = 0; i < cores.size(); ++i) {
     int c = static_cast<int>(cores[i]);
     if (std::find(workers.begin(), workers.end(), c) == workers.end()) {
-      return absl::InvalidArgumentError(absl::StrCat(field, "[", i, "]: ", cores[i],
-                                                     " is not a worker core (workers: ",
-                                                     absl::StrJoin(workers, ", "), ")"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(field, "[", i, "]: ", cores[i],
+                       " is not a worker core (workers: ", absl::StrJoin(workers, ", "), ")"));
     }
     out->push_back(c);
   }
@@ -333,10 +338,10 @@ grpc::Status ControlService::GetInfo(grpc::ServerContext*, const v1::GetInfoRequ
       resp->set_mode(v1::FORWARDING_MODE_L3);
       break;
   }
-  resp->set_uptime_seconds(static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::seconds>(std::chrono::steady_clock::now() -
-                                                       info.started)
-          .count()));
+  resp->set_uptime_seconds(
+      static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                std::chrono::steady_clock::now() - info.started)
+                                .count()));
   resp->set_backend(info.backend);
   return grpc::Status::OK;
 }
@@ -360,8 +365,7 @@ grpc::Status ControlService::ListPorts(grpc::ServerContext*, const v1::ListPorts
   return grpc::Status::OK;
 }
 
-grpc::Status ControlService::ListStrategies(grpc::ServerContext*,
-                                            const v1::ListStrategiesRequest*,
+grpc::Status ControlService::ListStrategies(grpc::ServerContext*, const v1::ListStrategiesRequest*,
                                             v1::ListStrategiesResponse* resp) {
   for (const pool::LayerInfo& l : pool::AllLayers()) {
     v1::LayerDescription* ld = resp->add_layers();
@@ -394,11 +398,12 @@ grpc::Status ControlService::ListStrategies(grpc::ServerContext*,
 
 grpc::Status ControlService::GetStrategy(grpc::ServerContext*, const v1::GetStrategyRequest*,
                                          v1::GetStrategyResponse* resp) {
+  const bool native = backend_.GetInfo().pool.native;
   StrategySpec spec = backend_.GetStrategy();
-  resp->set_spec(spec.ToString());
-  StrategyToStructured(spec, resp->mutable_structured());
+  resp->set_spec(StrategyText(backend_));
+  if (!native) StrategyToStructured(spec, resp->mutable_structured());
   resp->set_epoch(backend_.GetEpoch());
-  resp->set_swappable(!backend_.GetInfo().pool.native);
+  resp->set_swappable(!native);
   return grpc::Status::OK;
 }
 
@@ -450,8 +455,9 @@ grpc::Status ControlService::SetStrategy(grpc::ServerContext* ctx,
   std::sort(failed.begin(), failed.end());
   for (int c : failed) pr->add_failed_cores(static_cast<uint32_t>(c));
   std::vector<pool::CoreSwapResult> by_core = r.cores;  // the pool lists them by acknowledgement
-  std::sort(by_core.begin(), by_core.end(),
-            [](const pool::CoreSwapResult& a, const pool::CoreSwapResult& b) { return a.core < b.core; });
+  std::sort(
+      by_core.begin(), by_core.end(),
+      [](const pool::CoreSwapResult& a, const pool::CoreSwapResult& b) { return a.core < b.core; });
   for (const pool::CoreSwapResult& c : by_core) {
     v1::CoreSwap* pc = pr->add_cores();
     pc->set_core(static_cast<uint32_t>(c.core));
@@ -473,18 +479,17 @@ grpc::Status ControlService::GetStats(grpc::ServerContext*, const v1::GetStatsRe
   if (!s.ok()) return ToGrpc(s);
   StatsSnapshot now = backend_.GetStats();
   std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
-  FillStats(now, before ? &*before : nullptr, backend_.GetStrategy().ToString(),
-            backend_.GetEpoch(), cores, resp);
+  FillStats(now, before ? &*before : nullptr, StrategyText(backend_), backend_.GetEpoch(), cores,
+            resp);
   return grpc::Status::OK;
 }
 
-grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx,
-                                        const v1::WatchStatsRequest* req,
+grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::WatchStatsRequest* req,
                                         grpc::ServerWriter<v1::Stats>* writer) {
   uint32_t interval_ms = req->interval_ms() == 0 ? 1000 : req->interval_ms();
   if (interval_ms < 10 || interval_ms > 60000) {
-    return Invalid("interval_ms", absl::StrCat(req->interval_ms(),
-                                               " is out of range [10, 60000] (0 = 1000)"));
+    return Invalid("interval_ms",
+                   absl::StrCat(req->interval_ms(), " is out of range [10, 60000] (0 = 1000)"));
   }
   std::vector<int> cores;
   absl::Status s = CheckCores(req->cores(), "cores", &cores);
@@ -503,8 +508,8 @@ grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx,
       now = backend_.GetStats();
     }
     v1::Stats msg;
-    FillStats(now, before ? &*before : nullptr, backend_.GetStrategy().ToString(),
-              backend_.GetEpoch(), cores, &msg);
+    FillStats(now, before ? &*before : nullptr, StrategyText(backend_), backend_.GetEpoch(), cores,
+              &msg);
     if (!writer->Write(msg)) return grpc::Status::OK;  // client went away
   }
   return grpc::Status::OK;
@@ -529,8 +534,8 @@ grpc::Status ControlService::AddRoute(grpc::ServerContext* ctx, const v1::AddRou
   absl::StatusOr<std::array<uint8_t, 6>> mac = ParseMac(req->next_hop().dst_mac());
   if (!mac.ok()) return Invalid("next_hop.dst_mac", mac.status().message());
   if ((*mac)[0] & 1) {
-    return Invalid("next_hop.dst_mac",
-                   absl::StrCat("'", req->next_hop().dst_mac(), "' is a group (multicast) address"));
+    return Invalid("next_hop.dst_mac", absl::StrCat("'", req->next_hop().dst_mac(),
+                                                    "' is a group (multicast) address"));
   }
   if (*mac == std::array<uint8_t, 6>{}) {
     return Invalid("next_hop.dst_mac", "the all-zero address is not a next hop");
@@ -580,8 +585,8 @@ grpc::Status ControlService::ListRoutes(grpc::ServerContext*, const v1::ListRout
   return grpc::Status::OK;
 }
 
-grpc::Status ControlService::SetWorkerPaused(grpc::ServerContext* ctx, bool has_core,
-                                             uint32_t core, bool pause, bool* was_paused) {
+grpc::Status ControlService::SetWorkerPaused(grpc::ServerContext* ctx, bool has_core, uint32_t core,
+                                             bool pause, bool* was_paused) {
   grpc::Status auth = CheckMutation(ctx, pause ? "PauseWorker" : "ResumeWorker");
   if (!auth.ok()) return auth;
   absl::Status s = CheckWorkerCore(has_core, core);

@@ -14,10 +14,10 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
-#include "skbnf/v1/control.grpc.pb.h"
 #include "server/backend.h"
 #include "server/stats_sampler.h"
 #include "server/swap_metrics.h"
+#include "skbnf/v1/control.grpc.pb.h"
 
 namespace skbnf::control {
 
@@ -26,6 +26,10 @@ enum class MutationPolicy {
   kAnyClient,          // loopback / unix socket plaintext, or --insecure-remote
   kVerifiedClientCert  // TLS: only clients with a certificate verified by the client CA
 };
+
+// The strategy as the API shows it: the canonical spec, or on the native mempool its ops name
+// (e.g. "ring_mp_mc").
+std::string StrategyText(const Backend& backend);
 
 // Conversions shared by the service and tests.
 absl::StatusOr<pool::StrategySpec> StrategyFromStructured(const v1::StructuredStrategy& s);
@@ -71,8 +75,8 @@ class ControlService final : public v1::Control::Service {
 
  private:
   grpc::Status CheckMutation(grpc::ServerContext* ctx, const char* what) const;
-  absl::Status CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores,
-                          const char* field, std::vector<int>* out) const;
+  absl::Status CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores, const char* field,
+                          std::vector<int>* out) const;
   absl::Status CheckWorkerCore(bool has, uint32_t core) const;
   grpc::Status SetWorkerPaused(grpc::ServerContext* ctx, bool has_core, uint32_t core, bool pause,
                                bool* was_paused);

@@ -193,7 +193,8 @@ Health EngineBackend::GetHealth() const {
                       ") link down");
     }
   }
-  if (!h.workers_running) absl::StrAppend(&h.detail, h.detail.empty() ? "" : "; ", "engine stopped");
+  if (!h.workers_running)
+    absl::StrAppend(&h.detail, h.detail.empty() ? "" : "; ", "engine stopped");
   return h;
 }
 

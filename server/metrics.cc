@@ -7,6 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "server/build_info.h"
+#include "server/control_service.h"
 
 namespace skbnf::control {
 namespace {
@@ -33,7 +34,10 @@ class Families {
 ClientMetric Sample(std::vector<ClientMetric::Label> labels, MetricType type, double v) {
   ClientMetric m;
   m.label = std::move(labels);
-  if (type == MetricType::Counter) m.counter.value = v; else m.gauge.value = v;
+  if (type == MetricType::Counter)
+    m.counter.value = v;
+  else
+    m.gauge.value = v;
   return m;
 }
 
@@ -53,25 +57,45 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   constexpr MetricType C = MetricType::Counter;
   constexpr MetricType G = MetricType::Gauge;
 
-  MetricFamily& pkts = fam.Add("skbnf_port_packets_total", "Packets per core, port and direction.", C);
+  MetricFamily& pkts =
+      fam.Add("skbnf_port_packets_total", "Packets per core, port and direction.", C);
   MetricFamily& bytes = fam.Add("skbnf_port_bytes_total", "Bytes per core, port and direction.", C);
-  MetricFamily& drops = fam.Add("skbnf_port_drops_total", "Dropped packets per core, RX port and reason.", C);
-  MetricFamily& nombuf = fam.Add("skbnf_port_rx_nombuf_total", "RX refills that found no buffer.", C);
-  MetricFamily& pps = fam.Add("skbnf_core_packets_per_second", "Per-core packet rate over the last sampling window.", G);
+  MetricFamily& drops =
+      fam.Add("skbnf_port_drops_total", "Dropped packets per core, RX port and reason.", C);
+  MetricFamily& nombuf =
+      fam.Add("skbnf_port_rx_nombuf_total", "RX refills that found no buffer.", C);
+  MetricFamily& pps = fam.Add("skbnf_core_packets_per_second",
+                              "Per-core packet rate over the last sampling window.", G);
   MetricFamily& polls = fam.Add("skbnf_worker_polls_total", "Worker poll-loop iterations.", C);
-  MetricFamily& busy = fam.Add("skbnf_worker_busy_polls_total", "Poll-loop iterations that received packets.", C);
-  MetricFamily& ratio = fam.Add("skbnf_worker_busy_ratio", "Share of busy poll iterations over the last sampling window.", G);
-  MetricFamily& paused = fam.Add("skbnf_worker_paused", "1 while the worker is parked by PauseWorker.", G);
-  MetricFamily& allocs = fam.Add("skbnf_pool_allocs_total", "Objects allocated through a per-core layer, by result (hit: from the layer, miss: from below).", C);
-  MetricFamily& frees = fam.Add("skbnf_pool_frees_total", "Objects freed into a per-core layer, by result (hit: kept, miss: passed below).", C);
-  MetricFamily& bulk = fam.Add("skbnf_pool_bulk_transfers_total", "Whole-batch transfers between a layer and the one below.", C);
-  MetricFamily& host_allocs = fam.Add("skbnf_pool_host_allocs_total", "Objects the pool handed to the host.", C);
-  MetricFamily& host_frees = fam.Add("skbnf_pool_host_frees_total", "Objects the host returned to the pool.", C);
-  MetricFamily& fails = fam.Add("skbnf_pool_alloc_failures_total", "Allocation requests the pool could not satisfy.", C);
-  MetricFamily& st_allocs = fam.Add("skbnf_pool_store_allocs_total", "Objects taken from the slab store.", C);
-  MetricFamily& st_frees = fam.Add("skbnf_pool_store_frees_total", "Objects returned to the slab store.", C);
-  MetricFamily& st_locks = fam.Add("skbnf_pool_store_lock_acquisitions_total", "Slab store lock acquisitions.", C);
-  MetricFamily& dp_locks = fam.Add("skbnf_pool_depot_lock_acquisitions_total", "Magazine depot lock acquisitions.", C);
+  MetricFamily& busy =
+      fam.Add("skbnf_worker_busy_polls_total", "Poll-loop iterations that received packets.", C);
+  MetricFamily& ratio = fam.Add("skbnf_worker_busy_ratio",
+                                "Share of busy poll iterations over the last sampling window.", G);
+  MetricFamily& paused =
+      fam.Add("skbnf_worker_paused", "1 while the worker is parked by PauseWorker.", G);
+  MetricFamily& allocs = fam.Add("skbnf_pool_allocs_total",
+                                 "Objects allocated through a per-core layer, by result (hit: from "
+                                 "the layer, miss: from below).",
+                                 C);
+  MetricFamily& frees =
+      fam.Add("skbnf_pool_frees_total",
+              "Objects freed into a per-core layer, by result (hit: kept, miss: passed below).", C);
+  MetricFamily& bulk = fam.Add("skbnf_pool_bulk_transfers_total",
+                               "Whole-batch transfers between a layer and the one below.", C);
+  MetricFamily& host_allocs =
+      fam.Add("skbnf_pool_host_allocs_total", "Objects the pool handed to the host.", C);
+  MetricFamily& host_frees =
+      fam.Add("skbnf_pool_host_frees_total", "Objects the host returned to the pool.", C);
+  MetricFamily& fails = fam.Add("skbnf_pool_alloc_failures_total",
+                                "Allocation requests the pool could not satisfy.", C);
+  MetricFamily& st_allocs =
+      fam.Add("skbnf_pool_store_allocs_total", "Objects taken from the slab store.", C);
+  MetricFamily& st_frees =
+      fam.Add("skbnf_pool_store_frees_total", "Objects returned to the slab store.", C);
+  MetricFamily& st_locks =
+      fam.Add("skbnf_pool_store_lock_acquisitions_total", "Slab store lock acquisitions.", C);
+  MetricFamily& dp_locks =
+      fam.Add("skbnf_pool_depot_lock_acquisitions_total", "Magazine depot lock acquisitions.", C);
 
   auto pool_core = [&](const std::string& core, const pool::CoreCountersSnapshot& s) {
     for (int i = 0; i < pool::kNumLayers; ++i) {
@@ -142,19 +166,23 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     Put(objects, {{"state", std::string(pool::LayerName(static_cast<pool::Layer>(i)))}},
         D(now.pool.in_layers[i]));
   }
-  Put(fam.Add("skbnf_pool_populated_objects", "Objects in the pool.", G), {}, D(now.pool.populated));
+  Put(fam.Add("skbnf_pool_populated_objects", "Objects in the pool.", G), {},
+      D(now.pool.populated));
 
   Put(fam.Add("skbnf_strategy_info", "The buffer strategy in force (value always 1).", G),
-      {{"spec", backend_.GetStrategy().ToString()}}, 1);
+      {{"spec", StrategyText(backend_)}}, 1);
   Put(fam.Add("skbnf_strategy_epoch", "Epoch of the strategy in force.", G), {},
       D(backend_.GetEpoch()));
 
   SwapMetrics::Snapshot sw = swaps_.Get();
-  MetricFamily& swaps = fam.Add("skbnf_strategy_swaps_total", "Strategy swaps run through the API, by result.", C);
+  MetricFamily& swaps =
+      fam.Add("skbnf_strategy_swaps_total", "Strategy swaps run through the API, by result.", C);
   for (int r = 0; r < SwapMetrics::kNumResults; ++r) {
     Put(swaps, {{"result", SwapMetrics::ResultName(r)}}, D(sw.count[r]));
   }
-  MetricFamily& hist = fam.Add("skbnf_strategy_swap_duration_seconds", "Duration of strategy swaps, publish to retirement.", MetricType::Histogram);
+  MetricFamily& hist =
+      fam.Add("skbnf_strategy_swap_duration_seconds",
+              "Duration of strategy swaps, publish to retirement.", MetricType::Histogram);
   ClientMetric h;
   h.histogram.sample_count = sw.observations;
   h.histogram.sample_sum = sw.sum_seconds;
@@ -168,7 +196,9 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
 
   const BuildInfo& bi = GetBuildInfo();
   Put(fam.Add("skbnf_build_info", "Build of the running binary (value always 1).", G),
-      {{"version", bi.version}, {"git_commit", bi.git_commit}, {"compiler", bi.compiler},
+      {{"version", bi.version},
+       {"git_commit", bi.git_commit},
+       {"compiler", bi.compiler},
        {"build_type", bi.build_type}},
       1);
   return fam.Take();

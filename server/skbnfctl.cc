@@ -8,6 +8,9 @@
 // status code and message on stderr), or the swap rolled back.
 // Text output is for people (tables); --json prints the response message as JSON (proto field
 // names, every field present), one object per command, or one per line for `top`.
+#include <google/protobuf/util/json_util.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/security/credentials.h>
 #include <unistd.h>
 
 #include <cstdio>
@@ -19,10 +22,6 @@
 #include <sstream>
 #include <string>
 #include <vector>
-
-#include <google/protobuf/util/json_util.h>
-#include <grpcpp/grpcpp.h>
-#include <grpcpp/security/credentials.h>
 
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
@@ -80,8 +79,8 @@ struct Args {
 
 Args ParseArgs(int argc, char** argv) {
   static const std::vector<std::string> kValueFlags = {
-      "addr", "tls-ca", "tls-cert", "tls-key", "tls-server-name", "timeout", "interval", "count",
-      "core", "quiesce-timeout-ms"};
+      "addr",    "tls-ca",   "tls-cert", "tls-key", "tls-server-name",
+      "timeout", "interval", "count",    "core",    "quiesce-timeout-ms"};
   static const std::vector<std::string> kBoolFlags = {"json", "tls", "dry-run", "help"};
   Args a;
   bool flags_done = false;
@@ -117,7 +116,10 @@ Args ParseArgs(int argc, char** argv) {
       if (i + 1 >= argc) throw UsageError{absl::StrCat("--", name, " needs a value")};
       value = argv[++i];
     }
-    if (name == "core") a.cores.push_back(value); else a.values[name] = value;
+    if (name == "core")
+      a.cores.push_back(value);
+    else
+      a.values[name] = value;
   }
   return a;
 }
@@ -228,11 +230,22 @@ class Client {
     return c;
   }
   static int Fail(const grpc::Status& s) {
-    static const char* kNames[] = {"OK", "CANCELLED", "UNKNOWN", "INVALID_ARGUMENT",
-                                   "DEADLINE_EXCEEDED", "NOT_FOUND", "ALREADY_EXISTS",
-                                   "PERMISSION_DENIED", "RESOURCE_EXHAUSTED",
-                                   "FAILED_PRECONDITION", "ABORTED", "OUT_OF_RANGE",
-                                   "UNIMPLEMENTED", "INTERNAL", "UNAVAILABLE", "DATA_LOSS",
+    static const char* kNames[] = {"OK",
+                                   "CANCELLED",
+                                   "UNKNOWN",
+                                   "INVALID_ARGUMENT",
+                                   "DEADLINE_EXCEEDED",
+                                   "NOT_FOUND",
+                                   "ALREADY_EXISTS",
+                                   "PERMISSION_DENIED",
+                                   "RESOURCE_EXHAUSTED",
+                                   "FAILED_PRECONDITION",
+                                   "ABORTED",
+                                   "OUT_OF_RANGE",
+                                   "UNIMPLEMENTED",
+                                   "INTERNAL",
+                                   "UNAVAILABLE",
+                                   "DATA_LOSS",
                                    "UNAUTHENTICATED"};
     int c = s.error_code();
     std::cerr << "skbnfctl: " << (c >= 0 && c <= 16 ? kNames[c] : "ERROR") << ": "
@@ -295,11 +308,11 @@ int Client::Info() {
   const v1::PoolInfo& pi = r.pool();
   t.Add({"pool", absl::StrCat(pi.name(), ": ops ", pi.ops_name(), pi.native() ? " (native)" : "",
                               ", ", pi.populated(), " objects x ", pi.element_size(), " B")});
-  t.Add({"", absl::StrCat(pi.objects_per_slab(), " per slab, colour ", pi.colour() ? "on" : "off",
-                          ", debug ", pi.debug() ? "on" : "off", ", quiesce timeout ",
-                          pi.quiesce_timeout_us(), " us",
-                          pi.native() ? absl::StrCat(", lcore cache ", pi.native_cache_size())
-                                      : "")});
+  t.Add({"",
+         absl::StrCat(pi.objects_per_slab(), " per slab, colour ", pi.colour() ? "on" : "off",
+                      ", debug ", pi.debug() ? "on" : "off", ", quiesce timeout ",
+                      pi.quiesce_timeout_us(), " us",
+                      pi.native() ? absl::StrCat(", lcore cache ", pi.native_cache_size()) : "")});
   t.Print(std::cout);
   std::cout << "lcores\n";
   Table lt({"LCORE", "ROLE", "CORE", "SOCKET", "RX_PORTS", "TX_PORTS"});
@@ -307,8 +320,8 @@ int Client::Info() {
   for (const v1::Lcore& l : r.lcores()) {
     bool worker = l.role() == v1::LCORE_ROLE_WORKER;
     lt.Add({absl::StrCat(l.lcore_id()), kRoles[l.role() >= 0 && l.role() <= 3 ? l.role() : 0],
-            worker ? absl::StrCat(l.core()) : "-", absl::StrCat(l.socket_id()),
-            Ports(l.rx_ports()), Ports(l.tx_ports())});
+            worker ? absl::StrCat(l.core()) : "-", absl::StrCat(l.socket_id()), Ports(l.rx_ports()),
+            Ports(l.tx_ports())});
   }
   lt.Print(std::cout, "  ");
   return 0;
@@ -325,8 +338,8 @@ int Client::PortsCmd() {
     t.Add({absl::StrCat(p.id()), p.name(), p.driver(), p.device(), p.mac(),
            p.link_up() ? "up" : "down",
            p.link_speed_mbps() ? absl::StrCat(p.link_speed_mbps(), "M") : "-",
-           absl::StrCat(p.rx_queues()), absl::StrCat(p.tx_queues()),
-           absl::StrCat(p.rx_ring_size()), absl::StrCat(p.tx_ring_size())});
+           absl::StrCat(p.rx_queues()), absl::StrCat(p.tx_queues()), absl::StrCat(p.rx_ring_size()),
+           absl::StrCat(p.tx_ring_size())});
   }
   t.Print(std::cout);
   return 0;
@@ -376,7 +389,8 @@ int Client::Strategy(const std::vector<std::string>& p) {
     req.set_spec(p[2]);
     req.set_validate_only(args_.Has("dry-run"));
     if (args_.Has("quiesce-timeout-ms")) {
-      req.set_quiesce_timeout_ms(ParseUint("--quiesce-timeout-ms", args_.Get("quiesce-timeout-ms")));
+      req.set_quiesce_timeout_ms(
+          ParseUint("--quiesce-timeout-ms", args_.Get("quiesce-timeout-ms")));
     }
     v1::SetStrategyResponse r;
     grpc::Status s = stub_->SetStrategy(Ctx().get(), req, &r);
@@ -389,8 +403,10 @@ int Client::Strategy(const std::vector<std::string>& p) {
       std::cout << "valid: " << r.canonical_spec() << " (dry run, not applied)\n";
     } else {
       std::cout << rep.old_spec() << " -> " << rep.new_spec() << "  epoch " << rep.epoch() << "  "
-                << (rep.ok() ? "ok" : rep.rolled_back() ? "ROLLED BACK" : "FAILED") << "  total "
-                << absl::StrFormat("%.1f", static_cast<double>(rep.total_ns()) / 1e3)
+                << (rep.ok()            ? "ok"
+                    : rep.rolled_back() ? "ROLLED BACK"
+                                        : "FAILED")
+                << "  total " << absl::StrFormat("%.1f", static_cast<double>(rep.total_ns()) / 1e3)
                 << " us  depot drained " << rep.depot_drained() << "\n";
       Table t({"CORE", "ACK", "ON_BEHALF", "QUIESCE_US", "FLUSHED"});
       for (const v1::CoreSwap& c : rep.cores()) {
@@ -401,8 +417,8 @@ int Client::Strategy(const std::vector<std::string>& p) {
       t.Print(std::cout);
     }
     if (failed) {
-      std::cerr << "skbnfctl: swap failed" << (rep.rolled_back() ? " and rolled back" : "")
-                << ": " << rep.error() << "\n";
+      std::cerr << "skbnfctl: swap failed" << (rep.rolled_back() ? " and rolled back" : "") << ": "
+                << rep.error() << "\n";
       return 1;
     }
     return 0;
@@ -431,8 +447,8 @@ void Client::PrintStats(const v1::Stats& s) const {
   }
   t.Print(std::cout);
   std::cout << "per-layer allocs (hit/miss) per core:\n";
-  Table l({"CORE", "LAYER", "OBJECTS", "ALLOC_HIT", "ALLOC_MISS", "FREE_HIT", "FREE_MISS",
-           "ALLOC/S"});
+  Table l(
+      {"CORE", "LAYER", "OBJECTS", "ALLOC_HIT", "ALLOC_MISS", "FREE_HIT", "FREE_MISS", "ALLOC/S"});
   for (const v1::CoreStats& c : s.cores()) {
     for (const v1::LayerStats& ls : c.pool().layers()) {
       if (ls.alloc_hits() + ls.alloc_misses() + ls.free_hits() + ls.free_misses() == 0) continue;

@@ -31,7 +31,8 @@ void StatsSampler::Run() {
   }
 }
 
-std::optional<StatsSnapshot> StatsSampler::Baseline(std::chrono::steady_clock::time_point now) const {
+std::optional<StatsSnapshot> StatsSampler::Baseline(
+    std::chrono::steady_clock::time_point now) const {
   std::lock_guard<std::mutex> l(mu_);
   const StatsSnapshot* best = nullptr;
   for (const StatsSnapshot& s : samples_) {

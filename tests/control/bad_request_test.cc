@@ -37,8 +37,7 @@ BadRequest SetSpec(const std::string& name, const std::string& spec, bool valida
           StatusCode::INVALID_ARGUMENT, "spec"};
 }
 
-BadRequest SetStructured(const std::string& name,
-                         std::function<void(v1::StructuredStrategy*)> fill,
+BadRequest SetStructured(const std::string& name, std::function<void(v1::StructuredStrategy*)> fill,
                          const std::string& field) {
   return {name,
           [fill](Stub& s) {
@@ -140,47 +139,55 @@ std::vector<BadRequest> Table(uint32_t worker) {
        },
        StatusCode::INVALID_ARGUMENT, "quiesce_timeout_ms"},
       // ---- SetStrategy, structured form
-      SetStructured("SetStrategy/structured unspecified layer",
-                    [](v1::StructuredStrategy* st) { AddLayer(st, v1::LAYER_UNSPECIFIED); },
-                    "structured.layers[0].layer"),
-      SetStructured("SetStrategy/structured unknown layer",
-                    [](v1::StructuredStrategy* st) { AddLayer(st, static_cast<v1::Layer>(9)); },
-                    "structured.layers[0].layer"),
-      SetStructured("SetStrategy/structured layer twice",
-                    [](v1::StructuredStrategy* st) {
-                      AddLayer(st, v1::LAYER_HEADPOOL);
-                      AddLayer(st, v1::LAYER_HEADPOOL);
-                    },
-                    "structured.layers[1].layer"),
-      SetStructured("SetStrategy/structured out of order",
-                    [](v1::StructuredStrategy* st) {
-                      AddLayer(st, v1::LAYER_MAGAZINE);
-                      AddLayer(st, v1::LAYER_RECYCLE);
-                    },
-                    "structured.layers[1].layer"),
-      SetStructured("SetStrategy/structured unknown tunable",
-                    [](v1::StructuredStrategy* st) {
-                      (*AddLayer(st, v1::LAYER_MAGAZINE)->mutable_tunables())["hot_list_len"] = 8;
-                    },
-                    "structured.layers[0].tunables[hot_list_len]"),
-      SetStructured("SetStrategy/structured tunable out of range",
-                    [](v1::StructuredStrategy* st) {
-                      AddLayer(st, v1::LAYER_HEADPOOL);
-                      (*AddLayer(st, v1::LAYER_MAGAZINE)->mutable_tunables())["size"] = 0;
-                    },
-                    "structured.layers[1].tunables[size]"),
-      SetStructured("SetStrategy/structured unknown modifier",
-                    [](v1::StructuredStrategy* st) {
-                      AddLayer(st, v1::LAYER_HEADPOOL);
-                      st->add_modifiers("turbo");
-                    },
-                    "structured.modifiers[0]"),
-      SetStructured("SetStrategy/structured modifier twice",
-                    [](v1::StructuredStrategy* st) {
-                      st->add_modifiers("prefetch");
-                      st->add_modifiers("prefetch");
-                    },
-                    "structured.modifiers[1]"),
+      SetStructured(
+          "SetStrategy/structured unspecified layer",
+          [](v1::StructuredStrategy* st) { AddLayer(st, v1::LAYER_UNSPECIFIED); },
+          "structured.layers[0].layer"),
+      SetStructured(
+          "SetStrategy/structured unknown layer",
+          [](v1::StructuredStrategy* st) { AddLayer(st, static_cast<v1::Layer>(9)); },
+          "structured.layers[0].layer"),
+      SetStructured(
+          "SetStrategy/structured layer twice",
+          [](v1::StructuredStrategy* st) {
+            AddLayer(st, v1::LAYER_HEADPOOL);
+            AddLayer(st, v1::LAYER_HEADPOOL);
+          },
+          "structured.layers[1].layer"),
+      SetStructured(
+          "SetStrategy/structured out of order",
+          [](v1::StructuredStrategy* st) {
+            AddLayer(st, v1::LAYER_MAGAZINE);
+            AddLayer(st, v1::LAYER_RECYCLE);
+          },
+          "structured.layers[1].layer"),
+      SetStructured(
+          "SetStrategy/structured unknown tunable",
+          [](v1::StructuredStrategy* st) {
+            (*AddLayer(st, v1::LAYER_MAGAZINE)->mutable_tunables())["hot_list_len"] = 8;
+          },
+          "structured.layers[0].tunables[hot_list_len]"),
+      SetStructured(
+          "SetStrategy/structured tunable out of range",
+          [](v1::StructuredStrategy* st) {
+            AddLayer(st, v1::LAYER_HEADPOOL);
+            (*AddLayer(st, v1::LAYER_MAGAZINE)->mutable_tunables())["size"] = 0;
+          },
+          "structured.layers[1].tunables[size]"),
+      SetStructured(
+          "SetStrategy/structured unknown modifier",
+          [](v1::StructuredStrategy* st) {
+            AddLayer(st, v1::LAYER_HEADPOOL);
+            st->add_modifiers("turbo");
+          },
+          "structured.modifiers[0]"),
+      SetStructured(
+          "SetStrategy/structured modifier twice",
+          [](v1::StructuredStrategy* st) {
+            st->add_modifiers("prefetch");
+            st->add_modifiers("prefetch");
+          },
+          "structured.modifiers[1]"),
       // ---- GetStats / WatchStats
       {"GetStats/unknown core",
        [](Stub& s) {

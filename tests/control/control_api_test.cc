@@ -1,15 +1,14 @@
 // End-to-end tests of skbnf.v1.Control: every RPC through the generated C++ client against a
 // running daemon (the fake by default; skbnfd when SKBNF_CONTROL_DAEMON says so), plus
 // grpc.health.v1 and server reflection.
+#include <grpcpp/impl/codegen/client_unary_call.h>
+#include <grpcpp/impl/codegen/sync_stream.h>
 #include <gtest/gtest.h>
 
 #include <algorithm>
 #include <map>
 #include <set>
 #include <thread>
-
-#include <grpcpp/impl/codegen/client_unary_call.h>
-#include <grpcpp/impl/codegen/sync_stream.h>
 
 #include "dataplane/pool/strategy_spec.h"
 #include "protos/grpc_test/health_reflection.pb.h"
@@ -67,7 +66,8 @@ class ControlApiTest : public ::testing::Test {
     EXPECT_TRUE(stub_->GetStats(&ctx, v1::GetStatsRequest(), &r).ok());
     return r;
   }
-  grpc::Status Set(const std::string& spec, v1::SetStrategyResponse* r, bool validate_only = false) {
+  grpc::Status Set(const std::string& spec, v1::SetStrategyResponse* r,
+                   bool validate_only = false) {
     grpc::ClientContext ctx;
     v1::SetStrategyRequest req;
     req.set_spec(spec);
@@ -194,7 +194,8 @@ TEST_F(ControlApiTest, SetStrategyCommitsAndReportsEveryWorker) {
   if (!Strategy().swappable()) GTEST_SKIP() << "native mempool";
   std::vector<uint32_t> workers = Workers();
   v1::GetStrategyResponse before = Strategy();
-  std::string target = before.spec() == "recycle+magazine:size=64" ? "headpool" : "recycle+magazine:size=64";
+  std::string target =
+      before.spec() == "recycle+magazine:size=64" ? "headpool" : "recycle+magazine:size=64";
   v1::SetStrategyResponse r;
   grpc::Status s = Set(target, &r);
   ASSERT_TRUE(s.ok()) << s.error_message();
@@ -357,8 +358,7 @@ TEST_F(ControlApiTest, WatchStatsStreamsMaxUpdatesWithRates) {
 
 TEST_F(ControlApiTest, RoutesAddListShareNextHopsAndDelete) {
   if (Info().mode() != v1::FORWARDING_MODE_L3) GTEST_SKIP() << "not l3 mode";
-  auto add = [&](const std::string& prefix, uint32_t port, const std::string& mac,
-                 uint32_t* id) {
+  auto add = [&](const std::string& prefix, uint32_t port, const std::string& mac, uint32_t* id) {
     grpc::ClientContext ctx;
     v1::AddRouteRequest req;
     req.set_prefix(prefix);
@@ -481,7 +481,8 @@ grpc::Status HealthCheck(grpc::Channel* ch, const std::string& service,
   grpc::ClientContext ctx;
   grpc_test::HealthCheckRequest req;
   req.set_service(service);
-  grpc::internal::RpcMethod m("/grpc.health.v1.Health/Check", grpc::internal::RpcMethod::NORMAL_RPC);
+  grpc::internal::RpcMethod m("/grpc.health.v1.Health/Check",
+                              grpc::internal::RpcMethod::NORMAL_RPC);
   return grpc::internal::BlockingUnaryCall(ch, m, &ctx, req, resp);
 }
 
@@ -509,8 +510,9 @@ TEST_F(ControlApiTest, ReflectionListsTheServiceAndDescribesIt) {
   std::unique_ptr<grpc::ClientReaderWriter<grpc_test::ServerReflectionRequest,
                                            grpc_test::ServerReflectionResponse>>
       rw(grpc::internal::ClientReaderWriterFactory<
-             grpc_test::ServerReflectionRequest,
-             grpc_test::ServerReflectionResponse>::Create(ch.get(), m, &ctx));
+          grpc_test::ServerReflectionRequest, grpc_test::ServerReflectionResponse>::Create(ch.get(),
+                                                                                           m,
+                                                                                           &ctx));
   grpc_test::ServerReflectionRequest req;
   req.set_list_services("");
   ASSERT_TRUE(rw->Write(req));
@@ -533,18 +535,19 @@ TEST_F(ControlApiTest, ReflectionListsTheServiceAndDescribesIt) {
   EXPECT_TRUE(rw->Finish().ok());
 }
 
-// ---- fake-only variants (need --sim-* flags)
+// ---- variants that need a differently started daemon
 
-TEST(ControlApiFakeVariants, NativeMempoolRefusesSwapsWithFailedPrecondition) {
-  if (!DaemonIsFake()) GTEST_SKIP() << "needs the fake daemon's --sim-native";
+TEST(ControlApiVariants, NativeMempoolRefusesSwapsWithFailedPrecondition) {
+  if (NativePoolArgs().empty()) GTEST_SKIP() << "SKBNF_CONTROL_DAEMON_NATIVE_ARGS not set";
   std::string error;
-  auto d = Daemon::Start({"--sim-native"}, &error);
+  auto d = Daemon::Start(NativePoolArgs(), &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
   grpc::ClientContext c0;
   v1::GetStrategyResponse before;
   ASSERT_TRUE(stub->GetStrategy(&c0, v1::GetStrategyRequest(), &before).ok());
   EXPECT_FALSE(before.swappable());
+  EXPECT_EQ(before.structured().layers_size(), 0);
   for (bool validate_only : {false, true}) {
     grpc::ClientContext ctx;
     v1::SetStrategyRequest req;
@@ -563,7 +566,7 @@ TEST(ControlApiFakeVariants, NativeMempoolRefusesSwapsWithFailedPrecondition) {
   EXPECT_EQ(d->Stop(), 0);
 }
 
-TEST(ControlApiFakeVariants, RoutesOutsideL3ModeAreFailedPrecondition) {
+TEST(ControlApiVariants, RoutesOutsideL3ModeAreFailedPrecondition) {
   if (!DaemonIsFake()) GTEST_SKIP() << "needs the fake daemon's --sim-mode";
   std::string error;
   auto d = Daemon::Start({"--sim-mode=io"}, &error);
@@ -579,7 +582,7 @@ TEST(ControlApiFakeVariants, RoutesOutsideL3ModeAreFailedPrecondition) {
   EXPECT_EQ(d->Stop(), 0);
 }
 
-TEST(ControlApiFakeVariants, HealthNotServingWhenLinksAreDown) {
+TEST(ControlApiVariants, HealthNotServingWhenLinksAreDown) {
   if (!DaemonIsFake()) GTEST_SKIP() << "needs the fake daemon's --sim-link-down";
   std::string error;
   auto d = Daemon::Start({"--sim-link-down"}, &error);

@@ -91,6 +91,13 @@ std::vector<std::string> DaemonBaseArgs() {
   return absl::StrSplit(env, ' ', absl::SkipEmpty());
 }
 
+std::vector<std::string> NativePoolArgs() {
+  const char* env = std::getenv("SKBNF_CONTROL_DAEMON_NATIVE_ARGS");
+  if (env != nullptr) return absl::StrSplit(env, ' ', absl::SkipEmpty());
+  if (DaemonIsFake()) return {"--sim-native"};
+  return {};
+}
+
 bool DaemonIsFake() { return absl::StrContains(DaemonPath(), "skbnf_fake_daemon"); }
 
 std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& args, std::string* error) {

@@ -5,13 +5,12 @@
 #ifndef SKBNF_TESTS_CONTROL_DAEMON_HARNESS_H_
 #define SKBNF_TESTS_CONTROL_DAEMON_HARNESS_H_
 
+#include <grpcpp/grpcpp.h>
 #include <sys/types.h>
 
 #include <memory>
 #include <string>
 #include <vector>
-
-#include <grpcpp/grpcpp.h>
 
 #include "skbnf/v1/control.grpc.pb.h"
 
@@ -32,6 +31,9 @@ class TempDir {
 std::string DaemonPath();
 std::vector<std::string> DaemonBaseArgs();
 bool DaemonIsFake();  // fake-only tests (sim flags) skip otherwise
+// Arguments that make the daemon run on DPDK's native mempool ($SKBNF_CONTROL_DAEMON_NATIVE_ARGS;
+// the fake's --sim-native by default); empty: the test that needs them skips.
+std::vector<std::string> NativePoolArgs();
 
 class Daemon {
  public:

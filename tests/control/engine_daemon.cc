@@ -5,14 +5,13 @@
 //
 //   skbnf_engine_daemon [--engine-mode=l3|io|mac] [--engine-pool-ops=skbnf|ring_mp_mc]
 //                       [--engine-strategy=SPEC] + the control-plane flags (server/)
+#include <rte_eal.h>
+#include <rte_lcore.h>
 #include <unistd.h>
 
 #include <filesystem>
 #include <iostream>
 #include <thread>
-
-#include <rte_eal.h>
-#include <rte_lcore.h>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -62,12 +61,18 @@ int main(int argc, char** argv) {
   }
   c.ports = {d::PortSpec{"net_pcap0", "net_null0", ""}, d::PortSpec{"net_null0", "net_pcap0", ""}};
   c.workers = {d::WorkerSpec{1, {{"net_pcap0", 0}}}};
-  std::vector<std::string> eal = {argv[0], "--no-huge", "-m", "256", "--no-pci", "--no-shconf",
+  std::vector<std::string> eal = {argv[0],
+                                  "--no-huge",
+                                  "-m",
+                                  "256",
+                                  "--no-pci",
+                                  "--no-shconf",
                                   absl::StrCat("--file-prefix=skbnf-ctl-", getpid()),
                                   std::thread::hardware_concurrency() >= 2 ? "-l" : "--lcores",
                                   std::thread::hardware_concurrency() >= 2 ? "0,1" : "(0,1)@0",
                                   absl::StrCat("--vdev=net_pcap0,rx_pcap=", pcap, ",infinite_rx=1"),
-                                  "--vdev=net_null0", "--log-level=lib.*:warning"};
+                                  "--vdev=net_null0",
+                                  "--log-level=lib.*:warning"};
   std::vector<char*> eal_argv;
   for (std::string& s : eal) eal_argv.push_back(s.data());
   if (rte_eal_init(static_cast<int>(eal_argv.size()), eal_argv.data()) < 0) {

@@ -109,7 +109,10 @@ void FakeBackend::Run(Worker& w) {
         for (unsigned i = 0; i < kBurst; ++i) {
           int16_t tag = static_cast<int16_t>(rx_port);
           std::memcpy(objs[i], &tag, sizeof(tag));
-          if (++seq % 16 == 0) drop[ndrop++] = objs[i]; else tx_ring.push_back(objs[i]);
+          if (++seq % 16 == 0)
+            drop[ndrop++] = objs[i];
+          else
+            tx_ring.push_back(objs[i]);
         }
         Bump(in.drops, ndrop);
         if (ndrop > 0) pool_->Put(w.core, drop, ndrop);
@@ -135,8 +138,8 @@ Info FakeBackend::GetInfo() const {
   info.eal_args = {"skbnf_fake_daemon", "--no-huge", "--vdev=net_null0", "--vdev=net_null1"};
   info.lcores.push_back({0, LcoreInfo::Role::kMain, -1, 0, {}, {}});
   for (const auto& w : workers_) {
-    info.lcores.push_back({static_cast<uint32_t>(w->core + 1), LcoreInfo::Role::kWorker, w->core,
-                           0, w->rx_ports, w->tx_ports});
+    info.lcores.push_back({static_cast<uint32_t>(w->core + 1), LcoreInfo::Role::kWorker, w->core, 0,
+                           w->rx_ports, w->tx_ports});
   }
   info.pool.name = "fake";
   info.pool.native = options_.native;
