@@ -264,6 +264,12 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   if (impl->server == nullptr || (!unix_socket && selected_port == 0)) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on '", o.listen, "'"));
   }
+  if (unix_socket) {
+    // Local access control of a unix socket is its mode: owner and group only.
+    std::string path = o.listen.substr(5);
+    if (absl::StartsWith(path, "//")) path = path.substr(2);
+    ::chmod(path.c_str(), 0660);
+  }
   impl->grpc_address =
       unix_socket || host.empty()
           ? o.listen
