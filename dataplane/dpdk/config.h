@@ -25,13 +25,7 @@
 //                                   <count> random prefixes inside 10.0.0.0/8 (the demo's
 //                                   table), next hops 02:00:00:00:01:<00..0f> on <port>
 //
-// Example (deploy/skbnfd.conf.example):
-//   mode l3
-//   strategy recycle+magazine
-//   eal -l 0,1 --no-huge -m 512 --no-pci --vdev=net_null0 --vdev=net_null1
-//   port net_null0 peer=net_null1
-//   port net_null1 peer=net_null0
-//   route 10.0.0.0/8 net_null1 02:00:00:00:00:01
+// A complete example that runs here: dataplane/dpdk/skbnfd.conf.example.
 #ifndef SKBNF_DATAPLANE_DPDK_CONFIG_H_
 #define SKBNF_DATAPLANE_DPDK_CONFIG_H_
 

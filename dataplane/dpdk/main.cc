@@ -106,6 +106,10 @@ void ApplyFlags(EngineConfig& c) {
     Die("--strategy applies to --pool-ops=skbnf; the ring_mp_mc baseline has DPDK's own cache: "
         "write --mbuf-cache=N instead");
   }
+  if (c.pool_ops == "skbnf" && absl::GetFlag(FLAGS_mbuf_cache) >= 0) {
+    Die("--mbuf-cache applies to --pool-ops=ring_mp_mc; skbnf pools run with DPDK's cache at 0. "
+        "For DPDK's cache algorithm as one of our layers write --strategy=lcache:size=N+...");
+  }
   Override(absl::GetFlag(FLAGS_mbuf_cache), 512, "mbuf-cache", &c.mbuf_cache);
   Override(absl::GetFlag(FLAGS_mbufs), int64_t{1} << 26, "mbufs", &c.mbufs);
   Override(absl::GetFlag(FLAGS_burst), 512, "burst", &c.burst);

@@ -21,6 +21,19 @@ expect_refusal "write --pool-ops=skbnf or --pool-ops=ring_mp_mc" --pool-ops=stac
 expect_refusal "write --mbuf-cache=N" --pool-ops=ring_mp_mc --strategy=magazine
 expect_refusal "out of range" --burst=100000
 expect_refusal "Unknown command line flag" --no-such-flag
+expect_refusal "lcache:size=N" --mbuf-cache=64
+expect_refusal "line 1: unknown directive" --config=<(echo "colr on")
+
+# The example config file, for 2 s: exits 0 with an exact audit; net_null's all-zero frames
+# are counted as not_ipv4 drops in l3.
+SRC=$(cd "$(dirname "$0")/../.." && pwd)
+"$BIN" --config="$SRC/dataplane/dpdk/skbnfd.conf.example" --duration=2 >"$OUT" 2>&1 ||
+  fail "example config run failed"
+grep -Eq "mode l3, pool skbnf, strategy recycle\+magazine, workers on lcores 1, 100[0-9] routes" "$OUT" ||
+  fail "example config not applied"
+grep -q "audit OK (exact" "$OUT" || fail "example config: no exact audit"
+grep -Eq "not_ipv4=[1-9]" "$OUT" || fail "example config: no not_ipv4 drops counted"
+echo "ok: example config ran, audit exact"
 
 demo() {  # flags...: run the demo, SIGINT after 3 s
   "$BIN" "$@" >"$OUT" 2>&1 &
