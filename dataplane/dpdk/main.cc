@@ -172,6 +172,10 @@ std::string Rate(double v) {
 }
 
 int Run(int argc, char** argv) {
+  // First thing: a SIGINT/SIGTERM during start-up means "stop as soon as running" (and a
+  // shell's background job would otherwise inherit SIGINT ignored).
+  std::signal(SIGINT, &OnSignal);
+  std::signal(SIGTERM, &OnSignal);
   absl::SetProgramUsageMessage(
       "skbnfd [flags] [-- EAL arguments]; with neither, runs the demo (see --helpfull)");
   // Flag names are written with dashes (--pool-ops) or underscores (--pool_ops): absl
@@ -226,8 +230,6 @@ int Run(int argc, char** argv) {
                 p.name.c_str(), p.driver.c_str(), p.mac.c_str(), p.peer, p.rx_queues,
                 p.tx_queues, p.tx_shared ? " (shared)" : "", p.rx_ring, p.tx_ring);
   }
-  std::signal(SIGINT, &OnSignal);
-  std::signal(SIGTERM, &OnSignal);
   if (absl::Status st = engine.Start(); !st.ok()) {
     std::fprintf(stderr, "skbnfd: %s\n", std::string(st.message()).c_str());
     return 2;

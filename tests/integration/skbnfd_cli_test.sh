@@ -35,10 +35,15 @@ grep -q "audit OK (exact" "$OUT" || fail "example config: no exact audit"
 grep -Eq "not_ipv4=[1-9]" "$OUT" || fail "example config: no not_ipv4 drops counted"
 echo "ok: example config ran, audit exact"
 
-demo() {  # flags...: run the demo, SIGINT after 3 s
+demo() {  # flags...: run the demo, SIGINT 2 s after it started forwarding
   "$BIN" "$@" >"$OUT" 2>&1 &
   local pid=$!
-  sleep 3
+  for _ in $(seq 600); do
+    grep -q "^mode " "$OUT" && break
+    kill -0 "$pid" 2>/dev/null || break
+    sleep 0.1
+  done
+  sleep 2
   kill -INT "$pid"
   set +e; wait "$pid"; local rc=$?; set -e
   [ "$rc" -eq 0 ] || fail "demo $* exited $rc"
