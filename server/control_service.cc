@@ -98,9 +98,8 @@ std::vector<int> WorkerCores(const Info& info) {
 
 }  // namespace
 
-std::string StrategyText(const Backend& backend) {
-  Info info = backend.GetInfo();
-  return info.pool.native ? info.pool.ops_name : backend.GetStrategy().ToString();
+std::string StrategyText(const Backend& backend, const PoolInfo& pool) {
+  return pool.native ? pool.ops_name : backend.GetStrategy().ToString();
 }
 
 absl::StatusOr<StrategySpec> StrategyFromStructured(const v1::StructuredStrategy& s) {
@@ -248,7 +247,11 @@ void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std:
 
 ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps,
                                MutationPolicy policy)
-    : backend_(backend), sampler_(sampler), swaps_(swaps), policy_(policy) {}
+    : backend_(backend),
+      sampler_(sampler),
+      swaps_(swaps),
+      policy_(policy),
+      pool_(backend.GetInfo().pool) {}
 
 grpc::Status ControlService::CheckMutation(grpc::ServerContext* ctx, const char* what) const {
   if (policy_ == MutationPolicy::kAnyClient) return grpc::Status::OK;
@@ -392,15 +395,15 @@ grpc::Status ControlService::ListStrategies(grpc::ServerContext*, const v1::List
       "spec := stack (',' modifier)* ; stack := 'slab' | layer ('+' layer)* ; "
       "layer := name [':' key '=' value (',' key '=' value)*] ; layers in order "
       "lcache+recycle+headpool+magazine, each at most once");
-  resp->set_swappable(!backend_.GetInfo().pool.native);
+  resp->set_swappable(!pool_.native);
   return grpc::Status::OK;
 }
 
 grpc::Status ControlService::GetStrategy(grpc::ServerContext*, const v1::GetStrategyRequest*,
                                          v1::GetStrategyResponse* resp) {
-  const bool native = backend_.GetInfo().pool.native;
+  const bool native = pool_.native;
   StrategySpec spec = backend_.GetStrategy();
-  resp->set_spec(StrategyText(backend_));
+  resp->set_spec(StrategyText(backend_, pool_));
   if (!native) StrategyToStructured(spec, resp->mutable_structured());
   resp->set_epoch(backend_.GetEpoch());
   resp->set_swappable(!native);
@@ -479,8 +482,8 @@ grpc::Status ControlService::GetStats(grpc::ServerContext*, const v1::GetStatsRe
   if (!s.ok()) return ToGrpc(s);
   StatsSnapshot now = backend_.GetStats();
   std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
-  FillStats(now, before ? &*before : nullptr, StrategyText(backend_), backend_.GetEpoch(), cores,
-            resp);
+  FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
+            cores, resp);
   return grpc::Status::OK;
 }
 
@@ -508,8 +511,8 @@ grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::Watc
       now = backend_.GetStats();
     }
     v1::Stats msg;
-    FillStats(now, before ? &*before : nullptr, StrategyText(backend_), backend_.GetEpoch(), cores,
-              &msg);
+    FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
+              cores, &msg);
     if (!writer->Write(msg)) return grpc::Status::OK;  // client went away
   }
   return grpc::Status::OK;

@@ -28,8 +28,8 @@ enum class MutationPolicy {
 };
 
 // The strategy as the API shows it: the canonical spec, or on the native mempool its ops name
-// (e.g. "ring_mp_mc").
-std::string StrategyText(const Backend& backend);
+// (e.g. "ring_mp_mc"). `pool` is Backend::GetInfo().pool (fixed for the daemon's life).
+std::string StrategyText(const Backend& backend, const PoolInfo& pool);
 
 // Conversions shared by the service and tests.
 absl::StatusOr<pool::StrategySpec> StrategyFromStructured(const v1::StructuredStrategy& s);
@@ -85,6 +85,7 @@ class ControlService final : public v1::Control::Service {
   StatsSampler& sampler_;
   SwapMetrics& swaps_;
   const MutationPolicy policy_;
+  const PoolInfo pool_;     // native or not, ops name: fixed for the daemon's life
   std::mutex mutation_mu_;  // serialises every mutation (and concurrent SetStrategy calls)
   std::atomic<bool> stopping_{false};
 };

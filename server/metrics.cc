@@ -170,7 +170,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
       D(now.pool.populated));
 
   Put(fam.Add("skbnf_strategy_info", "The buffer strategy in force (value always 1).", G),
-      {{"spec", StrategyText(backend_)}}, 1);
+      {{"spec", StrategyText(backend_, pool_)}}, 1);
   Put(fam.Add("skbnf_strategy_epoch", "Epoch of the strategy in force.", G), {},
       D(backend_.GetEpoch()));
 

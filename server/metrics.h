@@ -47,13 +47,14 @@ namespace skbnf::control {
 class MetricsCollector : public prometheus::Collectable {
  public:
   MetricsCollector(const Backend& backend, const StatsSampler& sampler, const SwapMetrics& swaps)
-      : backend_(backend), sampler_(sampler), swaps_(swaps) {}
+      : backend_(backend), sampler_(sampler), swaps_(swaps), pool_(backend.GetInfo().pool) {}
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
   const Backend& backend_;
   const StatsSampler& sampler_;
   const SwapMetrics& swaps_;
+  const PoolInfo pool_;  // fixed for the daemon's life
 };
 
 }  // namespace skbnf::control
