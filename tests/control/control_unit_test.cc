@@ -1,0 +1,155 @@
+// Unit tests of the control plane's pure parts: listener classification (a security decision),
+// prefix/MAC text forms, the structured strategy form, swap metrics, rate windows.
+#include <gtest/gtest.h>
+
+#include <deque>
+
+#include "server/control_plane.h"
+#include "server/control_service.h"
+#include "server/net_text.h"
+#include "server/stats_sampler.h"
+#include "server/swap_metrics.h"
+
+namespace skbnf::control {
+namespace {
+
+TEST(IsLocalAddress, OnlyLoopbackAndUnixSocketsAreLocal) {
+  for (const char* a :
+       {"127.0.0.1:50051", "127.0.0.1:0", "127.255.255.254:1", "localhost:50051", "[::1]:50051",
+        "unix:/run/skbnf.sock", "unix:///run/skbnf.sock", "unix-abstract:skbnf"}) {
+    EXPECT_TRUE(IsLocalAddress(a)) << a;
+  }
+  // Anything else, including forms gRPC accepts that we do not parse, counts as remote (and so
+  // needs TLS): the check fails safe.
+  for (const char* a :
+       {"0.0.0.0:50051", "[::]:50051", "10.1.2.3:50051", "128.0.0.1:1", "127.0.0.1.example.com:1",
+        ":50051", "127.0.0.1", "ipv4:127.0.0.1:1", "dns:///127.0.0.1:1", "[::ffff:10.0.0.1]:1",
+        "127.0.0.256:1", "localhost.example.com:1"}) {
+    EXPECT_FALSE(IsLocalAddress(a)) << a;
+  }
+}
+
+TEST(NetText, PrefixRoundTripAndRefusals) {
+  for (const char* p : {"0.0.0.0/0", "10.0.0.0/8", "192.0.2.0/24", "203.0.113.7/32"}) {
+    absl::StatusOr<Ipv4Prefix> parsed = ParseIpv4Prefix(p);
+    ASSERT_TRUE(parsed.ok()) << p << ": " << parsed.status();
+    EXPECT_EQ(FormatIpv4Prefix(*parsed), p);
+  }
+  EXPECT_EQ(ParseIpv4Prefix("10.1.2.0/24")->addr, 0x0a010200u);
+  for (const char* p : {"", "10.0.0.0", "10.0.0.0/", "10.0.0.0/33", "10.0.0.1/8", "10.0.0/8",
+                        "10.0.0.0.0/8", "256.0.0.0/8", "010.0.0.0/8", "10.0.0.0/08", "-1.0.0.0/8",
+                        " 10.0.0.0/8", "10.0.0.0/8 ", "a.b.c.d/8"}) {
+    EXPECT_FALSE(ParseIpv4Prefix(p).ok()) << p;
+  }
+  EXPECT_NE(ParseIpv4Prefix("10.0.0.1/8").status().message().find("10.0.0.0/8"), std::string::npos)
+      << "suggests the masked prefix";
+}
+
+TEST(NetText, Mac) {
+  absl::StatusOr<std::array<uint8_t, 6>> m = ParseMac("02:AB:cd:00:00:ff");
+  ASSERT_TRUE(m.ok());
+  EXPECT_EQ(FormatMac(*m), "02:ab:cd:00:00:ff");
+  for (const char* s : {"", "02:00:00:00:00", "02:00:00:00:00:00:00", "2:00:00:00:00:00",
+                        "02-00-00-00-00-00", "02:00:00:00:00:0g", "002:00:00:00:00:0"}) {
+    EXPECT_FALSE(ParseMac(s).ok()) << s;
+  }
+}
+
+// Every strategy the buffer core can run survives spec -> structured -> spec.
+TEST(StructuredStrategy, RoundTripsEveryLayerMaskAndModifier) {
+  int n = 0;
+  for (unsigned mask = 0; mask < (1u << pool::kNumLayers); ++mask) {
+    for (int prefetch = 0; prefetch < 2; ++prefetch) {
+      pool::StrategySpec spec;
+      spec.layers = mask;
+      spec.prefetch = prefetch != 0;
+      if (spec.Has(pool::Layer::kMagazine)) spec.magazine_size = 8 + mask;
+      if (spec.Has(pool::Layer::kHeadPool)) spec.hot_list_len = 64 + mask;
+      v1::StructuredStrategy st;
+      StrategyToStructured(spec, &st);
+      absl::StatusOr<pool::StrategySpec> back = StrategyFromStructured(st);
+      ASSERT_TRUE(back.ok()) << spec.ToString() << ": " << back.status();
+      EXPECT_EQ(*back, spec) << spec.ToString();
+      ++n;
+    }
+  }
+  EXPECT_EQ(n, 32);
+}
+
+TEST(SwapMetrics, CountsByResultAndBucketsDurations) {
+  SwapMetrics m;
+  pool::SwapReport ok;
+  ok.total_ns = 30'000;  // 30 us -> first bucket (50 us)
+  m.Record(ok);
+  ok.total_ns = 2'000'000;  // 2 ms -> 2.5 ms bucket
+  m.Record(ok);
+  pool::SwapReport rolled;
+  rolled.status = absl::DeadlineExceededError("core 3");
+  rolled.rolled_back = true;
+  rolled.total_ns = 5'000'000'000;  // 5 s -> only +Inf
+  m.Record(rolled);
+  pool::SwapReport refused;
+  refused.status = absl::FailedPreconditionError("native");
+  m.Record(refused);
+  SwapMetrics::Snapshot s = m.Get();
+  EXPECT_EQ(s.count[SwapMetrics::kOk], 2u);
+  EXPECT_EQ(s.count[SwapMetrics::kRolledBack], 1u);
+  EXPECT_EQ(s.count[SwapMetrics::kFailed], 1u);
+  EXPECT_EQ(s.observations, 4u);
+  EXPECT_EQ(s.buckets[0], 2u);  // 30 us and the refused swap's 0
+  EXPECT_EQ(s.buckets[5], 1u);  // 2.5 ms
+  uint64_t in_buckets = 0;
+  for (uint64_t b : s.buckets) in_buckets += b;
+  EXPECT_EQ(in_buckets, 3u) << "the 5 s swap is above every finite bucket";
+  EXPECT_DOUBLE_EQ(s.sum_seconds, 30e-6 + 2e-3 + 5.0);
+}
+
+TEST(Rate, GuardsEmptyWindowsAndResets) {
+  EXPECT_DOUBLE_EQ(Rate(300, 100, 2.0), 100.0);
+  EXPECT_DOUBLE_EQ(Rate(300, 100, 0.0), 0.0);
+  EXPECT_DOUBLE_EQ(Rate(100, 300, 1.0), 0.0) << "counter went backwards";
+}
+
+// A Backend whose only moving part is the stats clock, for StatsSampler.
+class ClockBackend final : public Backend {
+ public:
+  Info GetInfo() const override { return {}; }
+  std::vector<PortInfo> GetPorts() const override { return {}; }
+  pool::StrategySpec GetStrategy() const override { return {}; }
+  uint64_t GetEpoch() const override { return 0; }
+  StatsSnapshot GetStats() const override {
+    StatsSnapshot s;
+    s.taken = std::chrono::steady_clock::now();
+    return s;
+  }
+  RouteTable GetRoutes() const override { return {}; }
+  Health GetHealth() const override { return {}; }
+  absl::Status ValidateStrategy(const pool::StrategySpec&) const override { return {}; }
+  pool::SwapReport SwapStrategy(const pool::StrategySpec&, std::chrono::microseconds) override {
+    return {};
+  }
+  absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix&, const NextHop&) override { return 0; }
+  absl::Status DeleteRoute(const Ipv4Prefix&) override { return {}; }
+  absl::Status PauseWorker(int, bool*) override { return {}; }
+  absl::Status ResumeWorker(int, bool*) override { return {}; }
+  absl::StatusOr<pool::AuditReport> Audit() override { return pool::AuditReport{}; }
+};
+
+TEST(StatsSampler, BaselineIsOlderThanNowAndPrefersAFullWindow) {
+  ClockBackend b;
+  StatsSampler s(b, std::chrono::milliseconds(10), std::chrono::milliseconds(30));
+  const auto first = std::chrono::steady_clock::now();
+  // Nothing is older than a point before the sampler's first sample.
+  EXPECT_FALSE(s.Baseline(first - std::chrono::hours(1)).has_value());
+  // Later: a baseline exists, is strictly older than `now`, and once the sampler has run long
+  // enough it is at least one window old.
+  std::this_thread::sleep_for(std::chrono::milliseconds(80));
+  const auto now = std::chrono::steady_clock::now();
+  std::optional<StatsSnapshot> base = s.Baseline(now);
+  ASSERT_TRUE(base.has_value());
+  EXPECT_LT(base->taken, now);
+  EXPECT_GE(now - base->taken, std::chrono::milliseconds(30));
+}
+
+}  // namespace
+}  // namespace skbnf::control
