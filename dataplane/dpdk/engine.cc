@@ -935,7 +935,8 @@ std::string Engine::strategy() const {
 
 bool Engine::swappable() const { return impl_->pool != nullptr; }
 
-absl::StatusOr<pool::SwapReport> Engine::SwapStrategy(absl::string_view spec_text) {
+absl::StatusOr<pool::SwapReport> Engine::SwapStrategy(absl::string_view spec_text,
+                                                      std::chrono::microseconds timeout) {
   if (impl_->pool == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat(
         "strategy swaps need the skbnf mempool; this engine runs on DPDK's native ring_mp_mc "
@@ -949,23 +950,25 @@ absl::StatusOr<pool::SwapReport> Engine::SwapStrategy(absl::string_view spec_tex
   }
   std::lock_guard<std::mutex> lock(impl_->control_mu);
   if (impl_->stopped) return absl::FailedPreconditionError("engine stopped");
-  return impl_->pool->Swap(*spec);
+  return timeout.count() > 0 ? impl_->pool->Swap(*spec, timeout) : impl_->pool->Swap(*spec);
 }
 
-absl::Status Engine::PauseWorker(unsigned lcore) {
+absl::Status Engine::PauseWorker(unsigned lcore, std::chrono::microseconds timeout) {
+  if (timeout.count() <= 0) timeout = std::chrono::milliseconds(200);
   std::lock_guard<std::mutex> lock(impl_->control_mu);
   Impl& e = *impl_;
   for (auto& w : e.workers) {
     if (w->lcore != lcore) continue;
     if (!e.started || e.stopped) return absl::FailedPreconditionError("engine not running");
-    if (e.pool != nullptr) return e.pool->PauseWorker(static_cast<int>(lcore));
+    if (e.pool != nullptr) return e.pool->PauseWorker(static_cast<int>(lcore), timeout);
     w->pause_requested.store(true, std::memory_order_release);
-    const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
+    const auto deadline = std::chrono::steady_clock::now() + timeout;
     while (!w->parked.load(std::memory_order_acquire)) {
       if (std::chrono::steady_clock::now() > deadline) {
         w->pause_requested.store(false);
         return absl::DeadlineExceededError(
-            absl::StrCat("worker ", lcore, " did not reach its quiescent point in 200 ms"));
+            absl::StrCat("worker ", lcore, " did not reach its quiescent point in ",
+                         timeout.count(), " us"));
       }
       std::this_thread::yield();
     }

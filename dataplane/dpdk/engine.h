@@ -33,6 +33,7 @@
 #define SKBNF_DATAPLANE_DPDK_ENGINE_H_
 
 #include <array>
+#include <chrono>
 #include <cstdint>
 #include <memory>
 #include <string>
@@ -182,12 +183,18 @@ class Engine {
   EngineSnapshot Snapshot() const;
 
   // Strategy hot swap while workers forward. FailedPrecondition on the ring_mp_mc baseline,
-  // InvalidArgument for a bad spec (nothing applied).
-  absl::StatusOr<pool::SwapReport> SwapStrategy(absl::string_view spec);
+  // InvalidArgument for a bad spec (nothing applied). Otherwise the pool's SwapReport: its
+  // status says whether every worker acknowledged within `timeout` (0: the pool's default,
+  // 200 ms) or the swap was rolled back.
+  absl::StatusOr<pool::SwapReport> SwapStrategy(
+      absl::string_view spec, std::chrono::microseconds timeout = std::chrono::microseconds(0));
   std::string strategy() const;
   bool swappable() const;
 
-  absl::Status PauseWorker(unsigned lcore);
+  // Parks the worker at its next quiescent point (its pool layers flushed); DeadlineExceeded
+  // if it does not get there within `timeout` (0: 200 ms).
+  absl::Status PauseWorker(unsigned lcore,
+                           std::chrono::microseconds timeout = std::chrono::microseconds(0));
   absl::Status ResumeWorker(unsigned lcore);
 
   absl::Status AddRoute(const Route& route);
