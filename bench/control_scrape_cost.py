@@ -65,9 +65,12 @@ def main():
     a = ap.parse_args()
     d = tempfile.mkdtemp(prefix="skbnf-scrape-")
     ready = os.path.join(d, "ready")
-    proc = subprocess.Popen([a.daemon] + shlex.split(a.daemon_args) +
+    extra = shlex.split(a.daemon_args)
+    cut = extra.index("--") if "--" in extra else len(extra)  # EAL arguments after "--"
+    proc = subprocess.Popen([a.daemon] + extra[:cut] +
                             ["--listen=127.0.0.1:0", "--metrics-addr=127.0.0.1:0",
-                             "--ready-file=" + ready], stderr=open(os.path.join(d, "err"), "w"))
+                             "--ready-file=" + ready] + extra[cut:],
+                            stderr=open(os.path.join(d, "err"), "w"))
     try:
         for _ in range(6000):
             if os.path.exists(ready) or proc.poll() is not None:

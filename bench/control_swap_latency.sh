@@ -26,9 +26,15 @@ cleanup() {
   rm -rf "$dir"
 }
 trap cleanup EXIT
-# shellcheck disable=SC2086
-"$DAEMON" ${DAEMON_ARGS:-} --listen=127.0.0.1:0 --metrics-addr=off --ready-file="$dir/ready" \
-  2>"$dir/stderr" &
+# Our flags go before a "--" in DAEMON_ARGS (EAL arguments follow it).
+read -r -a extra <<<"${DAEMON_ARGS:-}"
+pre=() post=()
+for i in "${!extra[@]}"; do
+  if [ "${extra[$i]}" = "--" ]; then post=("${extra[@]:$i}"); break; fi
+  pre+=("${extra[$i]}")
+done
+"$DAEMON" "${pre[@]}" --listen=127.0.0.1:0 --metrics-addr=off --ready-file="$dir/ready" \
+  "${post[@]}" 2>"$dir/stderr" &
 pid=$!
 for _ in $(seq 3000); do [ -s "$dir/ready" ] && break; sleep 0.01; done
 [ -s "$dir/ready" ] || { echo "daemon did not start:" >&2; cat "$dir/stderr" >&2; exit 1; }

@@ -33,8 +33,11 @@ class Daemon:
             raise RuntimeError("SKBNF_CONTROL_DAEMON is not an executable: %r" % DAEMON)
         self.dir = tempfile.mkdtemp(prefix="skbnf-control-")
         ready = os.path.join(self.dir, "ready.json")
-        args = [DAEMON] + DAEMON_ARGS + ["--listen=127.0.0.1:0", "--metrics-addr=127.0.0.1:0",
-                                         "--ready-file=" + ready] + list(extra)
+        # our flags go before a "--" in the base arguments (EAL arguments follow it)
+        cut = DAEMON_ARGS.index("--") if "--" in DAEMON_ARGS else len(DAEMON_ARGS)
+        args = ([DAEMON] + DAEMON_ARGS[:cut] +
+                ["--listen=127.0.0.1:0", "--metrics-addr=127.0.0.1:0", "--ready-file=" + ready] +
+                list(extra) + DAEMON_ARGS[cut:])
         self.stderr = open(os.path.join(self.dir, "stderr"), "w+")
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self.stderr)
         for _ in range(3000):  # guards a hang only; start-up is bounded by the daemon

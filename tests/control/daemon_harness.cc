@@ -4,6 +4,7 @@
 #include <sys/wait.h>
 #include <unistd.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cstdlib>
 #include <filesystem>
@@ -53,9 +54,12 @@ pid_t Spawn(const std::vector<std::string>& args, const std::string& stderr_path
   _exit(127);
 }
 
+// Daemon, its base args up to a "--" (EAL arguments follow it), our flags, the rest.
 std::vector<std::string> FullArgs(const std::vector<std::string>& args) {
   std::vector<std::string> all = {DaemonPath()};
-  for (const std::string& a : DaemonBaseArgs()) all.push_back(a);
+  std::vector<std::string> base = DaemonBaseArgs();
+  auto dashdash = std::find(base.begin(), base.end(), "--");
+  all.insert(all.end(), base.begin(), dashdash);
   bool listen = false, metrics = false;
   for (const std::string& a : args) {
     listen |= absl::StartsWith(a, "--listen");
@@ -64,6 +68,7 @@ std::vector<std::string> FullArgs(const std::vector<std::string>& args) {
   if (!listen) all.push_back("--listen=127.0.0.1:0");
   if (!metrics) all.push_back("--metrics-addr=127.0.0.1:0");
   for (const std::string& a : args) all.push_back(a);
+  all.insert(all.end(), dashdash, base.end());
   return all;
 }
 
@@ -102,9 +107,10 @@ bool DaemonIsFake() { return absl::StrContains(DaemonPath(), "skbnf_fake_daemon"
 
 std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& args, std::string* error) {
   std::unique_ptr<Daemon> d(new Daemon());
-  std::vector<std::string> all = FullArgs(args);
   const std::string ready = d->dir_.File("ready.json");
-  all.push_back("--ready-file=" + ready);
+  std::vector<std::string> with_ready = args;
+  with_ready.push_back("--ready-file=" + ready);
+  std::vector<std::string> all = FullArgs(with_ready);
   d->pid_ = Spawn(all, d->dir_.File("stderr"));
   // Start-up is bounded by the daemon itself (EAL init, listen); this only guards a hang.
   for (int i = 0; i < 3000; ++i) {
