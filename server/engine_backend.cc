@@ -14,25 +14,28 @@ std::array<uint8_t, 6> MacOf(const std::string& text) {
   return m.ok() ? *m : std::array<uint8_t, 6>{};
 }
 
-// Peer of `port` (the TX port of io/mac forwarding), or -1.
-int PeerOf(const std::vector<dpdk::PortInfo>& ports, int port) {
-  for (const dpdk::PortInfo& p : ports) {
-    if (p.id == port) return p.peer;
-  }
-  return -1;
-}
-
 }  // namespace
 
 EngineBackend::EngineBackend(dpdk::Engine& engine, std::vector<std::string> eal_args,
                              unsigned main_lcore)
-    : engine_(engine), eal_args_(std::move(eal_args)), main_lcore_(main_lcore) {}
+    : engine_(engine), eal_args_(std::move(eal_args)), main_lcore_(main_lcore) {
+  for (const dpdk::PortInfo& p : engine_.Ports()) peers_[p.id] = p.peer;
+}
+
+int EngineBackend::PeerOf(int port) const {
+  auto it = peers_.find(port);
+  return it == peers_.end() ? -1 : it->second;
+}
+
+std::vector<dpdk::PortInfo> EngineBackend::Ports() const {
+  std::lock_guard<std::mutex> l(ports_mu_);
+  return engine_.Ports();
+}
 
 Info EngineBackend::GetInfo() const {
   Info info;
   info.eal_args = eal_args_;
   info.lcores.push_back({main_lcore_, LcoreInfo::Role::kMain, -1, 0, {}, {}});
-  const std::vector<dpdk::PortInfo> ports = engine_.Ports();
   const dpdk::EngineSnapshot snap = engine_.Snapshot();
   for (const dpdk::WorkerSnapshot& w : snap.workers) {
     LcoreInfo l{w.lcore, LcoreInfo::Role::kWorker, static_cast<int>(w.lcore), 0, {}, {}};
@@ -40,7 +43,7 @@ Info EngineBackend::GetInfo() const {
       if (std::find(l.rx_ports.begin(), l.rx_ports.end(), port) == l.rx_ports.end()) {
         l.rx_ports.push_back(port);
       }
-      int peer = PeerOf(ports, port);
+      int peer = PeerOf(port);
       if (peer >= 0 && std::find(l.tx_ports.begin(), l.tx_ports.end(), peer) == l.tx_ports.end()) {
         l.tx_ports.push_back(peer);
       }
@@ -81,7 +84,7 @@ Info EngineBackend::GetInfo() const {
 
 std::vector<PortInfo> EngineBackend::GetPorts() const {
   std::vector<PortInfo> out;
-  for (const dpdk::PortInfo& p : engine_.Ports()) {
+  for (const dpdk::PortInfo& p : Ports()) {
     PortInfo pi;
     pi.id = p.id;
     pi.name = p.name;
@@ -110,7 +113,6 @@ uint64_t EngineBackend::GetEpoch() const {
 }
 
 StatsSnapshot EngineBackend::GetStats() const {
-  const std::vector<dpdk::PortInfo> ports = engine_.Ports();
   const dpdk::EngineSnapshot snap = engine_.Snapshot();
   StatsSnapshot s;
   s.taken = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(snap.monotonic_ns));
@@ -123,7 +125,7 @@ StatsSnapshot EngineBackend::GetStats() const {
     c.busy_polls = w.busy_polls;
     std::vector<int> list;
     for (const auto& [port, queue] : w.rx) list.push_back(port);
-    for (const auto& [port, queue] : w.rx) list.push_back(PeerOf(ports, port));
+    for (const auto& [port, queue] : w.rx) list.push_back(PeerOf(port));
     for (int p = 0; p < dpdk::kMaxPorts; ++p) {
       if (w.ports[p].rx_pkts + w.ports[p].tx_pkts > 0) list.push_back(p);
     }
@@ -186,7 +188,7 @@ Health EngineBackend::GetHealth() const {
   Health h;
   h.workers_running = engine_.running();
   h.ports_up = true;
-  for (const dpdk::PortInfo& p : engine_.Ports()) {
+  for (const dpdk::PortInfo& p : Ports()) {
     if (!p.link_up) {
       h.ports_up = false;
       absl::StrAppend(&h.detail, h.detail.empty() ? "" : "; ", "port ", p.id, " (", p.name,

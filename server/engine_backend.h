@@ -17,6 +17,8 @@
 #ifndef SKBNF_SERVER_ENGINE_BACKEND_H_
 #define SKBNF_SERVER_ENGINE_BACKEND_H_
 
+#include <map>
+#include <mutex>
 #include <string>
 #include <vector>
 
@@ -50,11 +52,17 @@ class EngineBackend final : public Backend {
 
  private:
   bool IsPaused(int core) const;
+  int PeerOf(int port) const;
+  // Engine::Ports() reads ethdev link and stats: one caller at a time (some PMDs' stats_get is
+  // not safe to call from two threads at once). Stats() and Info() do not need it.
+  std::vector<dpdk::PortInfo> Ports() const;
 
   dpdk::Engine& engine_;
   const std::vector<std::string> eal_args_;
   const unsigned main_lcore_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::map<int, int> peers_;  // port -> peer port (io/mac TX), fixed once the engine runs
+  mutable std::mutex ports_mu_;
 };
 
 }  // namespace skbnf::control
