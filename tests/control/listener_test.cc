@@ -226,7 +226,7 @@ TEST_F(ListenerTest, NonLoopbackWithoutTlsRefusesToStart) {
   for (const std::string listen : {"0.0.0.0:0", "[::]:0", "192.0.2.1:50051"}) {
     std::string err;
     int code = RunDaemonToExit({"--listen=" + listen}, 30, &err);
-    EXPECT_EQ(code, 1) << listen << ": " << err;
+    EXPECT_GT(code, 0) << listen << ": exits by itself with a failure code: " << err;
     EXPECT_TRUE(absl::StrContains(err, "refusing")) << err;
     EXPECT_TRUE(absl::StrContains(err, "--tls-cert")) << err;
     EXPECT_TRUE(absl::StrContains(err, "--insecure-remote")) << err;
@@ -235,13 +235,14 @@ TEST_F(ListenerTest, NonLoopbackWithoutTlsRefusesToStart) {
 
 TEST_F(ListenerTest, InconsistentTlsFlagsRefuseToStart) {
   std::string err;
-  EXPECT_EQ(RunDaemonToExit({"--tls-cert=" + F("server.crt")}, 30, &err), 1);
+  // Each exits by itself with a failure code (> 0; -1 would mean it had to be killed).
+  EXPECT_GT(RunDaemonToExit({"--tls-cert=" + F("server.crt")}, 30, &err), 0);
   EXPECT_TRUE(absl::StrContains(err, "--tls-key")) << err;
-  EXPECT_EQ(RunDaemonToExit({"--tls-client-ca=" + F("ca.crt")}, 30, &err), 1);
+  EXPECT_GT(RunDaemonToExit({"--tls-client-ca=" + F("ca.crt")}, 30, &err), 0);
   EXPECT_TRUE(absl::StrContains(err, "--tls-client-ca")) << err;
-  EXPECT_EQ(
+  EXPECT_GT(
       RunDaemonToExit({"--tls-cert=" + F("nope.crt"), "--tls-key=" + F("server.key")}, 30, &err),
-      1);
+      0);
   EXPECT_TRUE(absl::StrContains(err, "cannot read")) << err;
 }
 
