@@ -566,6 +566,43 @@ TEST(ControlApiVariants, NativeMempoolRefusesSwapsWithFailedPrecondition) {
   EXPECT_EQ(d->Stop(), 0);
 }
 
+// A worker that never reaches its quiescent point: the swap times out, the old strategy is
+// published again, and the report says so (the RPC itself succeeds: the report is the answer).
+TEST(ControlApiVariants, SwapThatTimesOutRollsBackAndReportsTheCore) {
+  if (!DaemonIsFake()) GTEST_SKIP() << "needs the fake daemon's --sim-stuck-core";
+  std::string error;
+  auto d = Daemon::Start({"--sim-stuck-core=1"}, &error);
+  ASSERT_NE(d, nullptr) << error;
+  auto stub = d->Stub();
+  grpc::ClientContext c0;
+  v1::GetStrategyResponse before;
+  ASSERT_TRUE(stub->GetStrategy(&c0, v1::GetStrategyRequest(), &before).ok());
+  grpc::ClientContext ctx;
+  v1::SetStrategyRequest req;
+  req.set_spec(before.spec() == "headpool" ? "magazine" : "headpool");
+  req.set_quiesce_timeout_ms(50);
+  v1::SetStrategyResponse r;
+  grpc::Status s = stub->SetStrategy(&ctx, req, &r);
+  ASSERT_TRUE(s.ok()) << s.error_message();
+  EXPECT_FALSE(r.applied());
+  EXPECT_FALSE(r.report().ok());
+  EXPECT_TRUE(r.report().rolled_back());
+  EXPECT_FALSE(r.report().error().empty());
+  ASSERT_EQ(r.report().failed_cores_size(), 1);
+  EXPECT_EQ(r.report().failed_cores(0), 1u);
+  EXPECT_EQ(r.report().old_spec(), before.spec());
+  for (const v1::CoreSwap& c : r.report().cores()) {
+    EXPECT_EQ(c.acknowledged(), c.core() != 1) << "core " << c.core();
+  }
+  grpc::ClientContext c1;
+  v1::GetStrategyResponse after;
+  ASSERT_TRUE(stub->GetStrategy(&c1, v1::GetStrategyRequest(), &after).ok());
+  EXPECT_EQ(after.spec(), before.spec()) << "rolled back";
+  EXPECT_EQ(after.epoch(), r.report().epoch());
+  EXPECT_GT(after.epoch(), before.epoch()) << "the old spec is published again as a new epoch";
+  EXPECT_EQ(d->Stop(), 0);
+}
+
 TEST(ControlApiVariants, RoutesOutsideL3ModeAreFailedPrecondition) {
   if (!DaemonIsFake()) GTEST_SKIP() << "needs the fake daemon's --sim-mode";
   std::string error;

@@ -82,6 +82,11 @@ void FakeBackend::Run(Worker& w) {
   uint64_t poll = 0, seq = 0;
   size_t next_port = 0;
   while (!stop_.load(std::memory_order_relaxed)) {
+    if (w.core == options_.stuck_core) {  // test hook: never quiescent, never done
+      Bump(w.polls, 1);
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+      continue;
+    }
     if (!pool_->Quiesce(w.core)) {  // parked
       std::this_thread::sleep_for(std::chrono::microseconds(200));
       continue;

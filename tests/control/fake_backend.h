@@ -35,6 +35,9 @@ struct FakeOptions {
   bool link_up = true;
   // Pause between polls, in microseconds; 0 = busy-poll like a DPDK worker (a full core each).
   int poll_pause_us = 100;
+  // Test hook: this core's worker never reaches its quiescent point (it keeps "forwarding"
+  // without calling Pool::Quiesce), so swaps time out and roll back. -1: none.
+  int stuck_core = -1;
 };
 
 class FakeBackend final : public Backend {

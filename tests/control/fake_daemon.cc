@@ -13,6 +13,8 @@ ABSL_FLAG(bool, sim_native, false, "fake: pretend to run on DPDK's native mempoo
 ABSL_FLAG(std::string, sim_spec, "magazine", "fake: initial strategy");
 ABSL_FLAG(int, sim_poll_pause_us, 100,
           "fake: microseconds each worker sleeps between polls; 0 = busy-poll (a core each)");
+ABSL_FLAG(int, sim_stuck_core, -1,
+          "fake: this worker core never reaches its quiescent point (swaps roll back)");
 ABSL_FLAG(bool, sim_link_down, false, "fake: every port's link is down (health NOT_SERVING)");
 
 int main(int argc, char** argv) {
@@ -40,6 +42,7 @@ int main(int argc, char** argv) {
   o.initial_spec = absl::GetFlag(FLAGS_sim_spec);
   o.link_up = !absl::GetFlag(FLAGS_sim_link_down);
   o.poll_pause_us = absl::GetFlag(FLAGS_sim_poll_pause_us);
+  o.stuck_core = absl::GetFlag(FLAGS_sim_stuck_core);
   auto backend = skbnf::control::testing::FakeBackend::Create(o);
   if (!backend.ok()) {
     std::cerr << "skbnf_fake_daemon: " << backend.status() << "\n";

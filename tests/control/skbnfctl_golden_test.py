@@ -131,6 +131,20 @@ class SkbnfctlGoldenTest(unittest.TestCase):
         self.assertEqual(code, 1)
         self.assertRegex(err, r"^skbnfctl: (UNAVAILABLE|DEADLINE_EXCEEDED): ")
 
+    def test_rolled_back_swap_is_exit_1_and_counted(self):
+        if not h.daemon_is_fake():
+            self.skipTest("needs the fake daemon's --sim-stuck-core")
+        with h.Daemon("--sim-stuck-core=1") as d:
+            code, out, err = d.ctl("strategy", "set", "headpool", "--quiesce-timeout-ms=50")
+            self.assertEqual(code, 1, out + err)
+            self.assertIn("ROLLED BACK", out)
+            self.assertTrue(err.startswith("skbnfctl: swap failed and rolled back: "), err)
+            _, samples = h.parse_metrics(d.scrape())
+            self.assertEqual(h.total(samples, "skbnf_strategy_swaps_total", result="rolled_back"), 1)
+            self.assertEqual(h.total(samples, "skbnf_strategy_swaps_total", result="ok"), 0)
+            code, out, _ = d.ctl("strategy", "get")
+            self.assertIn("magazine", out, "the old strategy is back")
+
     def test_help_and_no_command(self):
         code, out, _ = h.skbnfctl("--help")
         self.assertEqual(code, 0)
