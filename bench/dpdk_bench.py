@@ -54,17 +54,28 @@ def run_testpmd(args, seconds, warmup, strategy=None, plugin=None, mbufs=32768):
         cmd[1:1] = ["-d", plugin, "--mbuf-pool-ops-name=skbnf"]
         tp.append("--mbcache=0")
     cmd += ["--"] + tp
-    # With --stats-period testpmd prints rates until SIGINT (then it stops, prints the totals
-    # and re-raises the signal).
+    # With --stats-period testpmd prints rates every second until SIGINT (then it stops,
+    # prints the totals and re-raises the signal). Count periods as they come: start-up time
+    # varies with the machine's load.
     p = subprocess.Popen(cmd, stdin=subprocess.DEVNULL, stdout=subprocess.PIPE,
                          stderr=subprocess.STDOUT, env=env, text=True)
-    time.sleep(seconds + warmup + 1.5)  # + start-up
+    lines, pps = [], []
+    deadline = time.time() + 60 + seconds
+    for line in p.stdout:
+        lines.append(line)
+        m = re.search(r"Rx-pps:\s+(\d+)", line)
+        if m:
+            pps.append(int(m.group(1)))
+            if len(pps) >= 2 * (seconds + warmup):
+                break
+        if time.time() > deadline:
+            break
     p.send_signal(signal.SIGINT)
-    out, _ = p.communicate(timeout=60)
+    rest, _ = p.communicate(timeout=60)
+    out = "".join(lines) + rest
     if p.returncode not in (0, -signal.SIGINT):
         raise RuntimeError(f"testpmd failed ({p.returncode}): {' '.join(cmd)}\n{out[-2000:]}")
     # With --stats-period each period prints one block per port: sum the two ports' Rx-pps.
-    pps = [int(x) for x in re.findall(r"Rx-pps:\s+(\d+)", out)]
     periods = [pps[i] + pps[i + 1] for i in range(0, len(pps) - 1, 2)]
     return periods[warmup:]
 

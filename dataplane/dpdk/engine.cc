@@ -229,11 +229,11 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // The packet path.
 
-inline void Send(Engine::Impl& e, Worker& w, uint16_t port, rte_mbuf** pkts, uint16_t n) {
+// `bytes`: the packets' total length, known by the caller.
+inline void Send(Engine::Impl& e, Worker& w, uint16_t port, rte_mbuf** pkts, uint16_t n,
+                 uint64_t bytes) {
   if (n == 0) return;
   PortState& ps = e.ports[port];
-  uint64_t bytes = 0;
-  for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
   uint16_t sent;
   if (__builtin_expect(ps.tx_shared, 0)) {
     rte_spinlock_lock(&ps.tx_lock);
@@ -251,12 +251,14 @@ inline void Send(Engine::Impl& e, Worker& w, uint16_t port, rte_mbuf** pkts, uin
   w.c.ports[port].tx_bytes.Add(bytes);
 }
 
-void ForwardIo(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
+void ForwardIo(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
+               uint64_t bytes) {
   const int peer = e.ports[in_port].peer;
-  Send(e, w, static_cast<uint16_t>(peer), pkts, n);
+  Send(e, w, static_cast<uint16_t>(peer), pkts, n, bytes);
 }
 
-void ForwardMac(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
+void ForwardMac(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
+                uint64_t bytes) {
   const uint16_t peer = static_cast<uint16_t>(e.ports[in_port].peer);
   const PortState& out = e.ports[peer];
   for (uint16_t i = 0; i < n; ++i) {
@@ -264,7 +266,7 @@ void ForwardMac(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, u
     rte_ether_addr_copy(&out.dst_mac, &eth->dst_addr);
     rte_ether_addr_copy(&out.mac, &eth->src_addr);
   }
-  Send(e, w, peer, pkts, n);
+  Send(e, w, peer, pkts, n, bytes);
 }
 
 // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for the 16-bit word holding TTL and protocol.
@@ -280,10 +282,13 @@ inline void DecrementTtl(rte_ipv4_hdr* ip) {
   ip->hdr_checksum = rte_cpu_to_be_16(static_cast<uint16_t>(~sum));
 }
 
-void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n) {
+void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
+               uint64_t bytes) {
   (void)in_port;
+  (void)bytes;
   rte_mbuf* out[kMaxPorts][64];
   uint16_t cnt[kMaxPorts];
+  uint64_t out_bytes[kMaxPorts];
   uint16_t touched[kMaxPorts];
   uint16_t ntouched = 0;
   rte_mbuf* drop[kMaxBurst];
@@ -342,10 +347,15 @@ void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, ui
       if (!seen) {
         touched[ntouched++] = port;
         cnt[port] = 0;
+        out_bytes[port] = 0;
       }
       out[port][cnt[port]++] = m;
+      out_bytes[port] += m->pkt_len;
     }
-    for (uint16_t t = 0; t < ntouched; ++t) Send(e, w, touched[t], out[touched[t]], cnt[touched[t]]);
+    for (uint16_t t = 0; t < ntouched; ++t) {
+      const uint16_t p = touched[t];
+      Send(e, w, p, out[p], cnt[p], out_bytes[p]);
+    }
     ntouched = 0;
   }
   if (ndrop > 0) {
@@ -356,7 +366,7 @@ void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, ui
   }
 }
 
-using ForwardFn = void (*)(Engine::Impl&, Worker&, uint16_t, rte_mbuf**, uint16_t);
+using ForwardFn = void (*)(Engine::Impl&, Worker&, uint16_t, rte_mbuf**, uint16_t, uint64_t);
 
 int WorkerMain(void* arg) {
   Worker& w = *static_cast<Worker*>(arg);
@@ -393,7 +403,7 @@ int WorkerMain(void* arg) {
       for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
       w.c.ports[q.port].rx_pkts.Add(n);
       w.c.ports[q.port].rx_bytes.Add(bytes);
-      forward(e, w, q.port, pkts, n);
+      forward(e, w, q.port, pkts, n, bytes);
     }
     w.c.polls.Add(1);
     if (busy) w.c.busy_polls.Add(1);
