@@ -257,6 +257,9 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
   grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second daemon on the same port would start and
+  // silently share the clients. One control endpoint per port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
   int selected_port = 0;
   builder.AddListeningPort(o.listen, creds, &selected_port);
   builder.RegisterService(impl->service.get());

@@ -246,6 +246,22 @@ TEST_F(ListenerTest, InconsistentTlsFlagsRefuseToStart) {
   EXPECT_TRUE(absl::StrContains(err, "cannot read")) << err;
 }
 
+// A port another daemon holds: the second daemon must fail, not share it (SO_REUSEPORT).
+TEST_F(ListenerTest, PortsInUseRefuseToStart) {
+  std::string error;
+  auto first = Daemon::Start({}, &error);
+  ASSERT_NE(first, nullptr) << error;
+  std::string err;
+  EXPECT_GT(RunDaemonToExit({"--listen=" + first->grpc_address()}, 30, &err), 0) << err;
+  EXPECT_TRUE(absl::StrContains(err, "--listen")) << err;
+  EXPECT_GT(RunDaemonToExit({"--metrics-addr=127.0.0.1:" + std::to_string(first->metrics_port())},
+                            30, &err),
+            0)
+      << err;
+  EXPECT_TRUE(absl::StrContains(err, "--metrics-addr")) << err;
+  EXPECT_EQ(first->Stop(), 0);
+}
+
 TEST_F(ListenerTest, NonLoopbackWithTlsStarts) {
   std::string error;
   std::vector<std::string> args = TlsArgs(true);
