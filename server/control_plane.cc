@@ -308,18 +308,21 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
             << (impl->metrics_port ? absl::StrCat("on port ", impl->metrics_port, " /metrics")
                                    : std::string("off"))
             << std::endl;
+  // From here on, returning an error destroys `cp`, which shuts both servers down.
+  std::unique_ptr<ControlPlane> cp(new ControlPlane(std::move(impl)));
   if (!o.ready_file.empty()) {
     std::string tmp = o.ready_file + ".tmp";
     {
       std::ofstream out(tmp);
-      out << "{\"grpc\":\"" << impl->grpc_address << "\",\"metrics_port\":" << impl->metrics_port
+      out << "{\"grpc\":\"" << cp->grpc_address() << "\",\"metrics_port\":" << cp->metrics_port()
           << ",\"pid\":" << ::getpid() << "}\n";
     }
     if (std::rename(tmp.c_str(), o.ready_file.c_str()) != 0) {
+      std::remove(tmp.c_str());
       return absl::InternalError(absl::StrCat("--ready-file: cannot write '", o.ready_file, "'"));
     }
   }
-  return std::unique_ptr<ControlPlane>(new ControlPlane(std::move(impl)));
+  return cp;
 }
 
 void ControlPlane::Shutdown() {

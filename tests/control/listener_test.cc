@@ -244,6 +244,9 @@ TEST_F(ListenerTest, InconsistentTlsFlagsRefuseToStart) {
       RunDaemonToExit({"--tls-cert=" + F("nope.crt"), "--tls-key=" + F("server.key")}, 30, &err),
       0);
   EXPECT_TRUE(absl::StrContains(err, "cannot read")) << err;
+  // A ready file that cannot be written stops start-up cleanly (servers shut down, no abort).
+  EXPECT_GT(RunDaemonToExit({"--ready-file=/nonexistent-dir/ready"}, 30, &err), 0) << err;
+  EXPECT_TRUE(absl::StrContains(err, "--ready-file")) << err;
 }
 
 // A port another daemon holds: the second daemon must fail, not share it (SO_REUSEPORT).
