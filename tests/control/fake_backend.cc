@@ -188,7 +188,6 @@ uint64_t FakeBackend::GetEpoch() const { return pool_->epoch(); }
 StatsSnapshot FakeBackend::GetStats() const {
   StatsSnapshot s;
   s.taken = std::chrono::steady_clock::now();
-  uint64_t in_flight = 0;
   for (const auto& w : workers_) {
     CoreStats c;
     c.core = w->core;
@@ -217,7 +216,6 @@ StatsSnapshot FakeBackend::GetStats() const {
     c.pool = pool_->CoreStats(w->core);
     c.layer_objects = pool_->CoreGauges(w->core);
     for (int i = 0; i < pool::kNumLayers; ++i) s.pool.in_layers[i] += c.layer_objects.objects[i];
-    in_flight += w->in_flight.load(std::memory_order_relaxed);
     s.cores.push_back(std::move(c));
   }
   s.other = pool_->CoreStats(pool::kNoCore);
@@ -228,7 +226,6 @@ StatsSnapshot FakeBackend::GetStats() const {
   uint64_t accounted = s.pool.in_store + s.pool.in_depots;
   for (uint64_t v : s.pool.in_layers) accounted += v;
   s.pool.in_flight = s.pool.populated > accounted ? s.pool.populated - accounted : 0;
-  (void)in_flight;
   s.swaps_ok = pool_->swaps_ok();
   s.swaps_failed = pool_->swaps_failed();
   return s;
@@ -264,7 +261,7 @@ pool::SwapReport FakeBackend::SwapStrategy(const pool::StrategySpec& spec,
   if (absl::Status s = ValidateStrategy(spec); !s.ok()) {
     pool::SwapReport r;
     r.status = s;
-    r.old_spec = r.new_spec = pool_->strategy().ToString();
+    r.old_spec = pool_->strategy().ToString();
     r.new_spec = spec.ToString();
     r.epoch = pool_->epoch();
     return r;
