@@ -221,7 +221,7 @@ TEST_F(DataplaneTest, NullIoForwardsAndConserves) {
   const Totals t = Sum(e.Snapshot());
   EXPECT_EQ(t.rx, t.tx + t.dropped);  // in = out + counted drops
   // Every freed mbuf went back through the skbnf driver: pool frees == allocs on the worker.
-  const WorkerSnapshot& w = e.Snapshot().workers.at(0);
+  const WorkerSnapshot w = e.Snapshot().workers.at(0);
   EXPECT_EQ(w.pool.allocs, t.rx);
   EXPECT_EQ(w.pool.frees, t.rx);
   EXPECT_TRUE(e.final_audit().ok) << e.final_audit().message;
