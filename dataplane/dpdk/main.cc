@@ -297,9 +297,10 @@ int Run(int argc, char** argv) {
               static_cast<unsigned long>(nombuf), engine.strategy().c_str(), swaps.c_str(),
               audit.ok ? "OK" : "FAILED", audit.message.c_str());
   std::fflush(stdout);
+  const int rc = audit.ok ? 0 : 1;
   created->reset();
   rte_eal_cleanup();
-  return audit.ok ? 0 : 1;
+  return rc;
 }
 
 }  // namespace
