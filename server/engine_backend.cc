@@ -2,6 +2,7 @@
 
 #include <algorithm>
 #include <map>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "server/net_text.h"
@@ -254,13 +255,40 @@ bool EngineBackend::IsPaused(int core) const {
 absl::Status EngineBackend::PauseWorker(int core, bool* was_paused) {
   *was_paused = IsPaused(core);
   if (*was_paused) return absl::OkStatus();
-  return engine_.PauseWorker(static_cast<unsigned>(core));
+  return PauseAndWait(static_cast<unsigned>(core));
 }
 
 absl::Status EngineBackend::ResumeWorker(int core, bool* was_paused) {
   *was_paused = IsPaused(core);
   if (!*was_paused) return absl::OkStatus();
-  return engine_.ResumeWorker(static_cast<unsigned>(core));
+  return ResumeAndWait(static_cast<unsigned>(core));
+}
+
+// Pause and resume are complete only when the worker itself says so (the engine's per-worker
+// `parked` flag, WorkerSnapshot::paused, written by the worker at its quiescent point).
+// Engine::PauseWorker on the skbnf pool returns when Pool's own `parked` flag is set, and that
+// flag stays set after a resume until the next epoch change: a second pause at the same epoch
+// would return before the worker parked (buffer-core bug, reported with issue 4).
+absl::Status EngineBackend::WaitParked(unsigned lcore, bool parked) {
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(500);
+  while (IsPaused(static_cast<int>(lcore)) != parked) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "lcore ", lcore, parked ? " did not park" : " did not leave its parked state"));
+    }
+    std::this_thread::yield();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status EngineBackend::PauseAndWait(unsigned lcore) {
+  absl::Status s = engine_.PauseWorker(lcore);
+  return s.ok() ? WaitParked(lcore, true) : s;
+}
+
+absl::Status EngineBackend::ResumeAndWait(unsigned lcore) {
+  absl::Status s = engine_.ResumeWorker(lcore);
+  return s.ok() ? WaitParked(lcore, false) : s;
 }
 
 absl::StatusOr<pool::AuditReport> EngineBackend::Audit() {
@@ -270,13 +298,13 @@ absl::StatusOr<pool::AuditReport> EngineBackend::Audit() {
   absl::Status status;
   for (const dpdk::WorkerSnapshot& w : engine_.Snapshot().workers) {
     if (w.paused) continue;
-    status = engine_.PauseWorker(w.lcore);
+    status = PauseAndWait(w.lcore);
     if (!status.ok()) break;
     parked.push_back(w.lcore);
   }
   dpdk::AuditResult a;
   if (status.ok()) a = engine_.Audit();
-  for (unsigned lcore : parked) (void)engine_.ResumeWorker(lcore);
+  for (unsigned lcore : parked) (void)ResumeAndWait(lcore);
   if (!status.ok()) return absl::UnavailableError(absl::StrCat("audit: ", status.message()));
   pool::AuditReport r;
   if (a.has_pool) {

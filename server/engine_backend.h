@@ -52,6 +52,9 @@ class EngineBackend final : public Backend {
 
  private:
   bool IsPaused(int core) const;
+  absl::Status PauseAndWait(unsigned lcore);
+  absl::Status ResumeAndWait(unsigned lcore);
+  absl::Status WaitParked(unsigned lcore, bool parked);
   int PeerOf(int port) const;
   // Engine::Ports() reads ethdev link and stats: one caller at a time (some PMDs' stats_get is
   // not safe to call from two threads at once). Stats() and Info() do not need it.

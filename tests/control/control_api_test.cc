@@ -463,6 +463,25 @@ TEST_F(ControlApiTest, PauseOneWorkerOthersKeepForwarding) {
   }
 }
 
+// Pause, resume, audit, over and over: an audit right after a resume must still find every
+// worker parked (a stale "parked" flag from the previous pause must not fool the next one).
+TEST_F(ControlApiTest, PauseResumeAuditCyclesStayExact) {
+  const uint32_t core = Workers().back();
+  for (int i = 0; i < 100; ++i) {
+    grpc::ClientContext c1, c2;
+    v1::PauseWorkerRequest p;
+    p.set_core(core);
+    v1::PauseWorkerResponse pr;
+    ASSERT_TRUE(stub_->PauseWorker(&c1, p, &pr).ok());
+    v1::ResumeWorkerRequest r;
+    r.set_core(core);
+    v1::ResumeWorkerResponse rr;
+    ASSERT_TRUE(stub_->ResumeWorker(&c2, r, &rr).ok());
+    v1::AuditPoolResponse a = Audit();
+    ASSERT_TRUE(a.ok()) << "cycle " << i << ": " << a.message();
+  }
+}
+
 TEST_F(ControlApiTest, AuditPoolBalances) {
   v1::AuditPoolResponse a = Audit();
   EXPECT_TRUE(a.ok()) << a.message();

@@ -88,9 +88,11 @@ void FakeBackend::Run(Worker& w) {
       continue;
     }
     if (!pool_->Quiesce(w.core)) {  // parked
+      w.parked.store(true, std::memory_order_release);
       std::this_thread::sleep_for(std::chrono::microseconds(200));
       continue;
     }
+    if (w.parked.load(std::memory_order_relaxed)) w.parked.store(false, std::memory_order_release);
     // TX completion of the previous poll's burst.
     if (!tx_ring.empty()) {
       pool_->Put(w.core, tx_ring.data(), static_cast<unsigned>(tx_ring.size()));
@@ -305,7 +307,7 @@ absl::Status FakeBackend::PauseWorker(int core, bool* was_paused) {
   Worker& w = *workers_.at(static_cast<size_t>(core));
   *was_paused = w.paused.load();
   if (*was_paused) return absl::OkStatus();
-  absl::Status s = pool_->PauseWorker(core);
+  absl::Status s = PauseAndWait(core);
   if (s.ok()) w.paused.store(true);
   return s;
 }
@@ -314,9 +316,38 @@ absl::Status FakeBackend::ResumeWorker(int core, bool* was_paused) {
   Worker& w = *workers_.at(static_cast<size_t>(core));
   *was_paused = w.paused.load();
   if (!*was_paused) return absl::OkStatus();
-  absl::Status s = pool_->ResumeWorker(core);
+  absl::Status s = ResumeAndWait(core);
   if (s.ok()) w.paused.store(false);
   return s;
+}
+
+// Pause and resume are complete only when the worker itself says so (its own `parked` flag,
+// written at its quiescent point, like the DPDK engine's). Pool::PauseWorker alone is not
+// enough: its `parked` flag stays set after Pool::ResumeWorker until the next epoch change, so a
+// second pause at the same epoch returns before the worker has parked (see the report of
+// issue 4: buffer-core bug).
+absl::Status FakeBackend::WaitParked(int core, bool parked) {
+  Worker& w = *workers_.at(static_cast<size_t>(core));
+  const auto deadline = std::chrono::steady_clock::now() + pool_->config().quiesce_timeout;
+  while (w.parked.load(std::memory_order_acquire) != parked) {
+    if (std::chrono::steady_clock::now() >= deadline) {
+      return absl::DeadlineExceededError(
+          absl::StrCat("core ", core, parked ? " did not park" : " did not leave its parked state",
+                       " within ", pool_->config().quiesce_timeout.count(), " us"));
+    }
+    std::this_thread::yield();
+  }
+  return absl::OkStatus();
+}
+
+absl::Status FakeBackend::PauseAndWait(int core) {
+  absl::Status s = pool_->PauseWorker(core);
+  return s.ok() ? WaitParked(core, true) : s;
+}
+
+absl::Status FakeBackend::ResumeAndWait(int core) {
+  absl::Status s = pool_->ResumeWorker(core);
+  return s.ok() ? WaitParked(core, false) : s;
 }
 
 absl::StatusOr<pool::AuditReport> FakeBackend::Audit() {
@@ -325,7 +356,7 @@ absl::StatusOr<pool::AuditReport> FakeBackend::Audit() {
   absl::Status status;
   for (auto& w : workers_) {
     if (w->paused.load()) continue;
-    status = pool_->PauseWorker(w->core);
+    status = PauseAndWait(w->core);
     if (!status.ok()) break;
     parked.push_back(w->core);
   }
@@ -335,7 +366,7 @@ absl::StatusOr<pool::AuditReport> FakeBackend::Audit() {
     for (auto& w : workers_) in_flight += w->in_flight.load();
     r = pool_->Audit(in_flight);
   }
-  for (int c : parked) (void)pool_->ResumeWorker(c);
+  for (int c : parked) (void)ResumeAndWait(c);
   if (!status.ok()) return absl::UnavailableError(absl::StrCat("audit: ", status.message()));
   return r;
 }

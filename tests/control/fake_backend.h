@@ -67,6 +67,7 @@ class FakeBackend final : public Backend {
     int core = 0;
     std::vector<int> rx_ports, tx_ports;
     std::atomic<bool> paused{false};  // as requested through the API
+    std::atomic<bool> parked{false};  // written by the worker: it is at its parked point
     std::atomic<uint64_t> polls{0}, busy_polls{0};
     std::atomic<uint64_t> in_flight{0};
     struct Port {
@@ -79,6 +80,9 @@ class FakeBackend final : public Backend {
 
   explicit FakeBackend(const FakeOptions& options) : options_(options) {}
   void Run(Worker& w);
+  absl::Status PauseAndWait(int core);
+  absl::Status ResumeAndWait(int core);
+  absl::Status WaitParked(int core, bool parked);
 
   const FakeOptions options_;
   std::unique_ptr<void, void (*)(void*)> memory_{nullptr, nullptr};
