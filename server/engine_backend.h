@@ -11,6 +11,10 @@
 //   AddRoute        refuses an existing prefix (AlreadyExists) instead of letting rte_lpm
 //                   replace it silently.
 //   SwapStrategy    the engine applies the pool's default quiesce deadline (timeout ignored).
+//   Pause/Resume    return once the worker itself reports parked / running (the engine's
+//                   WorkerSnapshot::paused), not when Pool's `parked` flag says so: that flag
+//                   stays set after a resume until the next epoch change, so a second pause at
+//                   the same epoch would return while the worker still runs.
 //   Audit           parks every worker, Engine::Audit() (in flight = populated - available:
 //                   mbufs in PMD rings, which the engine cannot count), resumes them.
 //   native pool     (ring_mp_mc) swaps FailedPrecondition; pool counters are zero.
