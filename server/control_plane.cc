@@ -9,11 +9,13 @@
 #include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
+#include <sys/un.h>
 #include <unistd.h>
 
 #include <atomic>
 #include <condition_variable>
 #include <cstdio>
+#include <cstring>
 #include <fstream>
 #include <iostream>
 #include <mutex>
@@ -85,6 +87,18 @@ void WakeListener(const std::string& host, int port) {
   }
   (void)::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa));
   ::close(fd);
+}
+
+bool UnixSocketAnswers(const std::string& path) {
+  sockaddr_un sa = {};
+  if (path.size() >= sizeof(sa.sun_path)) return false;
+  sa.sun_family = AF_UNIX;
+  std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  bool answers = ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0;
+  ::close(fd);
+  return answers;
 }
 
 std::atomic<bool> g_signalled{false};
@@ -245,7 +259,15 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
     std::string path = o.listen.substr(5);
     if (absl::StartsWith(path, "//")) path = path.substr(2);
     struct stat st;
-    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) ::unlink(path.c_str());
+    if (::lstat(path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      // A socket someone still accepts on belongs to a running daemon: do not steal it. One
+      // nobody answers is left over from a daemon that died: replace it.
+      if (UnixSocketAnswers(path)) {
+        return absl::UnavailableError(
+            absl::StrCat("--listen: unix socket '", path, "' is in use by a running process"));
+      }
+      ::unlink(path.c_str());
+    }
   }
 
   auto impl = std::make_unique<Impl>();

@@ -302,7 +302,21 @@ TEST_F(ListenerTest, UnixSocketIsLocalAndMayMutate) {
   const uint32_t core = FirstWorker(*stub);
   EXPECT_TRUE(Pause(*stub, core).ok());
   EXPECT_TRUE(Resume(*stub, core).ok());
+  // A second daemon must not take over the socket of a running one ...
+  std::string err;
+  EXPECT_GT(RunDaemonToExit({"--listen=unix:" + F("ctl.sock")}, 30, &err), 0) << err;
+  EXPECT_TRUE(absl::StrContains(err, "in use")) << err;
+  EXPECT_TRUE(GetInfo(*stub).ok()) << "the first daemon still serves";
   EXPECT_EQ(d->Stop(), 0);
+  // ... but replaces one left over by a daemon that is gone.
+  ASSERT_EQ(Shell("/usr/bin/python3 -c \"import socket; s = socket.socket(socket.AF_UNIX); "
+                  "s.bind('" +
+                  F("stale.sock") + "')\""),
+            0);
+  auto again = Daemon::Start({"--listen=unix:" + F("stale.sock")}, &error);
+  ASSERT_NE(again, nullptr) << error;
+  EXPECT_TRUE(GetInfo(*again->Stub()).ok());
+  EXPECT_EQ(again->Stop(), 0);
 }
 
 }  // namespace
