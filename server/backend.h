@@ -182,7 +182,9 @@ class Backend {
   virtual absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) = 0;
   // NotFound when the prefix is not routed.
   virtual absl::Status DeleteRoute(const Ipv4Prefix& prefix) = 0;
-  // Idempotent; `was_paused` tells the state before the call.
+  // Idempotent; `was_paused` tells the state before the call. Return only once the worker
+  // itself has acknowledged: parked at its quiescent point (Pause) / running again (Resume), so
+  // that an Audit right after a Resume + Pause sees a really parked worker.
   virtual absl::Status PauseWorker(int core, bool* was_paused) = 0;
   virtual absl::Status ResumeWorker(int core, bool* was_paused) = 0;
   // Conservation audit at a quiescent point of the Backend's choosing (Pool::Audit).
