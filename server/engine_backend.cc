@@ -211,8 +211,8 @@ absl::Status EngineBackend::ValidateStrategy(const pool::StrategySpec&) const {
 }
 
 pool::SwapReport EngineBackend::SwapStrategy(const pool::StrategySpec& spec,
-                                             std::chrono::microseconds) {
-  absl::StatusOr<pool::SwapReport> r = engine_.SwapStrategy(spec.ToString());
+                                             std::chrono::microseconds timeout) {
+  absl::StatusOr<pool::SwapReport> r = engine_.SwapStrategy(spec.ToString(), timeout);
   if (r.ok()) return *r;
   pool::SwapReport failed;
   failed.status = r.status();

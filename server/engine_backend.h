@@ -10,7 +10,6 @@
 //                   the table does not change.
 //   AddRoute        refuses an existing prefix (AlreadyExists) instead of letting rte_lpm
 //                   replace it silently.
-//   SwapStrategy    the engine applies the pool's default quiesce deadline (timeout ignored).
 //   Pause/Resume    return once the worker itself reports parked / running (the engine's
 //                   WorkerSnapshot::paused), not when Pool's `parked` flag says so: that flag
 //                   stays set after a resume until the next epoch change, so a second pause at
