@@ -309,6 +309,9 @@ absl::StatusOr<pool::AuditReport> EngineBackend::Audit() {
   pool::AuditReport r;
   if (a.has_pool) {
     r = a.pool;
+    // Running: mbufs in PMD rings and in flight are what the pool does not hold (the engine
+    // cannot count them); after Stop the engine's figure is exact.
+    if (!a.exact) r.in_flight = a.populated - std::min(a.populated, a.available);
   } else {
     r.populated = a.populated;
     r.in_store = a.available;
