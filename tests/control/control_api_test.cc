@@ -66,12 +66,13 @@ class ControlApiTest : public ::testing::Test {
     EXPECT_TRUE(stub_->GetStats(&ctx, v1::GetStatsRequest(), &r).ok());
     return r;
   }
-  grpc::Status Set(const std::string& spec, v1::SetStrategyResponse* r,
-                   bool validate_only = false) {
+  grpc::Status Set(const std::string& spec, v1::SetStrategyResponse* r, bool validate_only = false,
+                   uint32_t quiesce_timeout_ms = 0) {
     grpc::ClientContext ctx;
     v1::SetStrategyRequest req;
     req.set_spec(spec);
     req.set_validate_only(validate_only);
+    req.set_quiesce_timeout_ms(quiesce_timeout_ms);
     return stub_->SetStrategy(&ctx, req, r);
   }
   v1::AuditPoolResponse Audit() {
@@ -197,7 +198,7 @@ TEST_F(ControlApiTest, SetStrategyCommitsAndReportsEveryWorker) {
   std::string target =
       before.spec() == "recycle+magazine:size=64" ? "headpool" : "recycle+magazine:size=64";
   v1::SetStrategyResponse r;
-  grpc::Status s = Set(target, &r);
+  grpc::Status s = Set(target, &r, false, /*quiesce_timeout_ms=*/5000);
   ASSERT_TRUE(s.ok()) << s.error_message();
   ASSERT_TRUE(r.report().ok()) << r.report().error();
   EXPECT_TRUE(r.applied());
