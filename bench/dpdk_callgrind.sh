@@ -38,7 +38,7 @@ testpmd() {  # name, extra env, extra EAL, extra testpmd args
   pkts=$(awk '/Accumulated forward statistics/{f=1} f && /TX-packets:/{print $2; exit}' "$out")
   ir=$(worker_ir "$W/cg.$$.")
   rm -f "$W"/cg.$$.*
-  printf "| %s | %s | %s | %.1f |\n" "$name" "$pkts" "$ir" "$(echo "$ir / $pkts" | bc -l)"
+  printf "| %s | %s | %s | %.1f |\n" "$name" "$pkts" "$ir" "$(awk -v i="$ir" -v p="$pkts" 'BEGIN{print i/p}')"
 }
 
 skbnfd() {  # name, flags
@@ -50,7 +50,7 @@ skbnfd() {  # name, flags
   pkts=$(sed -n 's/^skbnfd: .*, tx \([0-9]*\),.*/\1/p' "$out")
   ir=$(worker_ir "$W/cg.$$.")
   rm -f "$W"/cg.$$.*
-  printf "| %s | %s | %s | %.1f |\n" "$name" "$pkts" "$ir" "$(echo "$ir / $pkts" | bc -l)"
+  printf "| %s | %s | %s | %.1f |\n" "$name" "$pkts" "$ir" "$(awk -v i="$ir" -v p="$pkts" 'BEGIN{print i/p}')"
 }
 
 echo "| configuration | packets forwarded | instructions (forwarding thread) | instructions / packet |"

@@ -217,7 +217,12 @@ TEST_F(DataplaneTest, NullIoForwardsAndConserves) {
   Engine& e = Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}));
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx > 1'000'000; }));
+  const AuditResult running = e.Audit();  // approximate while traffic flows
+  EXPECT_FALSE(running.exact);
+  EXPECT_TRUE(running.ok) << running.message;
+  EXPECT_LE(running.available, running.populated);
   ASSERT_TRUE(e.Stop().ok());
+  EXPECT_TRUE(e.Audit().exact);  // after Stop: the exact one
   const Totals t = Sum(e.Snapshot());
   EXPECT_EQ(t.rx, t.tx + t.dropped);  // in = out + counted drops
   // Every freed mbuf went back through the skbnf driver: pool frees == allocs on the worker.
