@@ -676,6 +676,12 @@ absl::Status Engine::Impl::SetUpPorts() {
       ps.tx_shared = nworkers > 1;
     }
     rte_eth_conf conf{};
+    if (ps.nb_rxq > 1 && info.flow_type_rss_offloads != 0) {
+      // Several RX queues: spread flows over them by RSS (IP and L4 hashes the NIC has).
+      conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+      conf.rx_adv_conf.rss_conf.rss_hf =
+          (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+    }
     if (int rc = rte_eth_dev_configure(id, ps.nb_rxq, ps.nb_txq, &conf); rc != 0) {
       return absl::InternalError(
           absl::StrCat("port ", id, " (", ps.name, "): configure: ", rte_strerror(-rc)));

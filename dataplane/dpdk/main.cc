@@ -65,11 +65,16 @@ namespace skbnf::dpdk {
 namespace {
 
 std::atomic<bool> g_quit{false};
+std::filesystem::path g_demo_dir;  // removed on every exit path
 
 void OnSignal(int) { g_quit.store(true); }
 
 [[noreturn]] void Die(const std::string& msg) {
   std::fprintf(stderr, "skbnfd: %s\n", msg.c_str());
+  if (!g_demo_dir.empty()) {
+    std::error_code ec;
+    std::filesystem::remove_all(g_demo_dir, ec);
+  }
   std::exit(2);
 }
 
@@ -137,6 +142,7 @@ void SetUpDemo(DaemonConfig& dc, Demo& demo) {
   if (routes < 1 || dests < 1) Die("--demo-routes and --demo-dests must be >= 1");
   demo.dir = std::filesystem::temp_directory_path() / absl::StrCat("skbnfd-demo-", getpid());
   std::filesystem::create_directories(demo.dir);
+  g_demo_dir = demo.dir;
   const std::string pcap = (demo.dir / "traffic.pcap").string();
   EngineConfig& c = dc.engine;
   c.mode = Mode::kL3;

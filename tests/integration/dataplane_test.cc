@@ -233,6 +233,31 @@ TEST_F(DataplaneTest, NullIoForwardsAndConserves) {
   EXPECT_TRUE(e.final_audit().exact);
 }
 
+// Default worker assignment (every non-main lcore) with two RX queues per port: both workers
+// forward, each on its own TX queue of every port.
+TEST_F(DataplaneTest, TwoWorkersTwoQueuesDefaultAssignment) {
+  const std::string a = Vdev("net_null"), b = Vdev("net_null");
+  EngineConfig c = Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {}, "recycle+magazine");
+  c.rx_queues = 2;
+  Engine& e = Make(c);
+  ASSERT_EQ(e.WorkerLcores(), (std::vector<unsigned>{1, 2}));
+  for (const PortInfo& p : e.Ports()) {
+    EXPECT_EQ(p.rx_queues, 2);
+    EXPECT_EQ(p.tx_queues, 2);
+    EXPECT_FALSE(p.tx_shared);
+  }
+  ASSERT_TRUE(e.Start().ok());
+  ASSERT_TRUE(WaitFor([&] {
+    const EngineSnapshot s = e.Snapshot();
+    return s.workers[0].tx_pkts > 100'000 && s.workers[1].tx_pkts > 100'000;
+  }));
+  ExpectExactAudit();
+  const EngineSnapshot s = e.Snapshot();
+  EXPECT_EQ(s.workers[0].rx.size() + s.workers[1].rx.size(), 4u);
+  const Totals t = Sum(s);
+  EXPECT_EQ(t.rx, t.tx + t.dropped);
+}
+
 // ---------------------------------------------------------------------------------------------
 // net_ring: exact in = out + drops, with TX back-pressure.
 
@@ -260,9 +285,6 @@ TEST_F(DataplaneTest, RingInEqualsOutPlusDrops) {
   ExpectExactAudit();
 }
 
-// ---------------------------------------------------------------------------------------------
-// l3 through net_pcap: output pcaps checked packet by packet; bad packets in the right counter.
-
 uint16_t RawSum(const uint8_t* p, size_t n) {
   uint32_t s = 0;
   for (size_t i = 0; i + 1 < n; i += 2) s += (uint32_t{p[i]} << 8) | p[i + 1];
@@ -279,6 +301,37 @@ MacAddr MacAt(const std::vector<uint8_t>& b, size_t off) {
 uint32_t Ip(int a, int b, int c, int d) {
   return (uint32_t(a) << 24) | (uint32_t(b) << 16) | (uint32_t(c) << 8) | uint32_t(d);
 }
+
+// mac mode: src MAC = the output port's, dst MAC = the configured dst_mac of that port.
+TEST_F(DataplaneTest, MacModeRewritesAddresses) {
+  rte_ring *arx, *atx, *brx, *btx;
+  const std::string a = RingPort(&arx, &atx);
+  const std::string b = RingPort(&brx, &btx);
+  Engine& e = Make(Config(Mode::kMac, {{a, b, "02:00:00:00:00:aa"}, {b, a, "02:00:00:00:00:bb"}},
+                          {{1, {{a, 0}, {b, 0}}}}));
+  MacAddr mac_b{};
+  for (const PortInfo& p : e.Ports()) {
+    if (p.name == b) mac_b = *ParseMac(p.mac);
+  }
+  ASSERT_TRUE(e.Start().ok());
+  std::vector<Frame> frames;
+  for (int i = 0; i < 50; ++i) frames.push_back(UdpFrame(Ip(1, 2, 3, 4), Ip(5, 6, 7, i), 64));
+  Inject(arx, frames);
+  ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx == frames.size(); }));
+  const std::vector<Frame> out = Drain(btx);
+  ASSERT_EQ(out.size(), frames.size());
+  for (size_t i = 0; i < out.size(); ++i) {
+    EXPECT_EQ(MacAt(out[i].bytes, 0), (MacAddr{0x02, 0, 0, 0, 0, 0xbb}));
+    EXPECT_EQ(MacAt(out[i].bytes, 6), mac_b);
+    EXPECT_TRUE(std::equal(out[i].bytes.begin() + 12, out[i].bytes.end(),
+                           frames[i].bytes.begin() + 12));
+  }
+  EXPECT_TRUE(Drain(atx).empty());
+  ExpectExactAudit();
+}
+
+// ---------------------------------------------------------------------------------------------
+// l3 through net_pcap: output pcaps checked packet by packet; bad packets in the right counter.
 
 TEST_F(DataplaneTest, L3PcapOutputAndDropReasons) {
   // Input: one frame per case, each tagged by its UDP source port (= index).
