@@ -1,10 +1,12 @@
 #include "dataplane/dpdk/config.h"
 
+#include <algorithm>
 #include <fstream>
 #include <random>
 #include <set>
 #include <sstream>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -172,6 +174,43 @@ absl::StatusOr<DaemonConfig> LoadConfig(const std::string& path) {
     return absl::InvalidArgumentError(absl::StrCat(path, ": ", dc.status().message()));
   }
   return dc;
+}
+
+absl::StatusOr<std::vector<std::string>> EalArgsFromPciDeviceEnv(
+    const std::vector<std::string>& environment) {
+  std::vector<std::pair<std::string, std::string>> vars;
+  for (const std::string& e : environment) {
+    if (e.rfind("PCIDEVICE_", 0) != 0) continue;
+    const size_t eq = e.find('=');
+    if (eq == std::string::npos) continue;
+    vars.emplace_back(e.substr(0, eq), e.substr(eq + 1));
+  }
+  std::sort(vars.begin(), vars.end());
+  std::vector<std::string> out;
+  for (const auto& [name, value] : vars) {
+    for (absl::string_view addr : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
+      addr = absl::StripAsciiWhitespace(addr);
+      // [dddd:]bb:dd.f, hex digits
+      bool ok = !addr.empty() && addr.size() <= 12;
+      int colons = 0, dots = 0;
+      for (char ch : addr) {
+        if (ch == ':') {
+          ++colons;
+        } else if (ch == '.') {
+          ++dots;
+        } else if (!absl::ascii_isxdigit(static_cast<unsigned char>(ch))) {
+          ok = false;
+        }
+      }
+      if (!ok || dots != 1 || colons < 1 || colons > 2) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            name, ": '", addr, "' is not a PCI address; expected [dddd:]bb:dd.f, e.g. 0000:3b:02.1"));
+      }
+      out.emplace_back("-a");
+      out.emplace_back(addr);
+    }
+  }
+  return out;
 }
 
 std::vector<RouteSpec> RandomRoutes(uint32_t count, const std::string& port, uint64_t seed,

@@ -48,6 +48,12 @@ struct DaemonConfig {
 absl::StatusOr<DaemonConfig> ParseConfig(absl::string_view text);
 absl::StatusOr<DaemonConfig> LoadConfig(const std::string& path);
 
+// EAL arguments for the devices a Kubernetes SR-IOV device plugin hands the pod: every
+// environment variable PCIDEVICE_<RESOURCE>=<addr>[,<addr>...] becomes `-a <addr>` (sorted by
+// variable name, then in the variable's order). Addresses must look like [dddd:]bb:dd.f.
+absl::StatusOr<std::vector<std::string>> EalArgsFromPciDeviceEnv(
+    const std::vector<std::string>& environment);
+
 // `count` distinct random prefixes inside 10.0.0.0/8 with lengths in [min_len, max_len],
 // next hops 02:00:00:00:01:<i % 16> on `port`. Deterministic for a seed.
 std::vector<RouteSpec> RandomRoutes(uint32_t count, const std::string& port, uint64_t seed,

@@ -56,6 +56,9 @@ ABSL_FLAG(int32_t, tx_ring, -1, "TX descriptors per queue (default 1024)");
 ABSL_FLAG(int32_t, rx_queues, -1, "RX queues per port (default 1)");
 ABSL_FLAG(bool, colour, false, "slab colouring in the skbnf pool");
 ABSL_FLAG(bool, pool_debug, false, "the pool's double/foreign-free checks");
+ABSL_FLAG(bool, pcidevice_env, false,
+          "add `-a <addr>` EAL arguments for every PCI address in PCIDEVICE_* environment "
+          "variables (the Kubernetes SR-IOV device plugin's), e.g. VFs bound to vfio-pci");
 ABSL_FLAG(double, stats, 1.0, "seconds between per-core lines (0: none)");
 ABSL_FLAG(double, duration, 0.0, "stop after this many seconds (0: run until SIGINT/SIGTERM)");
 ABSL_FLAG(int32_t, demo_routes, 10000, "demo: prefixes in the generated route table");
@@ -210,13 +213,23 @@ int Run(int argc, char** argv) {
     EngineConfig check = dc.engine;  // bad flags stop start-up before anything else happens
     ApplyFlags(check);
   }
+  std::vector<std::string> pci_args;
+  if (absl::GetFlag(FLAGS_pcidevice_env)) {
+    std::vector<std::string> env;
+    for (char** e = environ; *e != nullptr; ++e) env.emplace_back(*e);
+    auto from_env = EalArgsFromPciDeviceEnv(env);
+    if (!from_env.ok()) Die(std::string(from_env.status().message()));
+    if (from_env->empty()) Die("--pcidevice-env: no PCIDEVICE_* variable names a device");
+    pci_args = *from_env;
+  }
   Demo demo;
-  const bool is_demo = config_path.empty() && rest.size() <= 1;
+  const bool is_demo = config_path.empty() && rest.size() <= 1 && pci_args.empty();
   if (is_demo) SetUpDemo(dc, demo);
   ApplyFlags(dc.engine);
 
   std::vector<std::string> eal_args = {argv[0]};
   eal_args.insert(eal_args.end(), dc.eal.begin(), dc.eal.end());
+  eal_args.insert(eal_args.end(), pci_args.begin(), pci_args.end());
   for (size_t i = 1; i < rest.size(); ++i) eal_args.emplace_back(rest[i]);
   std::vector<char*> eal_argv;
   for (std::string& s : eal_args) eal_argv.push_back(s.data());

@@ -48,6 +48,20 @@ TEST(ConfigTest, RejectsBadValues) {
   EXPECT_TRUE(ParseConfig("colour on\nworker 3 net_null0:1 0\n").ok());
 }
 
+TEST(ConfigTest, PciDeviceEnvBecomesEalAllowList) {
+  auto a = EalArgsFromPciDeviceEnv({"HOME=/root", "PCIDEVICE_INTEL_COM_SRIOV_B=0000:3b:02.1",
+                                    "PCIDEVICE_INTEL_COM_SRIOV_A=0000:3b:02.0,0000:3b:02.2"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(*a, (std::vector<std::string>{"-a", "0000:3b:02.0", "-a", "0000:3b:02.2", "-a",
+                                          "0000:3b:02.1"}));
+  auto none = EalArgsFromPciDeviceEnv({"PATH=/bin"});
+  ASSERT_TRUE(none.ok());
+  EXPECT_TRUE(none->empty());
+  auto bad = EalArgsFromPciDeviceEnv({"PCIDEVICE_X=eth0"});
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("PCIDEVICE_X"), std::string::npos);
+}
+
 TEST(ConfigTest, RandomRoutesAreDistinctDeterministicAndInside10Slash8) {
   auto a = RandomRoutes(10000, "p", 1);
   auto b = RandomRoutes(10000, "p", 1);

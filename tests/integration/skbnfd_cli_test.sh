@@ -22,6 +22,7 @@ expect_refusal "write --mbuf-cache=N" --pool-ops=ring_mp_mc --strategy=magazine
 expect_refusal "out of range" --burst=100000
 expect_refusal "Unknown command line flag" --no-such-flag
 expect_refusal "lcache:size=N" --mbuf-cache=64
+PCIDEVICE_SKBNF_TEST=eth0 expect_refusal "is not a PCI address" --pcidevice-env
 expect_refusal "line 1: unknown directive" --config=<(echo "colr on")
 
 # The example config file, for 2 s: exits 0 with an exact audit; net_null's all-zero frames
