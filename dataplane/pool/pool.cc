@@ -14,6 +14,9 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
+// local_word of a parked worker: never a published word (those are epoch << 1 | pause).
+constexpr uint64_t kParkedWord = ~uint64_t{0};
+
 uint64_t NsSince(Clock::time_point t0) {
   return static_cast<uint64_t>(
       std::chrono::duration_cast<std::chrono::nanoseconds>(Clock::now() - t0).count());
@@ -284,6 +287,9 @@ bool Pool::QuiesceSlow(CoreSlot& s, uint64_t w) {
       s.last_flushed.store(FlushSlot(s), std::memory_order_relaxed);
       s.parked.store(true, std::memory_order_release);
     }
+    // No real word equals this, so the resume word (even at the same epoch) takes the slow
+    // path and unparks, and every call while paused comes back here.
+    s.local_word = kParkedWord;
     return false;
   }
   if (s.parked.load(std::memory_order_relaxed)) s.parked.store(false, std::memory_order_release);
@@ -508,7 +514,9 @@ absl::Status Pool::PauseWorker(int core, std::chrono::microseconds timeout) {
   return absl::OkStatus();
 }
 
-absl::Status Pool::ResumeWorker(int core) {
+absl::Status Pool::ResumeWorker(int core) { return ResumeWorker(core, config_.quiesce_timeout); }
+
+absl::Status Pool::ResumeWorker(int core, std::chrono::microseconds timeout) {
   std::lock_guard<std::mutex> lock(control_mu_);
   if (core < 0 || core >= kMaxCores || !slots_[core].registered) {
     return absl::InvalidArgumentError(absl::StrCat("core ", core, " is not a worker"));
@@ -517,6 +525,16 @@ absl::Status Pool::ResumeWorker(int core) {
   pause_requested_[core] = false;
   CoreSlot& s = slots_[core];
   s.word.store(WordFor(s, current_.load()->epoch), std::memory_order_release);
+  // Symmetric with PauseWorker: done when the worker itself has left its parked state.
+  const auto deadline = Clock::now() + timeout;
+  while (s.parked.load(std::memory_order_acquire)) {
+    if (Clock::now() >= deadline) {
+      return absl::DeadlineExceededError(absl::StrCat(
+          "core ", core, " was told to resume but did not reach its quiescent point within ",
+          timeout.count(), " us; it resumes when it does"));
+    }
+    std::this_thread::yield();
+  }
   return absl::OkStatus();
 }
 

@@ -189,7 +189,10 @@ class Pool {
   // Pause: the worker flushes its layers and parks at its next quiescent point.
   absl::Status PauseWorker(int core);
   absl::Status PauseWorker(int core, std::chrono::microseconds timeout);
+  // Returns once the worker has left its parked state (DeadlineExceeded if it does not reach
+  // its quiescent point in time; it then resumes whenever it does).
   absl::Status ResumeWorker(int core);
+  absl::Status ResumeWorker(int core, std::chrono::microseconds timeout);
   bool IsParked(int core) const;
 
   // Conservation audit; exact when nothing runs Get/Put concurrently.

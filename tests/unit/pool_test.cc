@@ -180,8 +180,8 @@ TEST(PoolTest, PausedWorkerIsDrainedAndSwitchedOnItsBehalf) {
   EXPECT_EQ(w1.iterations(), before);  // it did not run while paused
   EXPECT_GT(w1.paused_iterations(), 0u);
   ASSERT_TRUE(t->ResumeWorker(1).ok());
+  EXPECT_FALSE(t->IsParked(1));  // resume returns once the worker runs again
   while (w1.iterations() < before + 100) std::this_thread::yield();
-  EXPECT_FALSE(t->IsParked(1));
   EXPECT_GT(t->CoreStats(1).layer[static_cast<int>(Layer::kMagazine)].alloc_hits, 0u);
   w0.Stop();
   w1.Stop();
@@ -201,6 +201,35 @@ TEST(PoolTest, PauseOfAStuckWorkerTimesOutAndLeavesItRunning) {
   while (w0.iterations() < before + 100) std::this_thread::yield();
   EXPECT_FALSE(t->IsParked(0));
   EXPECT_EQ(t->PauseWorker(7).code(), absl::StatusCode::kInvalidArgument);
+}
+
+TEST(PoolTest, PauseResumeCyclesAreEachAcknowledged) {
+  auto t = MakePool("magazine", {.n = 256});
+  ASSERT_TRUE(t->RegisterWorker(0).ok());
+  Worker w0(*t.pool, 0);
+  for (int i = 0; i < 200; ++i) {
+    ASSERT_TRUE(t->PauseWorker(0).ok());
+    ASSERT_TRUE(t->IsParked(0));
+    ASSERT_TRUE(t->ResumeWorker(0).ok());
+    ASSERT_FALSE(t->IsParked(0));
+  }
+  // Resuming a running worker is a no-op.
+  EXPECT_TRUE(t->ResumeWorker(0).ok());
+  w0.Stop();
+  AuditReport a = t->Audit(0);
+  EXPECT_TRUE(a.ok) << a.message;
+}
+
+TEST(PoolTest, ResumeOfAFrozenWorkerReportsTheDeadline) {
+  auto t = MakePool("magazine", {.n = 256, .timeout = milliseconds(30)});
+  ASSERT_TRUE(t->RegisterWorker(0).ok());
+  Worker w0(*t.pool, 0);
+  ASSERT_TRUE(t->PauseWorker(0).ok());
+  w0.Freeze(true);
+  EXPECT_EQ(t->ResumeWorker(0).code(), absl::StatusCode::kDeadlineExceeded);
+  w0.Freeze(false);
+  while (t->IsParked(0)) std::this_thread::yield();  // it resumes when it gets there
+  w0.Stop();
 }
 
 TEST(PoolTest, AuditCountsInFlightObjects) {
