@@ -98,6 +98,14 @@ def run_skbnfd(binary, seconds, warmup, strategy=None, ring=False):
     return rates[warmup:]
 
 
+def remove_runtime_dir():
+    # EAL leaves an empty runtime directory per --file-prefix.
+    try:
+        os.rmdir(f"/var/run/dpdk/skbnf-bench-{os.getpid()}")
+    except OSError:
+        pass
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__,
                                  formatter_class=argparse.RawDescriptionHelpFormatter)
@@ -136,6 +144,7 @@ def main():
             samples = fn()
             med = statistics.median(samples) if samples else 0.0
             results[name].append(med)
+            remove_runtime_dir()
             print(f"round {r + 1}: {name}: {med / 1e6:.2f} Mpps (per-second samples: "
                   f"{' '.join(f'{x / 1e6:.1f}' for x in samples)})", file=sys.stderr, flush=True)
 

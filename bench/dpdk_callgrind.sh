@@ -18,7 +18,7 @@ STRATS=("$@")
 PLUGIN=$B/dataplane/dpdk/libskbnf_mempool.so
 SKBNFD=$B/dataplane/dpdk/skbnfd
 W=$(mktemp -d)
-trap 'rm -rf "$W"' EXIT
+trap 'rm -rf "$W"; rmdir /var/run/dpdk/cg-$$ 2>/dev/null || true' EXIT
 EAL=(-l 0,1 --no-huge -m 1024 --no-pci --no-shconf --vdev=net_null0 --vdev=net_null1)
 
 worker_ir() {  # the busiest thread's Ir among callgrind files $1*, except the main thread (-01)

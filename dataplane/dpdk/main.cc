@@ -69,6 +69,13 @@ namespace {
 
 std::atomic<bool> g_quit{false};
 std::filesystem::path g_demo_dir;  // removed on every exit path
+std::string g_runtime_dir;         // EAL's, removed at exit when empty
+
+// Registered before rte_eal_init, so it runs after EAL's own exit handlers (telemetry removes
+// its sockets there): EAL leaves an empty runtime directory per --file-prefix otherwise.
+void RemoveRuntimeDir() {
+  if (!g_runtime_dir.empty()) ::rmdir(g_runtime_dir.c_str());
+}
 
 void OnSignal(int) { g_quit.store(true); }
 
@@ -233,10 +240,12 @@ int Run(int argc, char** argv) {
   for (size_t i = 1; i < rest.size(); ++i) eal_args.emplace_back(rest[i]);
   std::vector<char*> eal_argv;
   for (std::string& s : eal_args) eal_argv.push_back(s.data());
+  std::atexit(&RemoveRuntimeDir);
   if (rte_eal_init(static_cast<int>(eal_argv.size()), eal_argv.data()) < 0) {
     Die(absl::StrCat("EAL initialisation failed (", rte_strerror(rte_errno),
                      "); check the EAL arguments after `--`"));
   }
+  g_runtime_dir = rte_eal_get_runtime_dir();
   auto created = Engine::Create(dc.engine);
   if (!created.ok()) {
     std::fprintf(stderr, "skbnfd: %s\n", std::string(created.status().message()).c_str());

@@ -53,12 +53,16 @@ class EalEnvironment : public ::testing::Environment {
     std::vector<std::string> args = {
         "dataplane_test", "--no-huge", "-m", "1024", "--no-pci", "--no-shconf",
         absl::StrCat("--file-prefix=skbnf-it-", getpid()),
-        absl::StrCat("--lcores=0@", a, ",1@", b, ",2@", a), "--log-level=lib.eal:warning"};
+        absl::StrCat("--lcores=0@", a, ",1@", b, ",2@", a), "--log-level=lib.eal:warning", "--no-telemetry"};
     std::vector<char*> argv;
     for (auto& s : args) argv.push_back(s.data());
     ASSERT_GE(rte_eal_init(static_cast<int>(argv.size()), argv.data()), 0);
   }
-  void TearDown() override { rte_eal_cleanup(); }
+  void TearDown() override {
+    const std::string runtime_dir = rte_eal_get_runtime_dir();
+    rte_eal_cleanup();
+    ::rmdir(runtime_dir.c_str());  // left behind by EAL, empty with --no-shconf
+  }
 };
 
 // ---------------------------------------------------------------------------------------------

@@ -10,7 +10,7 @@ PLUGIN=$(readlink -f "$1")
 TESTPMD=$(command -v dpdk-testpmd)
 OUT=$(mktemp)
 SAFE=""
-trap 'rm -f "$OUT"; [ -z "$SAFE" ] || rm -rf "$SAFE"' EXIT
+trap 'rm -f "$OUT"; [ -z "$SAFE" ] || rm -rf "$SAFE"; rmdir /var/run/dpdk/skbnf-tp-$$ 2>/dev/null || true' EXIT
 # EAL refuses a plugin below a world-writable directory (e.g. a clone under /tmp): then load a
 # copy from a private directory.
 d=$(dirname "$PLUGIN")
@@ -25,7 +25,7 @@ while [ "$d" != "/" ]; do
 done
 run() {  # strategy, seconds
   (sleep "$2"; echo) | SKBNF_STRATEGY=$1 timeout 60 "$TESTPMD" -l 0,1 --no-huge -m 512 \
-    --no-pci --no-shconf --file-prefix=skbnf-tp-$$ -d "$PLUGIN" --mbuf-pool-ops-name=skbnf \
+    --no-pci --no-shconf --no-telemetry --file-prefix=skbnf-tp-$$ -d "$PLUGIN" --mbuf-pool-ops-name=skbnf \
     --vdev=net_null0 --vdev=net_null1 -- --mbcache=0 --forward-mode=io --auto-start \
     --no-mlockall --stats-period=0 >"$OUT" 2>&1
 }
