@@ -572,6 +572,14 @@ TEST_F(DataplaneTest, BaselineRefusesSwapsWithReason) {
   auto rep = e.SwapStrategy("magazine");
   EXPECT_EQ(rep.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(rep.status().message().find("ring_mp_mc"), absl::string_view::npos);
+  // Pause/resume work without the pool's quiescence protocol too.
+  ASSERT_TRUE(e.PauseWorker(1, std::chrono::seconds(10)).ok());
+  EXPECT_TRUE(e.Snapshot().workers[0].paused);
+  const uint64_t polls = Sum(e.Snapshot()).polls;
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(Sum(e.Snapshot()).polls, polls);
+  ASSERT_TRUE(e.ResumeWorker(1).ok());
+  ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).polls > polls; }));
   ExpectExactAudit();
 }
 
@@ -613,6 +621,14 @@ TEST_F(DataplaneTest, PauseAndResumeWorker) {
   ASSERT_TRUE(e.ResumeWorker(1).ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).rx > p2.rx; }));
   EXPECT_FALSE(e.Snapshot().workers[0].paused);
+  // A second cycle behaves like the first (the worker really parks again).
+  ASSERT_TRUE(e.PauseWorker(1, std::chrono::seconds(10)).ok());
+  ASSERT_TRUE(WaitFor([&] { return e.Snapshot().workers[0].paused; }));
+  const uint64_t polls = Sum(e.Snapshot()).polls;
+  std::this_thread::sleep_for(20ms);
+  EXPECT_EQ(Sum(e.Snapshot()).polls, polls);
+  ASSERT_TRUE(e.ResumeWorker(1).ok());
+  ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).polls > polls; }));
   EXPECT_EQ(e.PauseWorker(7).code(), absl::StatusCode::kNotFound);
   ExpectExactAudit();
 }
