@@ -35,6 +35,7 @@
 #include "absl/flags/usage.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_split.h"
 #include "dataplane/dpdk/config.h"
 #include "dataplane/dpdk/engine.h"
 #include "dataplane/dpdk/traffic.h"
@@ -61,6 +62,10 @@ ABSL_FLAG(bool, pcidevice_env, false,
           "variables (the Kubernetes SR-IOV device plugin's), e.g. VFs bound to vfio-pci");
 ABSL_FLAG(double, stats, 1.0, "seconds between per-core lines (0: none)");
 ABSL_FLAG(double, duration, 0.0, "stop after this many seconds (0: run until SIGINT/SIGTERM)");
+ABSL_FLAG(std::string, swap_cycle, "",
+          "hot-swap the strategy while forwarding, cycling through these ';'-separated specs "
+          "(e.g. 'headpool;recycle+headpool;magazine'), one swap every --swap-every seconds");
+ABSL_FLAG(double, swap_every, 5.0, "seconds between the swaps of --swap-cycle");
 ABSL_FLAG(int32_t, demo_routes, 10000, "demo: prefixes in the generated route table");
 ABSL_FLAG(int32_t, demo_dests, 4096, "demo: distinct destinations in the generated traffic");
 
@@ -131,6 +136,18 @@ void ApplyFlags(EngineConfig& c) {
   Override(absl::GetFlag(FLAGS_rx_ring), 32768, "rx-ring", &c.rx_ring);
   Override(absl::GetFlag(FLAGS_tx_ring), 32768, "tx-ring", &c.tx_ring);
   Override(absl::GetFlag(FLAGS_rx_queues), 64, "rx-queues", &c.rx_queues);
+  for (absl::string_view spec :
+       absl::StrSplit(absl::GetFlag(FLAGS_swap_cycle), ';', absl::SkipEmpty())) {
+    if (c.pool_ops != "skbnf") {
+      Die("--swap-cycle needs --pool-ops=skbnf: DPDK's ring_mp_mc pool cannot be swapped");
+    }
+    auto parsed = pool::StrategySpec::Parse(spec);
+    if (!parsed.ok()) {
+      Die(absl::StrCat("--swap-cycle: '", spec, "': ", parsed.status().message(),
+                       "; write specs separated by ';', e.g. --swap-cycle='headpool;magazine'"));
+    }
+  }
+  if (absl::GetFlag(FLAGS_swap_every) <= 0) Die("--swap-every must be > 0 seconds");
   if (absl::GetFlag(FLAGS_colour)) c.colour = true;
   if (absl::GetFlag(FLAGS_pool_debug)) c.pool_debug = true;
 }
@@ -276,10 +293,36 @@ int Run(int argc, char** argv) {
   const auto t0 = std::chrono::steady_clock::now();
   auto next = t0 + std::chrono::duration<double>(stats > 0 ? stats : 1e9);
   EngineSnapshot prev = engine.Snapshot();
+  const std::vector<std::string> cycle =
+      absl::StrSplit(absl::GetFlag(FLAGS_swap_cycle), ';', absl::SkipEmpty());
+  const auto swap_every = std::chrono::duration<double>(absl::GetFlag(FLAGS_swap_every));
+  auto next_swap = t0 + swap_every;
+  size_t swap_index = 0;
   while (!g_quit.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     const auto now = std::chrono::steady_clock::now();
     if (duration > 0 && now - t0 >= std::chrono::duration<double>(duration)) break;
+    if (!cycle.empty() && now >= next_swap) {
+      next_swap += swap_every;
+      auto rep = engine.SwapStrategy(cycle[swap_index++ % cycle.size()]);
+      if (!rep.ok()) {
+        std::printf("swap: %s\n", std::string(rep.status().message()).c_str());
+      } else {
+        std::string cores;
+        for (const pool::CoreSwapResult& r : rep->cores) {
+          absl::StrAppend(&cores, " lcore ", r.core, r.on_behalf ? " (parked)" : "", ": ",
+                          r.acknowledged ? "ack" : "NO ACK", " ", r.quiesce_ns / 1000, " us, ",
+                          r.objects_flushed, " flushed;");
+        }
+        std::printf("swap %s: %s -> %s, epoch %lu, %lu us;%s %lu from retired depots\n",
+                    rep->status.ok() ? "ok" : "FAILED", rep->old_spec.c_str(),
+                    rep->new_spec.c_str(), static_cast<unsigned long>(rep->epoch),
+                    static_cast<unsigned long>(rep->total_ns / 1000), cores.c_str(),
+                    static_cast<unsigned long>(rep->depot_drained));
+        if (!rep->status.ok()) std::printf("  %s\n", std::string(rep->status.message()).c_str());
+      }
+      std::fflush(stdout);
+    }
     if (stats <= 0 || now < next) continue;
     next += std::chrono::duration<double>(stats);
     EngineSnapshot cur = engine.Snapshot();

@@ -22,6 +22,8 @@ expect_refusal "write --mbuf-cache=N" --pool-ops=ring_mp_mc --strategy=magazine
 expect_refusal "out of range" --burst=100000
 expect_refusal "Unknown command line flag" --no-such-flag
 expect_refusal "lcache:size=N" --mbuf-cache=64
+expect_refusal "swap-cycle='headpool;magazine'" --swap-cycle="headpool;bogus"
+expect_refusal "needs --pool-ops=skbnf" --pool-ops=ring_mp_mc --swap-cycle=headpool
 PCIDEVICE_SKBNF_TEST=eth0 expect_refusal "is not a PCI address" --pcidevice-env
 expect_refusal "line 1: unknown directive" --config=<(echo "colr on")
 
@@ -58,3 +60,8 @@ demo() {  # flags...: run the demo, SIGINT 2 s after it started forwarding
 demo
 demo --pool-ops=ring_mp_mc
 demo --strategy=recycle+headpool --colour
+# Hot swaps while the demo forwards: swaps acknowledged (one not acknowledged in time on a
+# loaded machine is rolled back and reported, which is allowed here), audit still exact.
+demo --swap-cycle="headpool;lcache:size=64+magazine;recycle+headpool,prefetch" --swap-every=0.3
+grep -q "^swap ok: .* -> .*, epoch" "$OUT" || fail "no swap line"
+echo "ok: $(grep -c '^swap ok' "$OUT") hot swaps in the demo, audit OK"
