@@ -203,8 +203,9 @@ absl::StatusOr<std::vector<std::string>> EalArgsFromPciDeviceEnv(
         }
       }
       if (!ok || dots != 1 || colons < 1 || colons > 2) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            name, ": '", addr, "' is not a PCI address; expected [dddd:]bb:dd.f, e.g. 0000:3b:02.1"));
+        return absl::InvalidArgumentError(
+            absl::StrCat(name, ": '", addr,
+                         "' is not a PCI address; expected [dddd:]bb:dd.f, e.g. 0000:3b:02.1"));
       }
       out.emplace_back("-a");
       out.emplace_back(addr);
@@ -229,10 +230,9 @@ std::vector<RouteSpec> RandomRoutes(uint32_t count, const std::string& port, uin
     const uint32_t prefix = ((10u << 24) | (static_cast<uint32_t>(rng()) & 0x00ffffff)) & mask;
     if (!seen.insert({prefix, len}).second) continue;
     const uint32_t i = static_cast<uint32_t>(out.size());
-    out.push_back(RouteSpec{
-        absl::StrFormat("%d.%d.%d.%d/%d", prefix >> 24, (prefix >> 16) & 0xff, (prefix >> 8) & 0xff,
-                        prefix & 0xff, len),
-        port, absl::StrFormat("02:00:00:00:01:%02x", i % 16)});
+    out.push_back(RouteSpec{absl::StrFormat("%d.%d.%d.%d/%d", prefix >> 24, (prefix >> 16) & 0xff,
+                                            (prefix >> 8) & 0xff, prefix & 0xff, len),
+                            port, absl::StrFormat("02:00:00:00:01:%02x", i % 16)});
   }
   return out;
 }

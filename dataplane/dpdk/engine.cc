@@ -1,3 +1,4 @@
+// Engine: set-up and control. The packet path is forward.cc; shared state engine_state.h.
 #include "dataplane/dpdk/engine.h"
 
 #include <arpa/inet.h>
@@ -27,59 +28,10 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
+#include "dataplane/dpdk/engine_state.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
 
 namespace skbnf::dpdk {
-namespace {
-
-constexpr uint16_t kMaxBurst = 512;
-constexpr uint32_t kMaxNextHops = 1 << 16;
-
-uint64_t NowNs() {
-  return static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
-                                   std::chrono::steady_clock::now().time_since_epoch())
-                                   .count());
-}
-
-// Per-core counter: written by one worker (relaxed load + store), read by anyone.
-class Counter {
- public:
-  void Add(uint64_t d) {
-    v_.store(v_.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
-  }
-  uint64_t Get() const { return v_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<uint64_t> v_{0};
-};
-
-struct alignas(64) WorkerCounters {
-  struct Port {
-    Counter rx_pkts, rx_bytes, tx_pkts, tx_bytes;
-  };
-  Port ports[kMaxPorts];
-  Counter drops[kNumDropReasons];
-  Counter polls, busy_polls;
-};
-
-// Next hop packed in one word so workers read it atomically: MAC (48 bits) << 16 | port.
-// 0 is "none" (a MAC of all zeros is not a valid next hop).
-uint64_t PackHop(uint16_t port, const MacAddr& mac) {
-  uint64_t m = 0;
-  for (uint8_t b : mac) m = (m << 8) | b;
-  return (m << 16) | port;
-}
-MacAddr HopMac(uint64_t hop) {
-  MacAddr mac;
-  uint64_t m = hop >> 16;
-  for (int i = 5; i >= 0; --i) {
-    mac[i] = static_cast<uint8_t>(m & 0xff);
-    m >>= 8;
-  }
-  return mac;
-}
-
-}  // namespace
 
 // ---------------------------------------------------------------------------------------------
 // Small parsers and names.
@@ -88,8 +40,7 @@ absl::StatusOr<Mode> ParseMode(absl::string_view text) {
   if (text == "io") return Mode::kIo;
   if (text == "mac") return Mode::kMac;
   if (text == "l3") return Mode::kL3;
-  return absl::InvalidArgumentError(
-      absl::StrCat("unknown mode '", text, "'; write io, mac or l3"));
+  return absl::InvalidArgumentError(absl::StrCat("unknown mode '", text, "'; write io, mac or l3"));
 }
 
 const char* ModeName(Mode mode) {
@@ -116,8 +67,8 @@ absl::StatusOr<MacAddr> ParseMac(absl::string_view text) {
   bool ok = parts.size() == 6;
   for (size_t i = 0; ok && i < 6; ++i) {
     uint32_t v = 0;
-    ok = parts[i].size() >= 1 && parts[i].size() <= 2 &&
-         absl::SimpleHexAtoi(parts[i], &v) && v <= 0xff;
+    ok = parts[i].size() >= 1 && parts[i].size() <= 2 && absl::SimpleHexAtoi(parts[i], &v) &&
+         v <= 0xff;
     mac[i] = static_cast<uint8_t>(v);
   }
   if (!ok) {
@@ -158,263 +109,6 @@ std::string Route::ToString() const {
 }
 
 // ---------------------------------------------------------------------------------------------
-// Engine state.
-
-struct RxQueue {
-  uint16_t port;
-  uint16_t queue;
-};
-
-struct PortState {
-  bool active = false;
-  uint16_t id = 0;
-  std::string name;
-  std::string driver;
-  int peer = -1;
-  rte_ether_addr mac{};
-  rte_ether_addr dst_mac{};  // mac mode: dst towards this port
-  uint16_t nb_rxq = 0, nb_txq = 0;
-  uint16_t rx_ring = 0, tx_ring = 0;
-  bool tx_shared = false;
-  rte_spinlock_t tx_lock = RTE_SPINLOCK_INITIALIZER;
-};
-
-struct Worker {
-  Engine::Impl* engine = nullptr;
-  unsigned lcore = 0;
-  unsigned index = 0;  // RCU thread id and TX queue
-  std::vector<RxQueue> rx;
-  std::atomic<bool> pause_requested{false};  // ring_mp_mc (no pool to park on)
-  std::atomic<bool> parked{false};
-  std::atomic<bool> launched{false};
-  WorkerCounters c;
-};
-
-struct Engine::Impl {
-  EngineConfig config;
-  std::vector<PortState> ports = std::vector<PortState>(kMaxPorts);
-  std::vector<uint16_t> port_ids;  // active ports in config order
-  std::vector<std::unique_ptr<Worker>> workers;
-  rte_mempool* mp = nullptr;
-  pool::Pool* pool = nullptr;
-  std::string mp_name;
-
-  // l3
-  rte_lpm* lpm = nullptr;
-  rte_rcu_qsbr* rcu = nullptr;
-  std::unique_ptr<std::atomic<uint64_t>[]> hops;  // next-hop id -> packed hop
-  mutable std::mutex route_mu;
-  std::map<uint64_t, uint32_t> hop_ids;  // packed hop -> id
-  std::map<std::pair<uint32_t, uint8_t>, Route> routes;
-
-  std::atomic<bool> stop{false};
-  bool started = false;
-  bool stopped = false;
-  AuditResult final_audit;
-  mutable std::mutex control_mu;
-
-  ~Impl();
-  absl::Status Init();
-  absl::Status SetUpPorts();
-  absl::Status SetUpWorkers();
-  absl::Status SetUpPool();
-  absl::Status SetUpL3();
-  absl::StatusOr<uint16_t> ResolvePort(absl::string_view name) const;
-  AuditResult AuditNow(bool exact);
-  void ClosePorts();
-};
-
-namespace {
-
-// ---------------------------------------------------------------------------------------------
-// The packet path.
-
-// `bytes`: the packets' total length, known by the caller.
-inline void Send(Engine::Impl& e, Worker& w, uint16_t port, rte_mbuf** pkts, uint16_t n,
-                 uint64_t bytes) {
-  if (n == 0) return;
-  PortState& ps = e.ports[port];
-  uint16_t sent;
-  if (__builtin_expect(ps.tx_shared, 0)) {
-    rte_spinlock_lock(&ps.tx_lock);
-    sent = rte_eth_tx_burst(port, 0, pkts, n);
-    rte_spinlock_unlock(&ps.tx_lock);
-  } else {
-    sent = rte_eth_tx_burst(port, static_cast<uint16_t>(w.index), pkts, n);
-  }
-  if (__builtin_expect(sent < n, 0)) {
-    for (uint16_t i = sent; i < n; ++i) bytes -= pkts[i]->pkt_len;
-    w.c.drops[kDropTxFull].Add(n - sent);
-    rte_pktmbuf_free_bulk(pkts + sent, n - sent);
-  }
-  w.c.ports[port].tx_pkts.Add(sent);
-  w.c.ports[port].tx_bytes.Add(bytes);
-}
-
-void ForwardIo(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
-               uint64_t bytes) {
-  const int peer = e.ports[in_port].peer;
-  Send(e, w, static_cast<uint16_t>(peer), pkts, n, bytes);
-}
-
-void ForwardMac(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
-                uint64_t bytes) {
-  const uint16_t peer = static_cast<uint16_t>(e.ports[in_port].peer);
-  const PortState& out = e.ports[peer];
-  for (uint16_t i = 0; i < n; ++i) {
-    auto* eth = rte_pktmbuf_mtod(pkts[i], rte_ether_hdr*);
-    rte_ether_addr_copy(&out.dst_mac, &eth->dst_addr);
-    rte_ether_addr_copy(&out.mac, &eth->src_addr);
-  }
-  Send(e, w, peer, pkts, n, bytes);
-}
-
-// RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for the 16-bit word holding TTL and protocol.
-inline void DecrementTtl(rte_ipv4_hdr* ip) {
-  const uint16_t old_word = rte_be_to_cpu_16(*reinterpret_cast<const uint16_t*>(&ip->time_to_live));
-  ip->time_to_live--;
-  const uint16_t new_word = static_cast<uint16_t>(old_word - 0x100);
-  uint32_t sum = static_cast<uint16_t>(~rte_be_to_cpu_16(ip->hdr_checksum));
-  sum += static_cast<uint16_t>(~old_word);
-  sum += new_word;
-  sum = (sum & 0xffff) + (sum >> 16);
-  sum = (sum & 0xffff) + (sum >> 16);
-  ip->hdr_checksum = rte_cpu_to_be_16(static_cast<uint16_t>(~sum));
-}
-
-void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
-               uint64_t bytes) {
-  (void)in_port;
-  (void)bytes;
-  rte_mbuf* out[kMaxPorts][64];
-  uint16_t cnt[kMaxPorts];
-  uint64_t out_bytes[kMaxPorts];
-  uint16_t touched[kMaxPorts];
-  uint16_t ntouched = 0;
-  rte_mbuf* drop[kMaxBurst];
-  uint16_t ndrop = 0;
-  uint64_t drops[kNumDropReasons] = {};
-  // Bursts are split into chunks of 64 so the per-port buckets stay small.
-  for (uint16_t off = 0; off < n; off += 64) {
-    const uint16_t k = std::min<uint16_t>(64, static_cast<uint16_t>(n - off));
-    for (uint16_t i = 0; i < k; ++i) {
-      rte_mbuf* m = pkts[off + i];
-      int reason = -1;
-      uint16_t port = 0;
-      const auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
-      rte_ipv4_hdr* ip = nullptr;
-      if (m->data_len < sizeof(rte_ether_hdr) ||
-          eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
-        reason = kDropNotIpv4;
-      } else {
-        ip = reinterpret_cast<rte_ipv4_hdr*>(const_cast<rte_ether_hdr*>(eth) + 1);
-        const uint32_t room = m->data_len - sizeof(rte_ether_hdr);
-        const uint32_t ihl_bytes = (ip->version_ihl & 0xf) * 4u;
-        if (room < sizeof(rte_ipv4_hdr) || (ip->version_ihl >> 4) != 4 || ihl_bytes < 20 ||
-            ihl_bytes > room || rte_be_to_cpu_16(ip->total_length) < ihl_bytes ||
-            rte_be_to_cpu_16(ip->total_length) > room ||
-            rte_raw_cksum(ip, ihl_bytes) != 0xffff) {
-          reason = kDropBadHeader;
-        } else if (ip->time_to_live <= 1) {
-          reason = kDropTtlExpired;
-        } else {
-          uint32_t id = 0;
-          uint64_t hop = 0;
-          if (rte_lpm_lookup(e.lpm, rte_be_to_cpu_32(ip->dst_addr), &id) == 0 &&
-              id < kMaxNextHops) {
-            hop = e.hops[id].load(std::memory_order_relaxed);
-          }
-          port = static_cast<uint16_t>(hop & 0xffff);
-          if (hop == 0 || port >= kMaxPorts || !e.ports[port].active ||
-              e.ports[port].nb_txq == 0) {
-            reason = kDropNoRoute;
-          } else {
-            DecrementTtl(ip);
-            auto* weth = const_cast<rte_ether_hdr*>(eth);
-            const MacAddr mac = HopMac(hop);
-            std::copy(mac.begin(), mac.end(), weth->dst_addr.addr_bytes);
-            rte_ether_addr_copy(&e.ports[port].mac, &weth->src_addr);
-          }
-        }
-      }
-      if (reason >= 0) {
-        drops[reason]++;
-        drop[ndrop++] = m;
-        continue;
-      }
-      bool seen = false;
-      for (uint16_t t = 0; t < ntouched; ++t) seen |= touched[t] == port;
-      if (!seen) {
-        touched[ntouched++] = port;
-        cnt[port] = 0;
-        out_bytes[port] = 0;
-      }
-      out[port][cnt[port]++] = m;
-      out_bytes[port] += m->pkt_len;
-    }
-    for (uint16_t t = 0; t < ntouched; ++t) {
-      const uint16_t p = touched[t];
-      Send(e, w, p, out[p], cnt[p], out_bytes[p]);
-    }
-    ntouched = 0;
-  }
-  if (ndrop > 0) {
-    rte_pktmbuf_free_bulk(drop, ndrop);
-    for (int r = 0; r < kNumDropReasons; ++r) {
-      if (drops[r] != 0) w.c.drops[r].Add(drops[r]);
-    }
-  }
-}
-
-using ForwardFn = void (*)(Engine::Impl&, Worker&, uint16_t, rte_mbuf**, uint16_t, uint64_t);
-
-int WorkerMain(void* arg) {
-  Worker& w = *static_cast<Worker*>(arg);
-  Engine::Impl& e = *w.engine;
-  pool::Pool* const pool = e.pool;
-  const int core = static_cast<int>(w.lcore);
-  const uint16_t burst = e.config.burst;
-  const ForwardFn forward = e.config.mode == Mode::kIo    ? &ForwardIo
-                            : e.config.mode == Mode::kMac ? &ForwardMac
-                                                          : &ForwardL3;
-  rte_rcu_qsbr* const rcu = e.rcu;
-  if (rcu != nullptr) rte_rcu_qsbr_thread_online(rcu, w.index);
-  rte_mbuf* pkts[kMaxBurst];
-  while (!e.stop.load(std::memory_order_relaxed)) {
-    if (rcu != nullptr) rte_rcu_qsbr_quiescent(rcu, w.index);
-    // Quiescent point: strategy swaps and pauses take effect here.
-    const bool run = pool != nullptr ? pool->Quiesce(core)
-                                     : !w.pause_requested.load(std::memory_order_acquire);
-    if (__builtin_expect(!run, 0)) {
-      if (!w.parked.load(std::memory_order_relaxed)) w.parked.store(true, std::memory_order_release);
-      rte_pause();
-      continue;
-    }
-    if (__builtin_expect(w.parked.load(std::memory_order_relaxed), 0)) {
-      w.parked.store(false, std::memory_order_release);
-    }
-    bool busy = false;
-    for (const RxQueue& q : w.rx) {
-      if (pool != nullptr) pool->SetRxPort(core, q.port);
-      const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
-      if (n == 0) continue;
-      busy = true;
-      uint64_t bytes = 0;
-      for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
-      w.c.ports[q.port].rx_pkts.Add(n);
-      w.c.ports[q.port].rx_bytes.Add(bytes);
-      forward(e, w, q.port, pkts, n, bytes);
-    }
-    w.c.polls.Add(1);
-    if (busy) w.c.busy_polls.Add(1);
-  }
-  if (rcu != nullptr) rte_rcu_qsbr_thread_offline(rcu, w.index);
-  return 0;
-}
-
-}  // namespace
-
-// ---------------------------------------------------------------------------------------------
 // Set-up.
 
 absl::StatusOr<uint16_t> Engine::Impl::ResolvePort(absl::string_view name) const {
@@ -432,8 +126,8 @@ absl::StatusOr<uint16_t> Engine::Impl::ResolvePort(absl::string_view name) const
       absl::StrAppend(&known, known.empty() ? "" : ", ", pid, "=", buf);
     }
   }
-  return absl::NotFoundError(absl::StrCat("no port '", name, "' (ports: ",
-                                          known.empty() ? "none" : known, ")"));
+  return absl::NotFoundError(
+      absl::StrCat("no port '", name, "' (ports: ", known.empty() ? "none" : known, ")"));
 }
 
 absl::Status Engine::Impl::Init() {
@@ -442,20 +136,19 @@ absl::Status Engine::Impl::Init() {
         absl::StrCat("burst ", config.burst, " is out of range; write 1..", kMaxBurst));
   }
   if (config.pool_ops != "skbnf" && config.pool_ops != "ring_mp_mc") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown pool ops '", config.pool_ops, "'; write skbnf or ring_mp_mc"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown pool ops '", config.pool_ops, "'; write skbnf or ring_mp_mc"));
   }
   if (config.pool_ops == "skbnf") {
     auto spec = pool::StrategySpec::Parse(config.strategy);
     if (!spec.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat("strategy '", config.strategy,
-                                                     "': ", spec.status().message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat("strategy '", config.strategy, "': ", spec.status().message()));
     }
   }
   if (config.mbuf_cache > RTE_MEMPOOL_CACHE_MAX_SIZE) {
-    return absl::InvalidArgumentError(absl::StrCat("mbuf cache ", config.mbuf_cache,
-                                                   " is too big; write 0..",
-                                                   RTE_MEMPOOL_CACHE_MAX_SIZE));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "mbuf cache ", config.mbuf_cache, " is too big; write 0..", RTE_MEMPOOL_CACHE_MAX_SIZE));
   }
   // Ports.
   std::vector<std::pair<uint16_t, std::string>> peers;
@@ -496,8 +189,8 @@ absl::Status Engine::Impl::Init() {
       auto peer = ResolvePort(peers[i].second);
       if (!peer.ok()) return peer.status();
       if (*peer >= kMaxPorts || !ports[*peer].active) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "peer '", peers[i].second, "' of port ", ps.id, " is not one of the engine's ports"));
+        return absl::InvalidArgumentError(absl::StrCat("peer '", peers[i].second, "' of port ",
+                                                       ps.id, " is not one of the engine's ports"));
       }
       ps.peer = *peer;
     } else {
@@ -570,8 +263,8 @@ absl::Status Engine::Impl::SetUpWorkers() {
               absl::StrCat("worker ", ws.lcore, ": port '", name, "' is not an engine port"));
         }
         if (q >= config.rx_queues) {
-          return absl::InvalidArgumentError(absl::StrCat("worker ", ws.lcore, ": queue ", q,
-                                                         " >= rx_queues ", config.rx_queues));
+          return absl::InvalidArgumentError(
+              absl::StrCat("worker ", ws.lcore, ": queue ", q, " >= rx_queues ", config.rx_queues));
         }
         w->rx.push_back({*id, q});
       }
@@ -688,22 +381,21 @@ absl::Status Engine::Impl::SetUpPorts() {
     }
     uint16_t nrx = config.rx_ring, ntx = config.tx_ring;
     if (int rc = rte_eth_dev_adjust_nb_rx_tx_desc(id, &nrx, &ntx); rc != 0) {
-      return absl::InternalError(
-          absl::StrCat("port ", id, ": ring sizes: ", rte_strerror(-rc)));
+      return absl::InternalError(absl::StrCat("port ", id, ": ring sizes: ", rte_strerror(-rc)));
     }
     ps.rx_ring = nrx;
     ps.tx_ring = ntx;
     const int socket = rte_eth_dev_socket_id(id) < 0 ? 0 : rte_eth_dev_socket_id(id);
     for (uint16_t q = 0; q < ps.nb_rxq; ++q) {
       if (int rc = rte_eth_rx_queue_setup(id, q, nrx, socket, nullptr, mp); rc != 0) {
-        return absl::InternalError(absl::StrCat("port ", id, " (", ps.name, "): RX queue ", q,
-                                                ": ", rte_strerror(-rc)));
+        return absl::InternalError(
+            absl::StrCat("port ", id, " (", ps.name, "): RX queue ", q, ": ", rte_strerror(-rc)));
       }
     }
     for (uint16_t q = 0; q < ps.nb_txq; ++q) {
       if (int rc = rte_eth_tx_queue_setup(id, q, ntx, socket, nullptr); rc != 0) {
-        return absl::InternalError(absl::StrCat("port ", id, " (", ps.name, "): TX queue ", q,
-                                                ": ", rte_strerror(-rc)));
+        return absl::InternalError(
+            absl::StrCat("port ", id, " (", ps.name, "): TX queue ", q, ": ", rte_strerror(-rc)));
       }
     }
     rte_eth_macaddr_get(id, &ps.mac);
@@ -718,11 +410,10 @@ absl::Status Engine::Impl::SetUpL3() {
   rte_lpm_config lc{};
   lc.max_rules = config.lpm_max_rules;
   lc.number_tbl8s = config.lpm_tbl8s;
-  lpm = rte_lpm_create(absl::StrCat(mp_name, "_lpm").c_str(), static_cast<int>(rte_socket_id()),
-                       &lc);
+  lpm =
+      rte_lpm_create(absl::StrCat(mp_name, "_lpm").c_str(), static_cast<int>(rte_socket_id()), &lc);
   if (lpm == nullptr) {
-    return absl::ResourceExhaustedError(
-        absl::StrCat("rte_lpm_create: ", rte_strerror(rte_errno)));
+    return absl::ResourceExhaustedError(absl::StrCat("rte_lpm_create: ", rte_strerror(rte_errno)));
   }
   const size_t sz = rte_rcu_qsbr_get_memsize(static_cast<uint32_t>(workers.size()));
   rcu = static_cast<rte_rcu_qsbr*>(rte_zmalloc("skbnf_rcu", sz, RTE_CACHE_LINE_SIZE));
@@ -788,8 +479,8 @@ absl::Status Engine::Start() {
   if (e.started) return absl::FailedPreconditionError("engine already started");
   for (uint16_t id : e.port_ids) {
     if (int rc = rte_eth_dev_start(id); rc != 0) {
-      return absl::InternalError(absl::StrCat("port ", id, " (", e.ports[id].name,
-                                              "): start: ", rte_strerror(-rc)));
+      return absl::InternalError(
+          absl::StrCat("port ", id, " (", e.ports[id].name, "): start: ", rte_strerror(-rc)));
     }
     rte_eth_promiscuous_enable(id);
   }
@@ -839,13 +530,12 @@ AuditResult Engine::Impl::AuditNow(bool exact) {
     } else {
       // While running, mbufs in PMD rings and in workers' hands are in flight and cannot be
       // counted from here: only what would be wrong at any moment is checked.
-      r.ok = r.available <= r.populated && r.pool.double_frees == 0 &&
-             r.pool.foreign_frees == 0;
-      r.message = absl::StrCat("running (approximate; exact after stop): populated ",
-                               r.populated, ", available ", r.available, " (store ",
-                               r.pool.in_store, " + layers ", r.available - r.pool.in_store -
-                               r.pool.in_depots, " + depots ", r.pool.in_depots,
-                               "), in flight ", r.populated - std::min(r.populated, r.available));
+      r.ok = r.available <= r.populated && r.pool.double_frees == 0 && r.pool.foreign_frees == 0;
+      r.message = absl::StrCat("running (approximate; exact after stop): populated ", r.populated,
+                               ", available ", r.available, " (store ", r.pool.in_store,
+                               " + layers ", r.available - r.pool.in_store - r.pool.in_depots,
+                               " + depots ", r.pool.in_depots, "), in flight ",
+                               r.populated - std::min(r.populated, r.available));
     }
     if (r.pool.double_frees + r.pool.foreign_frees > 0) {
       absl::StrAppend(&r.message, "; double frees ", r.pool.double_frees, ", foreign frees ",
@@ -855,9 +545,8 @@ AuditResult Engine::Impl::AuditNow(bool exact) {
     r.populated = mp->populated_size;
     r.available = rte_mempool_avail_count(mp);
     r.ok = !exact || r.available == r.populated;
-    r.message = absl::StrCat(exact ? "exact" : "running", ": ring_mp_mc available ",
-                             r.available, exact ? (r.ok ? " == " : " != ") : " of ", "populated ",
-                             r.populated);
+    r.message = absl::StrCat(exact ? "exact" : "running", ": ring_mp_mc available ", r.available,
+                             exact ? (r.ok ? " == " : " != ") : " of ", "populated ", r.populated);
   }
   return r;
 }
@@ -990,9 +679,8 @@ absl::Status Engine::PauseWorker(unsigned lcore, std::chrono::microseconds timeo
     while (!w->parked.load(std::memory_order_acquire)) {
       if (std::chrono::steady_clock::now() > deadline) {
         w->pause_requested.store(false);
-        return absl::DeadlineExceededError(
-            absl::StrCat("worker ", lcore, " did not reach its quiescent point in ",
-                         timeout.count(), " us"));
+        return absl::DeadlineExceededError(absl::StrCat(
+            "worker ", lcore, " did not reach its quiescent point in ", timeout.count(), " us"));
       }
       std::this_thread::yield();
     }
@@ -1043,7 +731,8 @@ absl::Status Engine::AddRoute(const Route& r) {
   }
   const uint64_t hop = PackHop(r.port, r.next_hop_mac);
   if ((hop >> 16) == 0) {
-    return absl::InvalidArgumentError(absl::StrCat("route ", r.ToString(), ": next-hop MAC is zero"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("route ", r.ToString(), ": next-hop MAC is zero"));
   }
   std::lock_guard<std::mutex> lock(e.route_mu);
   uint32_t id;
@@ -1052,8 +741,8 @@ absl::Status Engine::AddRoute(const Route& r) {
     id = it->second;
   } else {
     if (e.hop_ids.size() + 1 >= kMaxNextHops) {
-      return absl::ResourceExhaustedError(absl::StrCat("more than ", kMaxNextHops - 1,
-                                                       " distinct next hops"));
+      return absl::ResourceExhaustedError(
+          absl::StrCat("more than ", kMaxNextHops - 1, " distinct next hops"));
     }
     id = static_cast<uint32_t>(e.hop_ids.size()) + 1;
     e.hops[id].store(hop, std::memory_order_release);
@@ -1076,7 +765,8 @@ absl::Status Engine::DelRoute(uint32_t prefix, uint8_t depth) {
     Route r;
     r.prefix = prefix;
     r.depth = depth;
-    return absl::NotFoundError(absl::StrCat("no route ", r.ToString().substr(0, r.ToString().find(' '))));
+    return absl::NotFoundError(
+        absl::StrCat("no route ", r.ToString().substr(0, r.ToString().find(' '))));
   }
   if (int rc = rte_lpm_delete(e.lpm, prefix, depth); rc != 0) {
     return absl::InternalError(absl::StrCat("rte_lpm_delete: ", rte_strerror(-rc)));

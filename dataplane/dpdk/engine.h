@@ -80,9 +80,9 @@ struct Route {
 absl::Status ParsePrefix(absl::string_view text, uint32_t* prefix, uint8_t* depth);
 
 struct PortSpec {
-  std::string name;       // ethdev name (vdev name or PCI address) or a port id
-  std::string peer;       // same forms; empty: by pairing 0<->1, 2<->3, ...
-  std::string dst_mac;    // mac mode: dst MAC towards this port; empty: 02:00:00:00:00:<id>
+  std::string name;     // ethdev name (vdev name or PCI address) or a port id
+  std::string peer;     // same forms; empty: by pairing 0<->1, 2<->3, ...
+  std::string dst_mac;  // mac mode: dst MAC towards this port; empty: 02:00:00:00:00:<id>
 };
 
 struct WorkerSpec {
@@ -105,9 +105,9 @@ struct EngineConfig {
   uint16_t burst = 32;
   uint16_t rx_ring = 1024;
   uint16_t tx_ring = 1024;
-  uint16_t rx_queues = 1;  // per port
-  bool colour = false;     // slab colouring (skbnf)
-  bool pool_debug = false;  // the pool's double/foreign-free checks (skbnf)
+  uint16_t rx_queues = 1;           // per port
+  bool colour = false;              // slab colouring (skbnf)
+  bool pool_debug = false;          // the pool's double/foreign-free checks (skbnf)
   std::vector<PortSpec> ports;      // empty: every port EAL probed
   std::vector<WorkerSpec> workers;  // empty: non-main lcores, RX queues round-robin
   std::vector<RouteSpec> routes;

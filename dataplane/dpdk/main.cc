@@ -107,7 +107,8 @@ void Override(int64_t flag, int64_t max, const char* name, T* out) {
 void ApplyFlags(EngineConfig& c) {
   if (const std::string m = absl::GetFlag(FLAGS_mode); !m.empty()) {
     auto mode = ParseMode(m);
-    if (!mode.ok()) Die(absl::StrCat("--mode=", m, ": unknown mode; write --mode=io, --mode=mac or --mode=l3"));
+    if (!mode.ok())
+      Die(absl::StrCat("--mode=", m, ": unknown mode; write --mode=io, --mode=mac or --mode=l3"));
     c.mode = *mode;
   }
   if (const std::string s = absl::GetFlag(FLAGS_strategy); !s.empty()) c.strategy = s;
@@ -185,9 +186,14 @@ void SetUpDemo(DaemonConfig& dc, Demo& demo) {
     Die(std::string(st.message()));
   }
   const unsigned cpus = std::max(1u, std::thread::hardware_concurrency());
-  dc.eal = {"--no-huge", "-m", "512", "--no-pci", "--no-shconf",
+  dc.eal = {"--no-huge",
+            "-m",
+            "512",
+            "--no-pci",
+            "--no-shconf",
             absl::StrCat("--file-prefix=skbnfd-demo-", getpid()),
-            cpus >= 2 ? "-l" : "--lcores", cpus >= 2 ? "0,1" : "(0,1)@0",
+            cpus >= 2 ? "-l" : "--lcores",
+            cpus >= 2 ? "0,1" : "(0,1)@0",
             absl::StrCat("--vdev=net_pcap0,rx_pcap=", pcap, ",infinite_rx=1"),
             "--vdev=net_null0"};
   c.ports = {PortSpec{"net_pcap0", "net_null0", ""}, PortSpec{"net_null0", "net_pcap0", ""}};
@@ -272,8 +278,8 @@ int Run(int argc, char** argv) {
   Engine& engine = **created;
   for (const PortInfo& p : engine.Ports()) {
     std::printf("port %u %s (%s) mac %s peer %d rxq %u txq %u%s rings %u/%u\n", p.id,
-                p.name.c_str(), p.driver.c_str(), p.mac.c_str(), p.peer, p.rx_queues,
-                p.tx_queues, p.tx_shared ? " (shared)" : "", p.rx_ring, p.tx_ring);
+                p.name.c_str(), p.driver.c_str(), p.mac.c_str(), p.peer, p.rx_queues, p.tx_queues,
+                p.tx_shared ? " (shared)" : "", p.rx_ring, p.tx_ring);
   }
   if (absl::Status st = engine.Start(); !st.ok()) {
     std::fprintf(stderr, "skbnfd: %s\n", std::string(st.message()).c_str());
@@ -344,8 +350,7 @@ int Run(int argc, char** argv) {
     std::fflush(stdout);
     prev = std::move(cur);
   }
-  const double secs =
-      std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+  const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
   (void)engine.Stop();
   EngineSnapshot last = engine.Snapshot();
   uint64_t rx = 0, tx = 0, nombuf = 0;
@@ -357,16 +362,18 @@ int Run(int argc, char** argv) {
     for (int r = 0; r < kNumDropReasons; ++r) drops[r] += w.drops[r];
   }
   std::string d;
-  for (int r = 0; r < kNumDropReasons; ++r) absl::StrAppend(&d, " ", DropReasonName(r), "=", drops[r]);
+  for (int r = 0; r < kNumDropReasons; ++r)
+    absl::StrAppend(&d, " ", DropReasonName(r), "=", drops[r]);
   const AuditResult& audit = engine.final_audit();
   std::string swaps = engine.pool() != nullptr
                           ? absl::StrCat("swaps ok ", engine.pool()->swaps_ok(), " failed ",
                                          engine.pool()->swaps_failed())
                           : "swaps n/a";
-  std::printf("skbnfd: %.1f s, rx %lu, tx %lu, drops%s, rx_nombuf %lu, strategy %s, %s; audit %s (%s)\n",
-              secs, static_cast<unsigned long>(rx), static_cast<unsigned long>(tx), d.c_str(),
-              static_cast<unsigned long>(nombuf), engine.strategy().c_str(), swaps.c_str(),
-              audit.ok ? "OK" : "FAILED", audit.message.c_str());
+  std::printf(
+      "skbnfd: %.1f s, rx %lu, tx %lu, drops%s, rx_nombuf %lu, strategy %s, %s; audit %s (%s)\n",
+      secs, static_cast<unsigned long>(rx), static_cast<unsigned long>(tx), d.c_str(),
+      static_cast<unsigned long>(nombuf), engine.strategy().c_str(), swaps.c_str(),
+      audit.ok ? "OK" : "FAILED", audit.message.c_str());
   std::fflush(stdout);
   const int rc = audit.ok ? 0 : 1;
   created->reset();

@@ -96,10 +96,9 @@ int OpAlloc(rte_mempool* mp) {
   const MempoolOptions opt = CurrentOptions();
   auto spec = pool::StrategySpec::Parse(opt.strategy);
   if (!spec.ok()) {
-    absl::Status st = absl::InvalidArgumentError(
-        absl::StrCat("skbnf mempool '", mp->name, "': bad strategy '", opt.strategy,
-                     "': ", spec.status().message(),
-                     " (write e.g. SKBNF_STRATEGY=magazine or recycle+headpool)"));
+    absl::Status st = absl::InvalidArgumentError(absl::StrCat(
+        "skbnf mempool '", mp->name, "': bad strategy '", opt.strategy, "': ",
+        spec.status().message(), " (write e.g. SKBNF_STRATEGY=magazine or recycle+headpool)"));
     std::fprintf(stderr, "%s\n", std::string(st.message()).c_str());
     SetError(st);
     return -EINVAL;
@@ -150,9 +149,7 @@ int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
   return dp->pool->Get(CoreOf(dp), objs, n) ? 0 : -ENOBUFS;
 }
 
-unsigned OpGetCount(const rte_mempool* mp) {
-  return static_cast<unsigned>(CountsOf(mp).available);
-}
+unsigned OpGetCount(const rte_mempool* mp) { return static_cast<unsigned>(CountsOf(mp).available); }
 
 ssize_t OpCalcMemSize(const rte_mempool* mp, uint32_t obj_num, uint32_t pg_shift,
                       size_t* min_chunk_size, size_t* align) {

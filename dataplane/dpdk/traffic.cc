@@ -39,8 +39,8 @@ struct PcapRecord {
 
 }  // namespace
 
-Frame UdpFrame(uint32_t src_ip, uint32_t dst_ip, uint8_t ttl, uint16_t frame_len,
-               uint16_t src_port, uint16_t dst_port) {
+Frame UdpFrame(uint32_t src_ip, uint32_t dst_ip, uint8_t ttl, uint16_t frame_len, uint16_t src_port,
+               uint16_t dst_port) {
   if (frame_len < 42) frame_len = 42;
   Frame f;
   f.bytes.assign(frame_len, 0);

@@ -23,7 +23,8 @@ Frame UdpFrame(uint32_t src_ip, uint32_t dst_ip, uint8_t ttl, uint16_t frame_len
 // The demo's traffic: `count` frames to `count` distinct destinations picked inside the given
 // prefixes (host order prefix, length), so they are routed; every 64th goes to 192.0.2.0/24
 // (no route) and every 128th has TTL 1 (ttl_expired), so those drop counters move too.
-std::vector<Frame> DemoFrames(uint32_t count, const std::vector<std::pair<uint32_t, uint8_t>>& prefixes,
+std::vector<Frame> DemoFrames(uint32_t count,
+                              const std::vector<std::pair<uint32_t, uint8_t>>& prefixes,
                               uint64_t seed);
 
 absl::Status WritePcap(const std::string& path, const std::vector<Frame>& frames);

@@ -50,10 +50,16 @@ class EalEnvironment : public ::testing::Environment {
       if (CPU_ISSET(c, &set)) cpus.push_back(c);
     }
     const int a = cpus.at(0), b = cpus.size() > 1 ? cpus[1] : cpus[0];
-    std::vector<std::string> args = {
-        "dataplane_test", "--no-huge", "-m", "1024", "--no-pci", "--no-shconf",
-        absl::StrCat("--file-prefix=skbnf-it-", getpid()),
-        absl::StrCat("--lcores=0@", a, ",1@", b, ",2@", a), "--log-level=lib.eal:warning", "--no-telemetry"};
+    std::vector<std::string> args = {"dataplane_test",
+                                     "--no-huge",
+                                     "-m",
+                                     "1024",
+                                     "--no-pci",
+                                     "--no-shconf",
+                                     absl::StrCat("--file-prefix=skbnf-it-", getpid()),
+                                     absl::StrCat("--lcores=0@", a, ",1@", b, ",2@", a),
+                                     "--log-level=lib.eal:warning",
+                                     "--no-telemetry"};
     std::vector<char*> argv;
     for (auto& s : args) argv.push_back(s.data());
     ASSERT_GE(rte_eal_init(static_cast<int>(argv.size()), argv.data()), 0);
@@ -327,8 +333,8 @@ TEST_F(DataplaneTest, MacModeRewritesAddresses) {
   for (size_t i = 0; i < out.size(); ++i) {
     EXPECT_EQ(MacAt(out[i].bytes, 0), (MacAddr{0x02, 0, 0, 0, 0, 0xbb}));
     EXPECT_EQ(MacAt(out[i].bytes, 6), mac_b);
-    EXPECT_TRUE(std::equal(out[i].bytes.begin() + 12, out[i].bytes.end(),
-                           frames[i].bytes.begin() + 12));
+    EXPECT_TRUE(
+        std::equal(out[i].bytes.begin() + 12, out[i].bytes.end(), frames[i].bytes.begin() + 12));
   }
   EXPECT_TRUE(Drain(atx).empty());
   ExpectExactAudit();
@@ -341,9 +347,9 @@ TEST_F(DataplaneTest, L3PcapOutputAndDropReasons) {
   // Input: one frame per case, each tagged by its UDP source port (= index).
   struct Case {
     Frame frame;
-    int out = -1;       // 1 or 2: expected output port; -1: dropped
-    int reason = -1;    // drop reason
-    MacAddr mac = {};   // expected next-hop MAC
+    int out = -1;      // 1 or 2: expected output port; -1: dropped
+    int reason = -1;   // drop reason
+    MacAddr mac = {};  // expected next-hop MAC
   };
   const MacAddr m1 = {0x02, 0, 0, 0, 0xaa, 0x01}, m2 = {0x02, 0, 0, 0, 0xaa, 0x02},
                 m3 = {0x02, 0, 0, 0, 0xaa, 0x03};
@@ -356,10 +362,10 @@ TEST_F(DataplaneTest, L3PcapOutputAndDropReasons) {
   };
   for (int rep = 0; rep < 20; ++rep) {
     const uint8_t ttl = static_cast<uint8_t>(2 + rep * 12);  // 2 .. 230: checksum carries
-    add(UdpFrame(Ip(172, 16, 0, 1), Ip(10, 1, 2, 3 + rep), ttl), 1, -1, m1);      // /8
-    add(UdpFrame(Ip(172, 16, 0, 1), Ip(10, 2, 0, 9 + rep), ttl), 2, -1, m2);      // /16
-    add(UdpFrame(Ip(172, 16, 0, 1), Ip(10, 2, 3, 4), ttl, 128), 1, -1, m3);       // /24 -> p1
-    add(UdpFrame(Ip(172, 16, 0, 1), Ip(10, 2, 3, 200), ttl), 2, -1, m2);          // /25 hole
+    add(UdpFrame(Ip(172, 16, 0, 1), Ip(10, 1, 2, 3 + rep), ttl), 1, -1, m1);  // /8
+    add(UdpFrame(Ip(172, 16, 0, 1), Ip(10, 2, 0, 9 + rep), ttl), 2, -1, m2);  // /16
+    add(UdpFrame(Ip(172, 16, 0, 1), Ip(10, 2, 3, 4), ttl, 128), 1, -1, m3);   // /24 -> p1
+    add(UdpFrame(Ip(172, 16, 0, 1), Ip(10, 2, 3, 200), ttl), 2, -1, m2);      // /25 hole
     add(UdpFrame(Ip(172, 16, 0, 1), Ip(192, 0, 2, 1), 64), -1, kDropNoRoute);
     add(UdpFrame(Ip(172, 16, 0, 1), Ip(10, 1, 1, 1), 1), -1, kDropTtlExpired);
     add(UdpFrame(Ip(172, 16, 0, 1), Ip(10, 1, 1, 1), 0), -1, kDropTtlExpired);
@@ -488,8 +494,8 @@ class StrategyTest : public DataplaneTest, public ::testing::WithParamInterface<
 
 TEST_P(StrategyTest, Forwards) {
   const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  Engine& e = Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}},
-                          GetParam()));
+  Engine& e =
+      Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}, GetParam()));
   EXPECT_EQ(e.strategy(), pool::StrategySpec::Parse(GetParam())->ToString());
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx > 200'000; }));
@@ -511,28 +517,34 @@ TEST_P(StrategyTest, Forwards) {
   EXPECT_EQ(t.rx, t.tx + t.dropped);
 }
 
-INSTANTIATE_TEST_SUITE_P(
-    AllStrategies, StrategyTest,
-    ::testing::Values("slab", "magazine", "headpool", "recycle", "lcache", "recycle+headpool",
-                      "recycle+magazine", "headpool+magazine", "lcache+magazine",
-                      "lcache+recycle+headpool+magazine,prefetch", "magazine:size=8",
-                      "recycle:limit=64+headpool:hot_list_len=16,prefetch"),
-    [](const ::testing::TestParamInfo<const char*>& i) {
-      std::string n;
-      for (const char* p = i.param; *p; ++p) n += std::isalnum(*p) ? *p : '_';
-      return n;
-    });
+INSTANTIATE_TEST_SUITE_P(AllStrategies, StrategyTest,
+                         ::testing::Values("slab", "magazine", "headpool", "recycle", "lcache",
+                                           "recycle+headpool", "recycle+magazine",
+                                           "headpool+magazine", "lcache+magazine",
+                                           "lcache+recycle+headpool+magazine,prefetch",
+                                           "magazine:size=8",
+                                           "recycle:limit=64+headpool:hot_list_len=16,prefetch"),
+                         [](const ::testing::TestParamInfo<const char*>& i) {
+                           std::string n;
+                           for (const char* p = i.param; *p; ++p) n += std::isalnum(*p) ? *p : '_';
+                           return n;
+                         });
 
 // ---------------------------------------------------------------------------------------------
 // 1,000 swaps while two workers forward: no buffer lost, exact audit after stop.
 
 TEST_F(DataplaneTest, ThousandSwapsUnderTrafficLoseNothing) {
   const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  Engine& e = Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}},
-                          {{1, {{a, 0}}}, {2, {{b, 0}}}}, "magazine"));
+  Engine& e =
+      Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}}}, {2, {{b, 0}}}}, "magazine"));
   ASSERT_TRUE(e.Start().ok());
-  const char* specs[] = {"recycle+headpool", "magazine:size=16", "lcache:size=64+magazine",
-                         "headpool,prefetch", "slab", "recycle+magazine", "lcache",
+  const char* specs[] = {"recycle+headpool",
+                         "magazine:size=16",
+                         "lcache:size=64+magazine",
+                         "headpool,prefetch",
+                         "slab",
+                         "recycle+magazine",
+                         "lcache",
                          "recycle:limit=32+headpool:hot_list_len=8+magazine:size=4"};
   uint64_t last_epoch = e.pool()->epoch();
   int ok = 0;
@@ -676,15 +688,17 @@ TEST_F(DataplaneTest, AfPacketVethPair) {
   const auto in = (Dir() / "in.pcap").string(), out = (Dir() / "out.pcap").string();
   constexpr uint32_t kN = 2000;
   std::vector<Frame> frames;
-  for (uint32_t i = 0; i < kN; ++i) frames.push_back(UdpFrame(Ip(10, 0, 0, 1), Ip(10, 0, 1, i % 250), 64, 100));
+  for (uint32_t i = 0; i < kN; ++i)
+    frames.push_back(UdpFrame(Ip(10, 0, 0, 1), Ip(10, 0, 1, i % 250), 64, 100));
   ASSERT_TRUE(WritePcap(in, frames).ok());
   const std::string src = Vdev("net_pcap", "rx_pcap=" + in);
   const std::string sink = Vdev("net_pcap", "tx_pcap=" + out);
   const std::string afa = Vdev("net_af_packet", "iface=" + va);
   const std::string afb = Vdev("net_af_packet", "iface=" + vb);
   // pcap -> af_packet(a) -> veth -> af_packet(b) -> pcap
-  Engine& e = Make(Config(Mode::kIo, {{src, afa, ""}, {afa, src, ""}, {afb, sink, ""}, {sink, afb, ""}},
-                          {{1, {{src, 0}, {afb, 0}}}}, "recycle+magazine"));
+  Engine& e =
+      Make(Config(Mode::kIo, {{src, afa, ""}, {afa, src, ""}, {afb, sink, ""}, {sink, afb, ""}},
+                  {{1, {{src, 0}, {afb, 0}}}}, "recycle+magazine"));
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] {
     const EngineSnapshot s = e.Snapshot();
