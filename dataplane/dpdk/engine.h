@@ -142,7 +142,9 @@ struct WorkerSnapshot {
   std::array<PortCounters, kMaxPorts> ports{};
   std::array<uint64_t, kNumDropReasons> drops{};
   uint64_t rx_pkts = 0, tx_pkts = 0, dropped = 0;  // sums
-  uint64_t rx_nombuf = 0;  // failed mbuf allocations on this core (skbnf pool only)
+  // Allocation calls that failed on this core: each is one RX refill (a burst, for most PMDs)
+  // that got no mbufs (skbnf pool only; the PMD's own count is PortInfo::rx_nombuf).
+  uint64_t rx_nombuf = 0;
   uint64_t polls = 0, busy_polls = 0;
   bool has_pool = false;  // pool/gauges valid (skbnf ops)
   pool::CoreCountersSnapshot pool;
