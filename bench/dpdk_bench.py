@@ -80,8 +80,16 @@ def run_testpmd(args, seconds, warmup, strategy=None, plugin=None, mbufs=32768):
     return periods[warmup:]
 
 
+def control_flags(binary):
+    # With the control plane built in: kernel-chosen loopback port, no metrics endpoint.
+    h = subprocess.run([binary, "--helpfull"], stdout=subprocess.PIPE, stderr=subprocess.STDOUT,
+                       text=True).stdout
+    return ["--listen=127.0.0.1:0", "--metrics-addr=off"] if "--listen" in h else []
+
+
 def run_skbnfd(binary, seconds, warmup, strategy=None, ring=False):
-    cmd = [binary, "--mode=io", f"--duration={seconds + warmup + 0.5}", "--stats=1", "--mbufs=32768"]
+    cmd = [binary] + control_flags(binary) + [
+        "--mode=io", f"--duration={seconds + warmup + 0.5}", "--stats=1", "--mbufs=32768"]
     if ring:
         cmd += ["--pool-ops=ring_mp_mc", "--mbuf-cache=250"]
     else:

@@ -19,6 +19,10 @@ PLUGIN=$B/dataplane/dpdk/libskbnf_mempool.so
 SKBNFD=$B/dataplane/dpdk/skbnfd
 W=$(mktemp -d)
 trap 'rm -rf "$W"; rmdir /var/run/dpdk/cg-$$ 2>/dev/null || true' EXIT
+CTL=()
+if "$SKBNFD" --helpfull 2>&1 | grep -q -- "--listen"; then
+  CTL=(--listen=127.0.0.1:0 --metrics-addr=off)  # control plane built in: no fixed ports
+fi
 EAL=(-l 0,1 --no-huge -m 1024 --no-pci --no-shconf --vdev=net_null0 --vdev=net_null1)
 
 worker_ir() {  # the busiest thread's Ir among callgrind files $1*, except the main thread (-01)
@@ -44,7 +48,7 @@ testpmd() {  # name, extra env, extra EAL, extra testpmd args
 skbnfd() {  # name, flags
   local name=$1 flags=$2 out=$W/out
   valgrind --tool=callgrind --separate-threads=yes --callgrind-out-file="$W/cg.$$.%p" \
-    "$SKBNFD" --mode=io --stats=0 --duration="$SECS" --mbufs=32768 $flags -- "${EAL[@]}" \
+    "$SKBNFD" "${CTL[@]}" --mode=io --stats=0 --duration="$SECS" --mbufs=32768 $flags -- "${EAL[@]}" \
     --file-prefix=cg-$$ >"$out" 2>&1
   local pkts ir
   pkts=$(sed -n 's/^skbnfd: .*, tx \([0-9]*\),.*/\1/p' "$out")

@@ -40,6 +40,10 @@
 #include "dataplane/dpdk/engine.h"
 #include "dataplane/dpdk/traffic.h"
 #include "dataplane/pool/strategy_spec.h"
+#if SKBNF_WITH_CONTROL
+#include "server/control_plane.h"
+#include "server/engine_backend.h"
+#endif
 
 // Flags are spelt --pool-ops or --pool_ops alike (see Run).
 ABSL_FLAG(std::string, config, "", "configuration file (format: dataplane/dpdk/config.h)");
@@ -285,6 +289,17 @@ int Run(int argc, char** argv) {
     std::fprintf(stderr, "skbnfd: %s\n", std::string(st.message()).c_str());
     return 2;
   }
+#if SKBNF_WITH_CONTROL
+  // Control plane (gRPC skbnf.v1 + health + reflection, Prometheus /metrics): server/.
+  skbnf::control::EngineBackend control_backend(engine, eal_args, rte_get_main_lcore());
+  auto control =
+      skbnf::control::ControlPlane::Start(control_backend, skbnf::control::OptionsFromFlags());
+  if (!control.ok()) {
+    std::fprintf(stderr, "skbnfd: %s\n", std::string(control.status().message()).c_str());
+    (void)engine.Stop();
+    return 2;
+  }
+#endif
   for (const PortInfo& p : engine.Ports()) {
     std::printf("port %u link %s %u Mbps\n", p.id, p.link_up ? "up" : "down", p.link_speed_mbps);
   }
@@ -351,6 +366,9 @@ int Run(int argc, char** argv) {
     prev = std::move(cur);
   }
   const double secs = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+#if SKBNF_WITH_CONTROL
+  (*control)->Shutdown();  // before the engine stops
+#endif
   (void)engine.Stop();
   EngineSnapshot last = engine.Snapshot();
   uint64_t rx = 0, tx = 0, nombuf = 0;

@@ -7,6 +7,12 @@ BIN=$1
 OUT=$(mktemp)
 trap 'rm -f "$OUT"' EXIT
 fail() { echo "FAIL: $*"; cat "$OUT"; exit 1; }
+# With the control plane built in, listen on kernel-chosen loopback ports and no metrics, so
+# that this test never collides with another skbnfd on the machine.
+CTL=()
+if "$BIN" --helpfull 2>&1 | grep -q -- "--listen"; then
+  CTL=(--listen=127.0.0.1:0 --metrics-addr=off)
+fi
 
 expect_refusal() {  # pattern, flags...
   local pat=$1; shift
@@ -30,7 +36,7 @@ expect_refusal "line 1: unknown directive" --config=<(echo "colr on")
 # The example config file, for 2 s: exits 0 with an exact audit; net_null's all-zero frames
 # are counted as not_ipv4 drops in l3.
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-"$BIN" --config="$SRC/dataplane/dpdk/skbnfd.conf.example" --duration=2 >"$OUT" 2>&1 ||
+"$BIN" "${CTL[@]}" --config="$SRC/dataplane/dpdk/skbnfd.conf.example" --duration=2 >"$OUT" 2>&1 ||
   fail "example config run failed"
 grep -Eq "mode l3, pool skbnf, strategy recycle\+magazine, workers on lcores 1, 100[0-9] routes" "$OUT" ||
   fail "example config not applied"
@@ -39,7 +45,7 @@ grep -Eq "not_ipv4=[1-9]" "$OUT" || fail "example config: no not_ipv4 drops coun
 echo "ok: example config ran, audit exact"
 
 demo() {  # flags...: run the demo, SIGINT 2 s after it started forwarding
-  "$BIN" "$@" >"$OUT" 2>&1 &
+  "$BIN" "${CTL[@]}" "$@" >"$OUT" 2>&1 &
   local pid=$!
   for _ in $(seq 600); do
     grep -q "^mode " "$OUT" && break
