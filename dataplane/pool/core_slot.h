@@ -88,6 +88,7 @@ struct alignas(64) CoreSlot {
   Gauge lc_len;
   // recycle
   Gauge recycle_total;
+  uint32_t recycle_ports = 0;  // RX ports of this core with a recycle list
   RecycleList recycle[kMaxPorts];
 
   CoreCounters counters;

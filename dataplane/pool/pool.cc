@@ -230,11 +230,13 @@ void Pool::Configure(CoreSlot& s, const Generation* g) {
   } else {
     s.lc_size = s.lc_flush = 0;
   }
+  s.recycle_ports = 0;
   for (int p = 0; p < kMaxPorts; ++p) {
     RecycleList& l = s.recycle[p];
     l.count.set(0);
     l.limit = 0;
     if (spec.Has(Layer::kRecycle) && s.rx_ring_size[p] > 0) {
+      ++s.recycle_ports;
       l.limit = spec.recycle_limit != 0 ? spec.recycle_limit : s.rx_ring_size[p];
       EnsureBuf(s.recycle_buf[p], s.recycle_buf_cap[p], l.limit);
       l.objs = s.recycle_buf[p].get();
@@ -245,7 +247,7 @@ void Pool::Configure(CoreSlot& s, const Generation* g) {
   const unsigned mask = config_.host_lcache ? spec.layers & ~LayerBit(Layer::kLcache) : spec.layers;
   s.fast = FastPath::kNone;
   if ((mask & LayerBit(Layer::kRecycle)) != 0 && (mask & LayerBit(Layer::kLcache)) == 0) {
-    if (shared_.classify != nullptr) s.fast = FastPath::kRecycle;
+    if (shared_.classify != nullptr && s.recycle_ports > 0) s.fast = FastPath::kRecycle;
   } else if ((mask & LayerBit(Layer::kLcache)) == 0) {
     if (mask & LayerBit(Layer::kHeadPool)) {
       s.fast = FastPath::kHeadPool;

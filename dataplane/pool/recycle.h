@@ -46,7 +46,9 @@ struct Recycle {
   template <unsigned Below>
   static void Put(Shared& sh, CoreSlot& s, void* const* objs, unsigned n) {
     LayerCounters& c = s.counters.layer[kIndex];
-    if (sh.classify == nullptr) {
+    if (sh.classify == nullptr || s.recycle_ports == 0) {
+      // No recycle check, or this core refills no RX port: nothing can be recycled here, so
+      // do not pay for classifying (a foreign DPDK application never names its RX ports).
       ChainPut<Below>(sh, s, objs, n);
       c.free_misses.Add(n);
       return;

@@ -432,3 +432,42 @@ TEST(FastPathTest, SingleObjectRecycleKeepsBoundsAndPorts) {
 
 }  // namespace
 }  // namespace skbnf::pool
+
+namespace skbnf::pool {
+namespace {
+
+int g_classify_calls = 0;
+void CountingClassify(void* ctx, void* const* objs, unsigned n, int16_t* ports) {
+  ++g_classify_calls;
+  testing::TagClassify(ctx, objs, n, ports);
+}
+
+TEST(RecycleTest, CoreWithoutRxPortsDoesNotClassify) {
+  PoolConfig c;
+  c.store.elt_size = 128;
+  c.store.objs_per_slab = 16;
+  c.classify = &CountingClassify;
+  auto p = Pool::Create(c, testing::Spec("recycle+magazine"));
+  ASSERT_TRUE(p.ok());
+  Pool& pool = **p;
+  std::vector<char> mem(pool.MemSize(64) + 64);
+  ASSERT_TRUE(pool.Populate(mem.data(), mem.size(), 64, [](void* o) { SetTag(o, 0); }).ok());
+  ASSERT_TRUE(pool.RegisterWorker(0).ok());          // no RX ports
+  ASSERT_TRUE(pool.RegisterWorker(1, {{.port = 0, .ring_size = 8}}).ok());
+  void* o[8];
+  g_classify_calls = 0;
+  ASSERT_TRUE(pool.Get(0, o, 8));
+  pool.Put(0, o, 8);
+  pool.Put(0, o, 0);
+  ASSERT_TRUE(pool.Get(0, o, 1));
+  pool.Put(0, o, 1);
+  EXPECT_EQ(g_classify_calls, 0);
+  EXPECT_EQ(pool.CoreStats(0).layer[kRc].free_misses, 9u);
+  ASSERT_TRUE(pool.Get(1, o, 4));
+  pool.Put(1, o, 4);
+  EXPECT_GT(g_classify_calls, 0);
+  EXPECT_EQ(pool.CoreGauges(1).objects[kRc], 4u);
+}
+
+}  // namespace
+}  // namespace skbnf::pool
