@@ -26,19 +26,6 @@ grpc::Status Invalid(absl::string_view field, absl::string_view why) {
 
 v1::Layer ToProto(Layer l) { return static_cast<v1::Layer>(static_cast<int>(l) + 1); }
 
-uint32_t* TunableField(StrategySpec& s, Layer l) {
-  switch (l) {
-    case Layer::kLcache:
-      return &s.lcache_size;
-    case Layer::kRecycle:
-      return &s.recycle_limit;
-    case Layer::kHeadPool:
-      return &s.hot_list_len;
-    case Layer::kMagazine:
-      return &s.magazine_size;
-  }
-  return nullptr;
-}
 
 void FillCorePool(const pool::CoreCountersSnapshot& now, const pool::CoreCountersSnapshot* before,
                   const pool::LayerGauges* gauges, double secs, v1::CorePoolStats* out) {
@@ -146,7 +133,7 @@ absl::StatusOr<StrategySpec> StrategyFromStructured(const v1::StructuredStrategy
         return absl::InvalidArgumentError(absl::StrCat(tfield, ": ", value, " is out of range [",
                                                        info->min, ", ", info->max, "]"));
       }
-      *TunableField(spec, layer) = value;
+      spec.Tunable(layer) = value;
     }
   }
   for (int i = 0; i < s.modifiers_size(); ++i) {
@@ -172,9 +159,8 @@ void StrategyToStructured(const StrategySpec& spec, v1::StructuredStrategy* out)
     if (!spec.Has(l)) continue;
     v1::StructuredStrategy::LayerConfig* lc = out->add_layers();
     lc->set_layer(ToProto(l));
-    StrategySpec copy = spec;
     for (const pool::TunableInfo& t : pool::AllTunables()) {
-      if (t.layer == l) (*lc->mutable_tunables())[std::string(t.key)] = *TunableField(copy, l);
+      if (t.layer == l) (*lc->mutable_tunables())[std::string(t.key)] = spec.Tunable(l);
     }
   }
   if (spec.prefetch) out->add_modifiers("prefetch");

@@ -13,20 +13,6 @@ namespace {
 constexpr std::array<absl::string_view, kNumLayers> kLayerNames = {"lcache", "recycle", "headpool",
                                                                   "magazine"};
 
-uint32_t* TunableField(StrategySpec& s, Layer l) {
-  switch (l) {
-    case Layer::kLcache:
-      return &s.lcache_size;
-    case Layer::kRecycle:
-      return &s.recycle_limit;
-    case Layer::kHeadPool:
-      return &s.hot_list_len;
-    case Layer::kMagazine:
-      return &s.magazine_size;
-  }
-  return nullptr;
-}
-
 const TunableInfo* FindTunable(Layer l, absl::string_view key) {
   for (const TunableInfo& t : AllTunables()) {
     if (t.layer == l && t.key == key) return &t;
@@ -106,7 +92,7 @@ absl::Status ParseTunable(absl::string_view kv, Layer layer, StrategySpec& spec,
                                                    " is out of range [", info->min, ", ",
                                                    info->max, "]"));
   }
-  *TunableField(spec, layer) = static_cast<uint32_t>(v);
+  spec.Tunable(layer) = static_cast<uint32_t>(v);
   return absl::OkStatus();
 }
 
@@ -149,6 +135,20 @@ const std::vector<ModifierInfo>& AllModifiers() {
   return kModifiers;
 }
 
+uint32_t& StrategySpec::Tunable(Layer l) {
+  switch (l) {
+    case Layer::kLcache:
+      return lcache_size;
+    case Layer::kRecycle:
+      return recycle_limit;
+    case Layer::kHeadPool:
+      return hot_list_len;
+    case Layer::kMagazine:
+      break;
+  }
+  return magazine_size;
+}
+
 std::string StrategySpec::ToString() const {
   std::string out;
   if (layers == 0) out = "slab";
@@ -158,8 +158,8 @@ std::string StrategySpec::ToString() const {
     if (!Has(l)) continue;
     if (!out.empty()) out += "+";
     absl::StrAppend(&out, kLayerNames[i]);
-    uint32_t v = *TunableField(const_cast<StrategySpec&>(*this), l);
-    if (v != *TunableField(defaults, l)) {
+    const uint32_t v = Tunable(l);
+    if (v != defaults.Tunable(l)) {
       for (const TunableInfo& t : AllTunables()) {
         if (t.layer == l) absl::StrAppend(&out, ":", t.key, "=", v);
       }

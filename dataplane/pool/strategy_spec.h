@@ -80,6 +80,9 @@ struct StrategySpec {
   bool prefetch = false;
 
   bool Has(Layer l) const { return (layers & LayerBit(l)) != 0; }
+  // The one tunable of layer `l` (lcache_size, recycle_limit, hot_list_len, magazine_size).
+  uint32_t& Tunable(Layer l);
+  uint32_t Tunable(Layer l) const { return const_cast<StrategySpec*>(this)->Tunable(l); }
   // Canonical text form.
   std::string ToString() const;
   // Parses `text`; on error the message names the offending part.
