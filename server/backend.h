@@ -155,6 +155,22 @@ struct Health {
   std::string detail;            // why not, for logs
 };
 
+// Fills what a StatsSnapshot says of the pool as a whole (other threads' counters, populated,
+// store, depots, swap counts) from `p`, and derives in_flight as what is neither in the store,
+// a depot nor a layer (approximate while running). `s.pool.in_layers` must already hold the
+// per-core layer gauges summed.
+inline void FillPoolFigures(const pool::Pool& p, StatsSnapshot& s) {
+  s.other = p.CoreStats(pool::kNoCore);
+  s.pool.populated = p.populated();
+  s.pool.in_store = p.in_store();
+  s.pool.in_depots = p.in_depots();
+  uint64_t accounted = s.pool.in_store + s.pool.in_depots;
+  for (uint64_t v : s.pool.in_layers) accounted += v;
+  s.pool.in_flight = s.pool.populated > accounted ? s.pool.populated - accounted : 0;
+  s.swaps_ok = p.swaps_ok();
+  s.swaps_failed = p.swaps_failed();
+}
+
 class Backend {
  public:
   virtual ~Backend() = default;

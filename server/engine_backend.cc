@@ -154,17 +154,7 @@ StatsSnapshot EngineBackend::GetStats() const {
     for (int i = 0; i < pool::kNumLayers; ++i) s.pool.in_layers[i] += c.layer_objects.objects[i];
     s.cores.push_back(std::move(c));
   }
-  if (pool::Pool* p = engine_.pool(); p != nullptr) {
-    s.other = p->CoreStats(pool::kNoCore);
-    s.pool.populated = p->populated();
-    s.pool.in_store = p->in_store();
-    s.pool.in_depots = p->in_depots();
-    uint64_t accounted = s.pool.in_store + s.pool.in_depots;
-    for (uint64_t v : s.pool.in_layers) accounted += v;
-    s.pool.in_flight = s.pool.populated > accounted ? s.pool.populated - accounted : 0;
-    s.swaps_ok = p->swaps_ok();
-    s.swaps_failed = p->swaps_failed();
-  }
+  if (pool::Pool* p = engine_.pool(); p != nullptr) FillPoolFigures(*p, s);
   return s;
 }
 

@@ -220,16 +220,7 @@ StatsSnapshot FakeBackend::GetStats() const {
     for (int i = 0; i < pool::kNumLayers; ++i) s.pool.in_layers[i] += c.layer_objects.objects[i];
     s.cores.push_back(std::move(c));
   }
-  s.other = pool_->CoreStats(pool::kNoCore);
-  s.pool.populated = pool_->populated();
-  s.pool.in_store = pool_->in_store();
-  s.pool.in_depots = pool_->in_depots();
-  // What is neither in the store, a depot nor a layer is in flight (approximate while running).
-  uint64_t accounted = s.pool.in_store + s.pool.in_depots;
-  for (uint64_t v : s.pool.in_layers) accounted += v;
-  s.pool.in_flight = s.pool.populated > accounted ? s.pool.populated - accounted : 0;
-  s.swaps_ok = pool_->swaps_ok();
-  s.swaps_failed = pool_->swaps_failed();
+  FillPoolFigures(*pool_, s);
   return s;
 }
 
