@@ -221,7 +221,8 @@ class HelmTest(unittest.TestCase):
         w, spec, c = container(docs)
         lim = c["resources"]["limits"]
         self.assertEqual(sorted(lim), ["cpu", "memory"])  # no VF, no hugepages
-        self.assertEqual(c["securityContext"]["capabilities"]["add"], ["IPC_LOCK", "NET_RAW"])
+        self.assertEqual(c["securityContext"]["capabilities"]["add"],
+                         ["IPC_LOCK", "NET_RAW", "NET_ADMIN"])
         self.assertNotIn("--pcidevice-env", c["args"])
         self.assertNotIn("hugepages", [v["name"] for v in spec["volumes"]])
         conf = by_kind(docs, "ConfigMap")[0]["data"]["skbnfd.conf"]

@@ -122,6 +122,7 @@ capabilities:
     - IPC_LOCK
     {{- if .Values.afPacket.enabled }}
     - NET_RAW
+    - NET_ADMIN
     {{- end }}
     {{- range .Values.extraCapabilities }}
     - {{ . }}
