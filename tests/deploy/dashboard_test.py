@@ -2,8 +2,8 @@
 """deploy.dashboard: the Grafana dashboard's queries work against a real skbnfd and Prometheus.
 
 Starts skbnfd (the demo: l3 over 10,000 routes, net_pcap -> net_null, loopback ports the kernel
-picks) and Debian's Prometheus on loopback (1 s scrapes, deploy/prometheus/skbnf-rules.yaml
-loaded), swaps the strategy a few times with skbnfctl, then:
+picks) and Debian's Prometheus on loopback with deploy/prometheus/prometheus.yml (compose's
+configuration: job skbnf, skbnf-rules.yaml loaded; here 1 s scrapes and this daemon), swaps the strategy a few times with skbnfctl, then:
   - runs EVERY query of deploy/grafana/skbnf-dashboard.json (panel targets, variable queries,
     annotations) through the HTTP API, as an instant and as a range query: each must parse and
     return at least one series (the strategy-change annotation must show the swaps);
@@ -25,6 +25,8 @@ import tempfile
 import time
 import unittest
 
+import yaml
+
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "deploy", "grafana"))
@@ -32,6 +34,7 @@ import render_dashboard as rd  # noqa: E402
 
 DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "skbnf-dashboard.json")
 RULES = os.path.join(ROOT, "deploy", "prometheus", "skbnf-rules.yaml")
+PROM_CONFIG = os.path.join(ROOT, "deploy", "prometheus", "prometheus.yml")
 SKBNFD = os.environ.get("SKBNFD", "")
 SKBNFCTL = os.environ.get("SKBNFCTL", "")
 PROMETHEUS = os.environ.get("PROMETHEUS") or shutil.which("prometheus") or "/usr/bin/prometheus"
@@ -83,13 +86,18 @@ class DashboardTest(unittest.TestCase):
             r = json.load(f)
         cls.grpc, metrics_port = r["grpc"], r["metrics_port"]
 
+        # deploy/compose.yaml's Prometheus configuration, pointed at this daemon and the rules
+        # in the repository, scraping every second.
+        with open(PROM_CONFIG) as f:
+            cfg = yaml.safe_load(f)
+        cfg["global"].update(scrape_interval="%ds" % SCRAPE_S,
+                             evaluation_interval="%ds" % SCRAPE_S)
+        cfg["rule_files"] = [RULES]
+        cfg["scrape_configs"][0]["static_configs"] = [
+            {"targets": ["127.0.0.1:%d" % metrics_port]}]
         config = os.path.join(cls.dir, "prometheus.yml")
         with open(config, "w") as f:
-            f.write("global:\n  scrape_interval: %ds\n  evaluation_interval: %ds\n"
-                    "rule_files:\n  - %s\n"
-                    "scrape_configs:\n  - job_name: skbnf\n    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % (SCRAPE_S, SCRAPE_S, RULES,
-                                                            metrics_port))
+            yaml.safe_dump(cfg, f)
         cls.p_log = open(os.path.join(cls.dir, "prometheus.log"), "w+")
         port = free_port()  # free when chosen; a collision makes Prometheus exit, reported
         cls.prom_proc = subprocess.Popen(
