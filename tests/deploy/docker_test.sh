@@ -101,6 +101,7 @@ fi
 # 3. image
 if [ "${SKBNF_DOCKER_FULL:-0}" = 1 ]; then
   DOCKER_BUILDKIT=1 $DOCKER build --network host -f "$ROOT/deploy/Dockerfile" \
+    --build-arg JOBS="${SKBNF_JOBS:-2}" \
     --build-arg REVISION="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
     -t "$IMAGE" "$ROOT" >"$RUN/build.log" 2>&1 || { tail -40 "$RUN/build.log"; fail "docker build (full)"; }
 else
