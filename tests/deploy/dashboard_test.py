@@ -112,7 +112,7 @@ class DashboardTest(unittest.TestCase):
             # Strategy swaps through the API, a few scrapes apart, so the swap counters, the
             # latency histogram and the strategy-change annotation all have data.
             for spec in STRATEGIES:
-                time.sleep(1.5)
+                time.sleep(2.5 * SCRAPE_S)  # each strategy seen by two scrapes
                 p = subprocess.run([SKBNFCTL, "--addr=" + cls.grpc, "strategy", "set", spec],
                                    capture_output=True, text=True, timeout=30)
                 if p.returncode != 0:
