@@ -9,7 +9,10 @@
 // length-delimited field, HealthCheckResponse{status} one varint, so no generated code is
 // needed. Health is a read: any TLS client may ask, no client certificate required.
 //
-//   skbnf_health [--addr=127.0.0.1:50051] [--service=NAME] [--timeout=SECONDS]
+// --alive: exit 0 whenever the server answers (any health status): the liveness probe, which
+// must not restart a pod whose links are merely down.
+//
+//   skbnf_health [--addr=127.0.0.1:50051] [--service=NAME] [--timeout=SECONDS] [--alive]
 //                [--tls-ca=FILE [--tls-cert=FILE --tls-key=FILE] [--tls-server-name=NAME]]
 #include <grpcpp/generic/generic_stub.h>
 #include <grpcpp/grpcpp.h>
@@ -30,6 +33,7 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: skbnf_health [--addr=HOST:PORT|unix:PATH] [--service=NAME] [--timeout=SECONDS]\n"
+    "                    [--alive]  (exit 0 on any answer: liveness)\n"
     "                    [--tls-ca=FILE] [--tls-cert=FILE --tls-key=FILE] "
     "[--tls-server-name=NAME]\n"
     "exit 0: SERVING; 1: not serving or unreachable; 2: usage error\n";
@@ -53,8 +57,13 @@ int Usage(const std::string& why) {
 int main(int argc, char** argv) {
   std::map<std::string, std::string> flags = {
       {"addr", "127.0.0.1:50051"}, {"service", ""}, {"timeout", "3"}};
+  bool alive = false;
   for (int i = 1; i < argc; ++i) {
     std::string a = argv[i];
+    if (a == "--alive") {
+      alive = true;
+      continue;
+    }
     if (a == "--help" || a == "-h") {
       std::fputs(kUsage, stdout);
       return 0;
@@ -138,5 +147,5 @@ int main(int argc, char** argv) {
   int st = body.size() >= 2 && body[0] == 0x08 ? body[1] : 0;
   static const char* kNames[] = {"UNKNOWN", "SERVING", "NOT_SERVING", "SERVICE_UNKNOWN"};
   std::printf("%s\n", st >= 0 && st <= 3 ? kNames[st] : "UNKNOWN");
-  return st == 1 ? 0 : 1;
+  return st == 1 || alive ? 0 : 1;
 }
