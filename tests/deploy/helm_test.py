@@ -286,6 +286,42 @@ class HelmTest(unittest.TestCase):
         finally:
             shutil.rmtree(d, ignore_errors=True)
 
+    def notes(self, *sets):
+        """NOTES.txt as `helm install` prints it (helm template skips NOTES): rendered through
+        tpl in a copy of the chart."""
+        d = tempfile.mkdtemp(prefix="helm-notes-")
+        try:
+            chart = os.path.join(d, "skbnf")
+            shutil.copytree(CHART, chart, symlinks=False)
+            shutil.copy(os.path.join(chart, "templates", "NOTES.txt"),
+                        os.path.join(chart, "files", "NOTES.txt"))
+            with open(os.path.join(chart, "templates", "zz-notes.yaml"), "w") as f:
+                f.write('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\n'
+                        'data:\n  notes: {{ tpl (.Files.Get "files/NOTES.txt") . | quote }}\n')
+            args = ["template", "rel", chart, "--namespace", "net", "--kube-version",
+                    KUBE_VERSION, "--show-only", "templates/zz-notes.yaml"]
+            for s in sets:
+                args += ["--set", s]
+            _, out, _ = helm(*args)
+            return yaml.safe_load(out)["data"]["notes"]
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def test_notes_say_how_to_reach_grpc_and_the_dashboard(self):
+        n = self.notes()
+        self.assertIn("2 SR-IOV VF(s) of intel.com/intel_sriov_dpdk", n)
+        self.assertIn("kubectl -n net exec deployment/rel-skbnf -- skbnfctl stats", n)
+        self.assertIn("port-forward deployment/rel-skbnf 50051:50051", n)
+        self.assertIn("import deploy/grafana/skbnf-dashboard.json", n)
+        n = self.notes("tls.enabled=true", "tls.secretName=grpc-tls", "dashboard.enabled=true",
+                       "kind=DaemonSet")
+        self.assertIn("TLS on rel-skbnf-grpc.net.svc:50051", n)
+        self.assertIn("--tls-cert=client.crt", n)
+        self.assertIn("--tls-server-name=rel-skbnf-grpc.net.svc", n)
+        self.assertIn("ConfigMap rel-skbnf-dashboard", n)
+        n = self.notes("sriov.enabled=false")
+        self.assertIn("embedded demo", n)
+
     def test_bad_values_are_refused_naming_the_field(self):
         cases = [
             (["kind=StatefulSet"], "kind"),
