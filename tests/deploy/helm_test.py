@@ -322,6 +322,13 @@ class HelmTest(unittest.TestCase):
         n = self.notes("sriov.enabled=false")
         self.assertIn("embedded demo", n)
 
+    def test_demo_without_ports_needs_no_hugepages(self):
+        docs = render(None, "sriov.enabled=false")
+        w, spec, c = container(docs)
+        self.assertEqual(sorted(c["resources"]["limits"]), ["cpu", "memory"])
+        self.assertNotIn("hugepages", [v["name"] for v in spec["volumes"]])
+        self.assertFalse(any(a.startswith("--config") for a in c["args"]))  # the demo
+
     def test_bad_values_are_refused_naming_the_field(self):
         cases = [
             (["kind=StatefulSet"], "kind"),

@@ -99,7 +99,7 @@ app.kubernetes.io/part-of: skbnf
 
 {{/* Container resources: requests = limits (Guaranteed QoS: exclusive CPUs, hugepages, VFs). */}}
 {{- define "skbnf.resources" -}}
-{{- $hp := and .Values.hugepages.enabled (not .Values.afPacket.enabled) -}}
+{{- $hp := and .Values.hugepages.enabled .Values.sriov.enabled -}}
 {{- $r := dict "cpu" (toString .Values.resources.cpu) "memory" .Values.resources.memory -}}
 {{- if $hp -}}{{- $_ := set $r (printf "hugepages-%s" .Values.hugepages.size) .Values.hugepages.amount -}}{{- end -}}
 {{- if .Values.sriov.enabled -}}{{- $_ := set $r .Values.sriov.resourceName (toString .Values.sriov.count) -}}{{- end -}}
@@ -133,7 +133,7 @@ capabilities:
 - {name: config, mountPath: /etc/skbnf/config, readOnly: true}
 - {name: run, mountPath: /var/run/dpdk}
 - {name: tmp, mountPath: /tmp}
-{{- if and .Values.hugepages.enabled (not .Values.afPacket.enabled) }}
+{{- if and .Values.hugepages.enabled .Values.sriov.enabled }}
 - {name: hugepages, mountPath: /hugepages}
 {{- end }}
 {{- if .Values.tls.enabled }}
