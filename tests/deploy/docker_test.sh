@@ -170,6 +170,21 @@ phase "demo: skbnfctl swapped magazine -> recycle+headpool, healthy, audit OK at
 if ! ip netns add "$NS" 2>"$RUN/netns.err"; then
   skip "cannot create a network namespace: $(cat "$RUN/netns.err")"
 fi
+# Negative control: frames that merely cross a veth pair (no skbnfd: TTL and MACs unchanged)
+# must fail the same check.
+ip -n "$NS" link add xa type veth peer name xb
+for i in xa xb; do
+  ip netns exec "$NS" sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+  ip -n "$NS" link set "$i" up
+done
+if ip netns exec "$NS" /usr/bin/python3 "$ROOT/tests/deploy/veth_traffic.py" --send xa --recv xb \
+  --count 20 --dst-mac 02:00:00:5e:00:01 --expect-src-mac 02:00:00:5e:00:02 \
+  --expect-dst-mac 02:00:00:5e:00:b0 --ttl 64 --timeout 2 >"$RUN/negative.txt" 2>&1; then
+  cat "$RUN/negative.txt"
+  fail "the traffic check accepted frames skbnfd never forwarded"
+fi
+grep -q "ttl 64" "$RUN/negative.txt" || { cat "$RUN/negative.txt"; fail "negative control: no TTL complaint"; }
+ip -n "$NS" link del xa
 cat >"$CTX/skbnfd.conf" <<'EOF'
 mode l3
 strategy recycle+magazine
