@@ -43,13 +43,4 @@ std::optional<StatsSnapshot> StatsSampler::Baseline(
   return *best;
 }
 
-double Rate(uint64_t now, uint64_t before, double seconds) {
-  if (seconds <= 0 || now < before) return 0;
-  return static_cast<double>(now - before) / seconds;
-}
-
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
-}
-
 }  // namespace skbnf::control

@@ -15,6 +15,7 @@
 #include <thread>
 
 #include "server/backend.h"
+#include "server/rates.h"
 
 namespace skbnf::control {
 
@@ -42,11 +43,6 @@ class StatsSampler {
   std::deque<StatsSnapshot> samples_;  // oldest first
   std::thread thread_;
 };
-
-// Rate of a counter between two snapshots (0 when the window is empty or the counter went
-// backwards, e.g. a data-plane restart).
-double Rate(uint64_t now, uint64_t before, double seconds);
-double Seconds(std::chrono::steady_clock::duration d);
 
 }  // namespace skbnf::control
 

@@ -6,14 +6,15 @@
 #include <gtest/gtest.h>
 
 #include <algorithm>
+#include <future>
 #include <map>
 #include <set>
 #include <thread>
 
 #include "dataplane/pool/strategy_spec.h"
 #include "protos/grpc_test/health_reflection.pb.h"
+#include "dataplane/dpdk/net_text.h"
 #include "server/control_service.h"
-#include "server/net_text.h"
 #include "tests/control/daemon_harness.h"
 
 namespace skbnf::control::testing {
@@ -133,7 +134,7 @@ TEST_F(ControlApiTest, ListPortsGivesWellFormedPorts) {
     EXPECT_TRUE(ids.insert(p.id()).second);
     EXPECT_FALSE(p.name().empty());
     EXPECT_FALSE(p.driver().empty());
-    EXPECT_TRUE(ParseMac(p.mac()).ok()) << p.mac();
+    EXPECT_TRUE(net::ParseMac(p.mac()).ok()) << p.mac();
     EXPECT_GT(p.rx_queues() + p.tx_queues(), 0u) << p.name();  // a TX-only sink has no RX
     if (p.rx_queues() > 0) {
       EXPECT_GT(p.rx_ring_size(), 0u);
@@ -589,9 +590,9 @@ TEST(ControlApiVariants, NativeMempoolRefusesSwapsWithFailedPrecondition) {
 // A worker that never reaches its quiescent point: the swap times out, the old strategy is
 // published again, and the report says so (the RPC itself succeeds: the report is the answer).
 TEST(ControlApiVariants, SwapThatTimesOutRollsBackAndReportsTheCore) {
-  if (!DaemonIsFake()) GTEST_SKIP() << "needs the fake daemon's --sim-stuck-core";
+  if (StallArgs().empty()) GTEST_SKIP() << "SKBNF_CONTROL_DAEMON_STALL_ARGS not set";
   std::string error;
-  auto d = Daemon::Start({"--sim-stuck-core=1"}, &error);
+  auto d = Daemon::Start(StallArgs(), &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
   grpc::ClientContext c0;
@@ -623,10 +624,76 @@ TEST(ControlApiVariants, SwapThatTimesOutRollsBackAndReportsTheCore) {
   EXPECT_EQ(d->Stop(), 0);
 }
 
-TEST(ControlApiVariants, RoutesOutsideL3ModeAreFailedPrecondition) {
-  if (!DaemonIsFake()) GTEST_SKIP() << "needs the fake daemon's --sim-mode";
+// Reads never wait for a swap: while SetStrategy waits for a worker that does not reach its
+// quiescent point (its new epoch is published, the RPC has not returned), GetStats, GetInfo,
+// ListPorts, GetStrategy, ListRoutes and a /metrics scrape all complete. The order is the
+// assertion: every read returned while the swap was still running.
+TEST(ControlApiVariants, ReadsDoNotWaitForAStalledSwap) {
+  if (StallArgs().empty()) GTEST_SKIP() << "SKBNF_CONTROL_DAEMON_STALL_ARGS not set";
   std::string error;
-  auto d = Daemon::Start({"--sim-mode=io"}, &error);
+  auto d = Daemon::Start(StallArgs(), &error);
+  ASSERT_NE(d, nullptr) << error;
+  auto stub = d->Stub();
+  grpc::ClientContext c0;
+  v1::GetStrategyResponse before;
+  ASSERT_TRUE(stub->GetStrategy(&c0, v1::GetStrategyRequest(), &before).ok());
+  auto swap = std::async(std::launch::async, [&] {
+    grpc::ClientContext ctx;
+    v1::SetStrategyRequest req;
+    req.set_spec(before.spec() == "headpool" ? "magazine" : "headpool");
+    req.set_quiesce_timeout_ms(2000);
+    v1::SetStrategyResponse r;
+    grpc::Status s = d->Stub()->SetStrategy(&ctx, req, &r);
+    return std::make_pair(s, r);
+  });
+  // The swap has published its epoch and is waiting for the stalled worker.
+  bool published = false;
+  for (int i = 0; i < 5000 && !published; ++i) {
+    grpc::ClientContext ctx;
+    v1::GetStrategyResponse now;
+    ASSERT_TRUE(stub->GetStrategy(&ctx, v1::GetStrategyRequest(), &now).ok());
+    published = now.epoch() > before.epoch();
+    if (!published) std::this_thread::sleep_for(std::chrono::milliseconds(1));
+  }
+  ASSERT_TRUE(published);
+  ASSERT_EQ(swap.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
+  {
+    grpc::ClientContext ctx;
+    v1::Stats stats;
+    EXPECT_TRUE(stub->GetStats(&ctx, v1::GetStatsRequest(), &stats).ok());
+    EXPECT_GT(stats.cores_size(), 0);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::GetInfoResponse info;
+    EXPECT_TRUE(stub->GetInfo(&ctx, v1::GetInfoRequest(), &info).ok());
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::ListPortsResponse ports;
+    EXPECT_TRUE(stub->ListPorts(&ctx, v1::ListPortsRequest(), &ports).ok());
+    EXPECT_GT(ports.ports_size(), 0);
+  }
+  {
+    grpc::ClientContext ctx;
+    v1::ListRoutesResponse routes;
+    EXPECT_TRUE(stub->ListRoutes(&ctx, v1::ListRoutesRequest(), &routes).ok());
+  }
+  EXPECT_NE(HttpGet(d->metrics_port(), "/metrics").find("skbnf_pool_objects"), std::string::npos);
+  EXPECT_EQ(swap.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
+      << "a read waited for the swap to finish";
+  auto [status, r] = swap.get();
+  ASSERT_TRUE(status.ok()) << status.error_message();
+  EXPECT_TRUE(r.report().rolled_back());
+  ASSERT_EQ(r.report().failed_cores_size(), 1);
+  EXPECT_EQ(r.report().failed_cores(0), 1u);
+  EXPECT_EQ(d->Stop(), 0);
+}
+
+TEST(ControlApiVariants, RoutesOutsideL3ModeAreFailedPrecondition) {
+  if (IoModeArgs().empty()) GTEST_SKIP() << "SKBNF_CONTROL_DAEMON_IO_ARGS not set";
+  std::string error;
+  auto d = Daemon::Start(IoModeArgs(), &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
   grpc::ClientContext ctx;
