@@ -15,7 +15,7 @@ const char* const kUsage = R"(usage: skbnfctl [flags] COMMAND [args]
 
 commands:
   info                              version, build, EAL arguments, lcores, pool, mode
-  ports                             ports and their links, queues and rings
+  ports                             ports: links, queues, rings and the PMD's error counters
   strategy list                     layers, modifiers and tunables a strategy can use
   strategy get                      the strategy in force
   strategy set SPEC [--dry-run]     validate (--dry-run) or swap the strategy under traffic

@@ -47,14 +47,17 @@ int Client::Ports() {
   grpc::Status s = stub_->ListPorts(Ctx().get(), v1::ListPortsRequest(), &r);
   if (!s.ok()) return Fail(s);
   if (json_) return Json(r), 0;
-  Table t({"ID", "NAME", "DRIVER", "DEVICE", "MAC", "LINK", "SPEED", "RXQ", "TXQ", "RX_RING",
-           "TX_RING"});
+  Table t({"ID", "NAME", "DRIVER", "DEVICE", "MAC", "LINK", "SPEED", "SOCKET", "RXQ", "TXQ",
+           "RX_RING", "TX_RING", "IMISSED", "IERRORS", "OERRORS", "PMD_NOMBUF"});
   for (const v1::Port& p : r.ports()) {
+    auto pmd = [&](uint64_t v) { return p.has_pmd() ? absl::StrCat(v) : std::string("-"); };
     t.Add({absl::StrCat(p.id()), p.name(), p.driver(), p.device(), p.mac(),
-           p.link_up() ? "up" : "down",
+           !p.has_link_up() ? "?" : p.link_up() ? "up" : "down",
            p.link_speed_mbps() ? absl::StrCat(p.link_speed_mbps(), "M") : "-",
-           absl::StrCat(p.rx_queues()), absl::StrCat(p.tx_queues()), absl::StrCat(p.rx_ring_size()),
-           absl::StrCat(p.tx_ring_size())});
+           p.has_socket_id() ? absl::StrCat(p.socket_id()) : "-", absl::StrCat(p.rx_queues()),
+           absl::StrCat(p.tx_queues()), absl::StrCat(p.rx_ring_size()),
+           absl::StrCat(p.tx_ring_size()), pmd(p.pmd().imissed()), pmd(p.pmd().ierrors()),
+           pmd(p.pmd().oerrors()), pmd(p.pmd().rx_nombuf())});
   }
   t.Print(std::cout);
   return 0;
