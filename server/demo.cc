@@ -58,11 +58,18 @@ absl::Status Demo::SetUp(dpdk::DaemonConfig& dc) {
   c.ports = {dpdk::PortSpec{"net_pcap0", "net_null0", ""},
              dpdk::PortSpec{"net_null0", "net_pcap0", ""}};
   c.workers = {dpdk::WorkerSpec{1, {{"net_pcap0", 0}}}};
-  std::printf(
-      "skbnfd demo: l3 over %zu generated prefixes (10.0.0.0/8, /16../24), %d destinations "
-      "replayed from %s by net_pcap (infinite_rx), sink net_null0. Ctrl-C stops.\n",
-      c.routes.size(), dests, pcap.c_str());
+  dests_ = dests;
   return absl::OkStatus();
+}
+
+void Demo::Finish(dpdk::EngineConfig& c) const {
+  if (!active()) return;
+  if (c.mode != dpdk::Mode::kL3) c.routes.clear();
+  const std::string pcap = (dir_ / "traffic.pcap").string();
+  std::printf(
+      "skbnfd demo: %s over %zu generated prefixes (10.0.0.0/8, /16../24), %d destinations "
+      "replayed from %s by net_pcap (infinite_rx), sink net_null0. Ctrl-C stops.\n",
+      dpdk::ModeName(c.mode), c.routes.size(), dests_, pcap.c_str());
 }
 
 }  // namespace skbnf::control

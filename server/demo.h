@@ -28,9 +28,14 @@ class Demo {
 
   // Fills `dc` (EAL arguments, ports, worker, routes, mode l3) and writes the pcap.
   absl::Status SetUp(dpdk::DaemonConfig& dc);
+  // After the flags were applied (they win): routes only in l3 (--mode=io/mac forward the
+  // same traffic to the peer port); prints the demo's banner.
+  void Finish(dpdk::EngineConfig& c) const;
+  bool active() const { return !dir_.empty(); }
 
  private:
   std::filesystem::path dir_;
+  int dests_ = 0;
 };
 
 }  // namespace skbnf::control

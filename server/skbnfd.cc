@@ -77,6 +77,7 @@ int Run(int argc, char** argv) {
     if (absl::Status st = demo.SetUp(*dc); !st.ok()) return Fail(st);
   }
   if (absl::Status st = ApplyEngineFlags(dc->engine); !st.ok()) return Fail(st);
+  demo.Finish(dc->engine);
 
   std::vector<std::string> eal_args = {argv[0]};
   eal_args.insert(eal_args.end(), dc->eal.begin(), dc->eal.end());
