@@ -120,7 +120,7 @@ struct PoolGauges {
 struct StatsSnapshot {
   std::chrono::steady_clock::time_point taken;
   std::vector<CoreStats> cores;      // every worker, by core id
-  pool::CoreCountersSnapshot other;  // Pool::CoreStats(kNoCore)
+  pool::CoreCountersSnapshot other;  // every non-worker thread (FillPoolFigures)
   PoolGauges pool;
   uint64_t swaps_ok = 0, swaps_failed = 0;  // Pool::swaps_ok()/swaps_failed()
 };
@@ -151,12 +151,36 @@ struct Health {
   std::string detail;            // why not, for logs
 };
 
-// Fills what a StatsSnapshot says of the pool as a whole (other threads' counters, populated,
-// store, depots, swap counts) from `p`, and derives in_flight as what is neither in the store,
-// a depot nor a layer (approximate while running). `s.pool.in_layers` must already hold the
-// per-core layer gauges summed.
+// Adds `b`'s counters to `a`.
+inline void Accumulate(pool::CoreCountersSnapshot& a, const pool::CoreCountersSnapshot& b) {
+  a.allocs += b.allocs;
+  a.frees += b.frees;
+  a.alloc_failures += b.alloc_failures;
+  for (int i = 0; i < pool::kNumLayers; ++i) {
+    a.layer[i].alloc_hits += b.layer[i].alloc_hits;
+    a.layer[i].alloc_misses += b.layer[i].alloc_misses;
+    a.layer[i].free_hits += b.layer[i].free_hits;
+    a.layer[i].free_misses += b.layer[i].free_misses;
+    a.layer[i].bulk += b.layer[i].bulk;
+  }
+  a.store_allocs += b.store_allocs;
+  a.store_frees += b.store_frees;
+  a.store_locks += b.store_locks;
+  a.depot_locks += b.depot_locks;
+}
+
+// Fills what a StatsSnapshot says of the pool as a whole from `p`: `other` = every thread that is
+// not a worker (the pool's kNoCore slot and the slots of non-worker lcores, e.g. EAL's main lcore
+// filling RX rings at port start), populated, store, depots, swap counts, and in_flight as what
+// is neither in the store, a depot nor a layer. `s.cores` (the workers) and `s.pool.in_layers`
+// (their layer gauges summed) must already be filled.
 inline void FillPoolFigures(const pool::Pool& p, StatsSnapshot& s) {
   s.other = p.CoreStats(pool::kNoCore);
+  for (int c = 0; c < pool::kMaxCores; ++c) {
+    bool worker = false;
+    for (const CoreStats& cs : s.cores) worker |= cs.core == c;
+    if (!worker) Accumulate(s.other, p.CoreStats(c));
+  }
   s.pool.populated = p.populated();
   s.pool.in_store = p.in_store();
   s.pool.in_depots = p.in_depots();

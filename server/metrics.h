@@ -41,7 +41,8 @@
 //   skbnf_strategy_swaps_total{result}                counter  ok|rolled_back|failed (via API)
 //   skbnf_strategy_swap_duration_seconds              histogram
 //   skbnf_build_info{version,git_commit,compiler,build_type}  gauge 1
-// core="other" is the non-worker slot (threads that go straight to the store).
+// core="other" is every thread that is not a worker (the main lcore filling RX rings at port
+// start, control threads): they go straight to the store.
 #ifndef SKBNF_SERVER_METRICS_H_
 #define SKBNF_SERVER_METRICS_H_
 
