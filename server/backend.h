@@ -52,14 +52,14 @@ struct LcoreInfo {
   enum class Role { kMain, kWorker, kService };
   uint32_t lcore_id = 0;
   Role role = Role::kWorker;
-  int core = -1;  // worker core id (pool slot) for kWorker, -1 otherwise
-  int socket_id = -1;  // NUMA socket; -1 unknown
+  int core = -1;              // worker core id (pool slot) for kWorker, -1 otherwise
+  int socket_id = -1;         // NUMA socket; -1 unknown
   std::vector<int> rx_ports;  // ports this worker polls
   std::vector<int> tx_ports;  // ports it transmits on
 };
 
 struct PoolInfo {
-  std::string name;  // the mempool's own name
+  std::string name;      // the mempool's own name
   bool native = false;   // DPDK's native mempool: swaps are refused (FailedPrecondition)
   std::string ops_name;  // "skbnf" or the native ops name
   uint64_t populated = 0;

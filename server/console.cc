@@ -58,7 +58,10 @@ void Console::PrintPorts() const {
 void Console::PrintRunning() const {
   for (const dpdk::PortInfo& p : engine_.Ports()) {
     std::printf("port %d link %s %u Mbps\n", p.id,
-                !p.has_link ? "unknown" : p.link_up ? "up" : "down", p.link_speed_mbps);
+                !p.has_link ? "unknown"
+                : p.link_up ? "up"
+                            : "down",
+                p.link_speed_mbps);
   }
   std::printf("mode %s, pool %s, strategy %s, workers on lcores", ModeName(engine_.config().mode),
               engine_.config().pool_ops.c_str(), engine_.strategy().c_str());
@@ -103,8 +106,9 @@ void Console::PrintSwap(const pool::SwapReport& rep) {
   }
   std::printf("swap %s: %s -> %s, epoch %lu, %lu us;%s %lu from retired depots\n",
               rep.status.ok() ? "ok" : "FAILED", rep.old_spec.c_str(), rep.new_spec.c_str(),
-              static_cast<unsigned long>(rep.epoch), static_cast<unsigned long>(rep.total_ns / 1000),
-              cores.c_str(), static_cast<unsigned long>(rep.depot_drained));
+              static_cast<unsigned long>(rep.epoch),
+              static_cast<unsigned long>(rep.total_ns / 1000), cores.c_str(),
+              static_cast<unsigned long>(rep.depot_drained));
   if (!rep.status.ok()) std::printf("  %s\n", std::string(rep.status.message()).c_str());
   std::fflush(stdout);
 }

@@ -251,7 +251,8 @@ grpc::Status ControlService::SetStrategy(grpc::ServerContext* ctx,
   // A client that gave up while another mutation held the lock must not have its swap run
   // afterwards: it would commit a change the client was told (DEADLINE_EXCEEDED) did not happen.
   if (ctx->IsCancelled()) {
-    return grpc::Status(grpc::StatusCode::CANCELLED, "SetStrategy: cancelled before the swap began");
+    return grpc::Status(grpc::StatusCode::CANCELLED,
+                        "SetStrategy: cancelled before the swap began");
   }
 
   pool::SwapReport r =

@@ -39,9 +39,8 @@ absl::Status Override(int64_t flag, int64_t max, const char* name, T* out) {
   if (flag < 0) return absl::OkStatus();
   const bool zero_ok = std::string(name) == "mbuf-cache";
   if (flag > max || (flag == 0 && !zero_ok)) {
-    return absl::InvalidArgumentError(absl::StrCat("--", name, "=", flag,
-                                                   " is out of range; write a value in ",
-                                                   zero_ok ? 0 : 1, "..", max));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", name, "=", flag, " is out of range; write a value in ", zero_ok ? 0 : 1, "..", max));
   }
   *out = static_cast<T>(flag);
   return absl::OkStatus();
@@ -89,14 +88,13 @@ absl::Status ApplyEngineFlags(dpdk::EngineConfig& c) {
         "--mbuf-cache applies to --pool-ops=ring_mp_mc; skbnf pools run with DPDK's cache at 0. "
         "For DPDK's cache algorithm as one of our layers write --strategy=lcache:size=N+...");
   }
-  for (absl::Status st : {Override(absl::GetFlag(FLAGS_mbuf_cache), 512, "mbuf-cache",
-                                   &c.mbuf_cache),
-                          Override(absl::GetFlag(FLAGS_mbufs), int64_t{1} << 26, "mbufs", &c.mbufs),
-                          Override(absl::GetFlag(FLAGS_burst), 512, "burst", &c.burst),
-                          Override(absl::GetFlag(FLAGS_rx_ring), 32768, "rx-ring", &c.rx_ring),
-                          Override(absl::GetFlag(FLAGS_tx_ring), 32768, "tx-ring", &c.tx_ring),
-                          Override(absl::GetFlag(FLAGS_rx_queues), 64, "rx-queues",
-                                   &c.rx_queues)}) {
+  for (absl::Status st :
+       {Override(absl::GetFlag(FLAGS_mbuf_cache), 512, "mbuf-cache", &c.mbuf_cache),
+        Override(absl::GetFlag(FLAGS_mbufs), int64_t{1} << 26, "mbufs", &c.mbufs),
+        Override(absl::GetFlag(FLAGS_burst), 512, "burst", &c.burst),
+        Override(absl::GetFlag(FLAGS_rx_ring), 32768, "rx-ring", &c.rx_ring),
+        Override(absl::GetFlag(FLAGS_tx_ring), 32768, "tx-ring", &c.tx_ring),
+        Override(absl::GetFlag(FLAGS_rx_queues), 64, "rx-queues", &c.rx_queues)}) {
     if (!st.ok()) return st;
   }
   if (absl::Status st = CheckSwapCycle(c.pool_ops); !st.ok()) return st;

@@ -42,8 +42,8 @@ struct Listener {
   std::shared_ptr<grpc::ServerCredentials> credentials;
   MutationPolicy policy = MutationPolicy::kAnyClient;
   bool unix_socket = false;
-  std::string unix_path;  // when unix_socket
-  std::string host;       // host part of a host:port listen address
+  std::string unix_path;    // when unix_socket
+  std::string host;         // host part of a host:port listen address
   std::string description;  // "(local plaintext)", "(mTLS for mutations)", ...
 };
 

@@ -28,7 +28,8 @@
 namespace skbnf::control {
 namespace {
 
-constexpr char kUsage[] = R"(a DPDK network function whose packet-buffer strategies are hot-swapped over gRPC.
+constexpr char kUsage[] =
+    R"(a DPDK network function whose packet-buffer strategies are hot-swapped over gRPC.
 
 usage: skbnfd [flags] [-- EAL arguments]
 

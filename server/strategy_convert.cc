@@ -12,7 +12,6 @@ using pool::StrategySpec;
 
 v1::Layer LayerToProto(Layer l) { return static_cast<v1::Layer>(static_cast<int>(l) + 1); }
 
-
 std::string StrategyText(const Backend& backend, const PoolInfo& pool) {
   return pool.native ? pool.ops_name : backend.GetStrategy().ToString();
 }

@@ -28,8 +28,8 @@ AuditResult Engine::Impl::AuditNow(bool exact) {
     r.ok = r.pool.ok && clean && (!exact || r.pool.handed_out == 0);
     r.message = absl::StrCat(
         exact ? "exact (stopped): " : "running (workers parked): in flight by counters ",
-        exact ? "" : absl::StrCat(r.pool.handed_out, " vs populated - available ", r.in_flight,
-                                  "; "),
+        exact ? ""
+              : absl::StrCat(r.pool.handed_out, " vs populated - available ", r.in_flight, "; "),
         r.pool.message);
     if (!clean) {
       absl::StrAppend(&r.message, "; double frees ", r.pool.double_frees, ", foreign frees ",
@@ -48,9 +48,10 @@ AuditResult Engine::Impl::AuditNow(bool exact) {
       // against while the ports hold mbufs. Reported, not judged.
       r.checked = false;
       r.ok = true;
-      r.message = absl::StrCat("unchecked (ring_mp_mc keeps no counters; exact after stop): "
-                               "available ", r.available, " of populated ", r.populated,
-                               ", in flight ", r.in_flight);
+      r.message = absl::StrCat(
+          "unchecked (ring_mp_mc keeps no counters; exact after stop): "
+          "available ",
+          r.available, " of populated ", r.populated, ", in flight ", r.in_flight);
     }
   }
   return r;

@@ -29,9 +29,9 @@ absl::Status EalInit(const std::vector<std::string>& args) {
   argv.push_back(nullptr);
   std::atexit(&RemoveRuntimeDir);
   if (rte_eal_init(static_cast<int>(copy.size()), argv.data()) < 0) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("EAL initialisation failed (", rte_strerror(rte_errno),
-                     "); check the EAL arguments after `--`"));
+    return absl::InvalidArgumentError(absl::StrCat("EAL initialisation failed (",
+                                                   rte_strerror(rte_errno),
+                                                   "); check the EAL arguments after `--`"));
   }
   *g_runtime_dir = rte_eal_get_runtime_dir();
   return absl::OkStatus();

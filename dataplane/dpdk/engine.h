@@ -123,7 +123,6 @@ struct EngineConfig {
   uint32_t lpm_tbl8s = 1 << 12;
 };
 
-
 // One worker's counters for one port. Drops count packets received on this port (whatever the
 // reason, tx_full included: the packet came in here).
 struct PortCounters {

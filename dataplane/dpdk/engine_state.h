@@ -126,18 +126,18 @@ struct Engine::Impl {
   mutable std::mutex control_mu;
 
   ~Impl();
-  absl::Status Init();                 // engine.cc
-  absl::Status SelectPorts();          // port_setup.cc: which ports, paired how
-  absl::Status SetUpPorts();           // port_setup.cc: queues and rings
+  absl::Status Init();         // engine.cc
+  absl::Status SelectPorts();  // port_setup.cc: which ports, paired how
+  absl::Status SetUpPorts();   // port_setup.cc: queues and rings
   absl::StatusOr<uint16_t> ResolvePort(absl::string_view name) const;
   void ClosePorts();
-  absl::Status SetUpWorkers();         // workers.cc
+  absl::Status SetUpWorkers();  // workers.cc
   Worker* FindWorker(unsigned lcore) const;
   absl::Status PauseLocked(Worker& w, std::chrono::microseconds timeout);
   absl::Status ResumeLocked(Worker& w, std::chrono::microseconds timeout);
-  absl::Status SetUpPool();            // mbuf_pool.cc
-  absl::Status SetUpL3();              // routes.cc
-  AuditResult AuditNow(bool exact);    // audit.cc
+  absl::Status SetUpPool();          // mbuf_pool.cc
+  absl::Status SetUpL3();            // routes.cc
+  AuditResult AuditNow(bool exact);  // audit.cc
 };
 
 // A worker's poll loop (rte_eal_remote_launch entry point); forward.cc.

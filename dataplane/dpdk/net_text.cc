@@ -48,7 +48,7 @@ absl::StatusOr<Ipv4Prefix> ParseIpv4Prefix(absl::string_view text) {
         absl::StrCat("'", text, "': prefix length must be a number 0..32"));
   }
   const Ipv4Prefix masked{addr & Ipv4Prefix{0, static_cast<uint8_t>(len)}.Mask(),
-                         static_cast<uint8_t>(len)};
+                          static_cast<uint8_t>(len)};
   if (masked.addr != addr) {
     const Ipv4Prefix& canon = masked;
     return absl::InvalidArgumentError(absl::StrCat("'", text, "' has host bits set (did you mean ",

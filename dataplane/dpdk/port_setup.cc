@@ -85,8 +85,8 @@ absl::Status Engine::Impl::SelectPorts() {
     if (!config.ports[i].dst_mac.empty()) {
       auto mac = net::ParseMac(config.ports[i].dst_mac);
       if (!mac.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("port '", config.ports[i].name,
-                                                       "' dst_mac: ", mac.status().message()));
+        return absl::InvalidArgumentError(
+            absl::StrCat("port '", config.ports[i].name, "' dst_mac: ", mac.status().message()));
       }
       std::copy(mac->begin(), mac->end(), ps.dst_mac.addr_bytes);
     }

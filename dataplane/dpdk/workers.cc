@@ -99,9 +99,8 @@ absl::Status Engine::Impl::ResumeLocked(Worker& w, std::chrono::microseconds tim
   }
   if (!started || stopped) return absl::OkStatus();
   if (!WaitUntil(timeout, [&] { return !w.parked.load(std::memory_order_acquire); })) {
-    return absl::DeadlineExceededError(
-        absl::StrCat("worker ", w.lcore, " did not leave its parked state in ", timeout.count(),
-                     " us"));
+    return absl::DeadlineExceededError(absl::StrCat(
+        "worker ", w.lcore, " did not leave its parked state in ", timeout.count(), " us"));
   }
   return absl::OkStatus();
 }

@@ -32,14 +32,14 @@ class Client {
   void Json(const google::protobuf::Message& m, bool one_line = false) const;
   static void Need(const std::vector<std::string>& p, size_t n, const char* what);
 
-  int Info();                                    // info_commands.cc
-  int Ports();                                   // info_commands.cc
+  int Info();                                       // info_commands.cc
+  int Ports();                                      // info_commands.cc
   int Strategy(const std::vector<std::string>& p);  // strategy_commands.cc
-  int Stats(bool top);                           // stats_commands.cc
-  void PrintStats(const v1::Stats& s) const;     // stats_commands.cc
-  int Routes(const std::vector<std::string>& p);  // mutation_commands.cc
-  int Worker(const std::vector<std::string>& p);  // mutation_commands.cc
-  int Audit();                                   // mutation_commands.cc
+  int Stats(bool top);                              // stats_commands.cc
+  void PrintStats(const v1::Stats& s) const;        // stats_commands.cc
+  int Routes(const std::vector<std::string>& p);    // mutation_commands.cc
+  int Worker(const std::vector<std::string>& p);    // mutation_commands.cc
+  int Audit();                                      // mutation_commands.cc
 
   const Args& args_;
   const bool json_;

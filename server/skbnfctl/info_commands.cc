@@ -35,7 +35,8 @@ int Client::Info() {
   for (const v1::Lcore& l : r.lcores()) {
     bool worker = l.role() == v1::LCORE_ROLE_WORKER;
     lt.Add({absl::StrCat(l.lcore_id()), kRoles[l.role() >= 0 && l.role() <= 3 ? l.role() : 0],
-            worker ? absl::StrCat(l.core()) : "-", l.has_socket_id() ? absl::StrCat(l.socket_id()) : "-", PortList(l.rx_ports()),
+            worker ? absl::StrCat(l.core()) : "-",
+            l.has_socket_id() ? absl::StrCat(l.socket_id()) : "-", PortList(l.rx_ports()),
             PortList(l.tx_ports())});
   }
   lt.Print(std::cout, "  ");
@@ -52,7 +53,9 @@ int Client::Ports() {
   for (const v1::Port& p : r.ports()) {
     auto pmd = [&](uint64_t v) { return p.has_pmd() ? absl::StrCat(v) : std::string("-"); };
     t.Add({absl::StrCat(p.id()), p.name(), p.driver(), p.device(), p.mac(),
-           !p.has_link_up() ? "?" : p.link_up() ? "up" : "down",
+           !p.has_link_up() ? "?"
+           : p.link_up()    ? "up"
+                            : "down",
            p.link_speed_mbps() ? absl::StrCat(p.link_speed_mbps(), "M") : "-",
            p.has_socket_id() ? absl::StrCat(p.socket_id()) : "-", absl::StrCat(p.rx_queues()),
            absl::StrCat(p.tx_queues()), absl::StrCat(p.rx_ring_size()),

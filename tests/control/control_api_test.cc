@@ -11,9 +11,9 @@
 #include <set>
 #include <thread>
 
+#include "dataplane/dpdk/net_text.h"
 #include "dataplane/pool/strategy_spec.h"
 #include "protos/grpc_test/health_reflection.pb.h"
-#include "dataplane/dpdk/net_text.h"
 #include "server/control_service.h"
 #include "tests/control/daemon_harness.h"
 

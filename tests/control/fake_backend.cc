@@ -1,11 +1,10 @@
 #include "tests/control/fake_backend.h"
 
-#include "dataplane/dpdk/wait_until.h"
-
 #include <cstdlib>
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "dataplane/dpdk/wait_until.h"
 
 namespace skbnf::control::testing {
 namespace {

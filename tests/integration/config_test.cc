@@ -1,9 +1,9 @@
 // skbnfd's configuration file and the demo's generators (no EAL needed).
 #include "dataplane/dpdk/config.h"
-#include "dataplane/dpdk/net_text.h"
 
 #include <set>
 
+#include "dataplane/dpdk/net_text.h"
 #include "dataplane/dpdk/traffic.h"
 #include "gtest/gtest.h"
 
