@@ -9,24 +9,10 @@ namespace skbnf::control {
 HealthPublisher::HealthPublisher(const Backend& backend, grpc::Server& server)
     : backend_(backend), server_(server) {
   Update();
-  thread_ = std::thread([this] {
-    std::unique_lock<std::mutex> l(mu_);
-    while (!cv_.wait_for(l, std::chrono::milliseconds(250), [this] { return stop_; })) {
-      l.unlock();
-      Update();
-      l.lock();
-    }
-  });
+  thread_ = std::make_unique<Periodic>(std::chrono::milliseconds(250), [this] { Update(); });
 }
 
-HealthPublisher::~HealthPublisher() {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
+HealthPublisher::~HealthPublisher() { thread_.reset(); }
 
 void HealthPublisher::Update() {
   Health h = backend_.GetHealth();

@@ -6,11 +6,10 @@
 
 #include <grpcpp/grpcpp.h>
 
-#include <condition_variable>
-#include <mutex>
-#include <thread>
+#include <memory>
 
 #include "server/backend.h"
+#include "server/periodic.h"
 
 namespace skbnf::control {
 
@@ -28,11 +27,8 @@ class HealthPublisher {
 
   const Backend& backend_;
   grpc::Server& server_;
-  int last_serving_ = -1;
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
-  std::thread thread_;
+  int last_serving_ = -1;  // touched by Update() only, on one thread at a time
+  std::unique_ptr<Periodic> thread_;
 };
 
 }  // namespace skbnf::control

@@ -8,13 +8,13 @@
 #define SKBNF_SERVER_STATS_SAMPLER_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "server/backend.h"
+#include "server/periodic.h"
 #include "server/rates.h"
 
 namespace skbnf::control {
@@ -32,16 +32,14 @@ class StatsSampler {
   std::optional<StatsSnapshot> Baseline(std::chrono::steady_clock::time_point now) const;
 
  private:
-  void Run();
+  void Sample();
 
   const Backend& backend_;
   const std::chrono::milliseconds period_;
   const std::chrono::milliseconds window_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  mutable std::mutex mu_;              // guards samples_
   std::deque<StatsSnapshot> samples_;  // oldest first
-  std::thread thread_;
+  std::unique_ptr<Periodic> thread_;
 };
 
 }  // namespace skbnf::control

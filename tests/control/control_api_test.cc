@@ -615,15 +615,37 @@ TEST_F(ControlApiTest, ReflectionListsTheServiceAndDescribesIt) {
 
 // ---- variants that need a differently started daemon
 
+v1::GetStrategyResponse StrategyOf(v1::Control::Stub& stub) {
+  grpc::ClientContext ctx;
+  v1::GetStrategyResponse r;
+  EXPECT_TRUE(stub.GetStrategy(&ctx, v1::GetStrategyRequest(), &r).ok());
+  return r;
+}
+
+// One read RPC with a default request.
+template <typename Request, typename Response, typename Method>
+grpc::Status Read(v1::Control::Stub& stub, Method method, Response* out) {
+  grpc::ClientContext ctx;
+  return (stub.*method)(&ctx, Request(), out);
+}
+
+// SetStrategy to a spec other than `current` ("headpool", or "magazine" from headpool).
+grpc::Status SwapAwayFrom(v1::Control::Stub& stub, const std::string& current,
+                          uint32_t quiesce_timeout_ms, v1::SetStrategyResponse* r) {
+  grpc::ClientContext ctx;
+  v1::SetStrategyRequest req;
+  req.set_spec(current == "headpool" ? "magazine" : "headpool");
+  req.set_quiesce_timeout_ms(quiesce_timeout_ms);
+  return stub.SetStrategy(&ctx, req, r);
+}
+
 TEST(ControlApiVariants, NativeMempoolRefusesSwapsWithFailedPrecondition) {
   if (NativePoolArgs().empty()) GTEST_SKIP() << "SKBNF_CONTROL_DAEMON_NATIVE_ARGS not set";
   std::string error;
   auto d = Daemon::Start(NativePoolArgs(), &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
-  grpc::ClientContext c0;
-  v1::GetStrategyResponse before;
-  ASSERT_TRUE(stub->GetStrategy(&c0, v1::GetStrategyRequest(), &before).ok());
+  const v1::GetStrategyResponse before = StrategyOf(*stub);
   EXPECT_FALSE(before.swappable());
   EXPECT_EQ(before.structured().layers_size(), 0);
   for (bool validate_only : {false, true}) {
@@ -636,9 +658,7 @@ TEST(ControlApiVariants, NativeMempoolRefusesSwapsWithFailedPrecondition) {
     EXPECT_EQ(s.error_code(), StatusCode::FAILED_PRECONDITION) << s.error_message();
     EXPECT_NE(s.error_message().find("native"), std::string::npos) << s.error_message();
   }
-  grpc::ClientContext c1;
-  v1::GetStrategyResponse after;
-  ASSERT_TRUE(stub->GetStrategy(&c1, v1::GetStrategyRequest(), &after).ok());
+  const v1::GetStrategyResponse after = StrategyOf(*stub);
   EXPECT_EQ(after.epoch(), before.epoch());
   EXPECT_EQ(after.spec(), before.spec());
   EXPECT_EQ(d->Stop(), 0);
@@ -652,15 +672,9 @@ TEST(ControlApiVariants, SwapThatTimesOutRollsBackAndReportsTheCore) {
   auto d = Daemon::Start(StallArgs(), &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
-  grpc::ClientContext c0;
-  v1::GetStrategyResponse before;
-  ASSERT_TRUE(stub->GetStrategy(&c0, v1::GetStrategyRequest(), &before).ok());
-  grpc::ClientContext ctx;
-  v1::SetStrategyRequest req;
-  req.set_spec(before.spec() == "headpool" ? "magazine" : "headpool");
-  req.set_quiesce_timeout_ms(50);
+  const v1::GetStrategyResponse before = StrategyOf(*stub);
   v1::SetStrategyResponse r;
-  grpc::Status s = stub->SetStrategy(&ctx, req, &r);
+  grpc::Status s = SwapAwayFrom(*stub, before.spec(), 50, &r);
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_FALSE(r.applied());
   EXPECT_FALSE(r.report().ok());
@@ -672,9 +686,7 @@ TEST(ControlApiVariants, SwapThatTimesOutRollsBackAndReportsTheCore) {
   for (const v1::CoreSwap& c : r.report().cores()) {
     EXPECT_EQ(c.acknowledged(), c.core() != 1) << "core " << c.core();
   }
-  grpc::ClientContext c1;
-  v1::GetStrategyResponse after;
-  ASSERT_TRUE(stub->GetStrategy(&c1, v1::GetStrategyRequest(), &after).ok());
+  const v1::GetStrategyResponse after = StrategyOf(*stub);
   EXPECT_EQ(after.spec(), before.spec()) << "rolled back";
   EXPECT_EQ(after.epoch(), r.report().epoch());
   EXPECT_GT(after.epoch(), before.epoch()) << "the old spec is published again as a new epoch";
@@ -691,51 +703,30 @@ TEST(ControlApiVariants, ReadsDoNotWaitForAStalledSwap) {
   auto d = Daemon::Start(StallArgs(), &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
-  grpc::ClientContext c0;
-  v1::GetStrategyResponse before;
-  ASSERT_TRUE(stub->GetStrategy(&c0, v1::GetStrategyRequest(), &before).ok());
+  const v1::GetStrategyResponse before = StrategyOf(*stub);
   auto swap = std::async(std::launch::async, [&] {
-    grpc::ClientContext ctx;
-    v1::SetStrategyRequest req;
-    req.set_spec(before.spec() == "headpool" ? "magazine" : "headpool");
-    req.set_quiesce_timeout_ms(2000);
     v1::SetStrategyResponse r;
-    grpc::Status s = d->Stub()->SetStrategy(&ctx, req, &r);
+    grpc::Status s = SwapAwayFrom(*d->Stub(), before.spec(), 2000, &r);
     return std::make_pair(s, r);
   });
   // The swap has published its epoch and is waiting for the stalled worker.
   bool published = false;
   for (int i = 0; i < 5000 && !published; ++i) {
-    grpc::ClientContext ctx;
-    v1::GetStrategyResponse now;
-    ASSERT_TRUE(stub->GetStrategy(&ctx, v1::GetStrategyRequest(), &now).ok());
-    published = now.epoch() > before.epoch();
+    published = StrategyOf(*stub).epoch() > before.epoch();
     if (!published) std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
   ASSERT_TRUE(published);
   ASSERT_EQ(swap.wait_for(std::chrono::seconds(0)), std::future_status::timeout);
-  {
-    grpc::ClientContext ctx;
-    v1::Stats stats;
-    EXPECT_TRUE(stub->GetStats(&ctx, v1::GetStatsRequest(), &stats).ok());
-    EXPECT_GT(stats.cores_size(), 0);
-  }
-  {
-    grpc::ClientContext ctx;
-    v1::GetInfoResponse info;
-    EXPECT_TRUE(stub->GetInfo(&ctx, v1::GetInfoRequest(), &info).ok());
-  }
-  {
-    grpc::ClientContext ctx;
-    v1::ListPortsResponse ports;
-    EXPECT_TRUE(stub->ListPorts(&ctx, v1::ListPortsRequest(), &ports).ok());
-    EXPECT_GT(ports.ports_size(), 0);
-  }
-  {
-    grpc::ClientContext ctx;
-    v1::ListRoutesResponse routes;
-    EXPECT_TRUE(stub->ListRoutes(&ctx, v1::ListRoutesRequest(), &routes).ok());
-  }
+  v1::Stats stats;
+  EXPECT_TRUE(Read<v1::GetStatsRequest>(*stub, &v1::Control::Stub::GetStats, &stats).ok());
+  EXPECT_GT(stats.cores_size(), 0);
+  v1::GetInfoResponse info;
+  EXPECT_TRUE(Read<v1::GetInfoRequest>(*stub, &v1::Control::Stub::GetInfo, &info).ok());
+  v1::ListPortsResponse ports;
+  EXPECT_TRUE(Read<v1::ListPortsRequest>(*stub, &v1::Control::Stub::ListPorts, &ports).ok());
+  EXPECT_GT(ports.ports_size(), 0);
+  v1::ListRoutesResponse routes;
+  EXPECT_TRUE(Read<v1::ListRoutesRequest>(*stub, &v1::Control::Stub::ListRoutes, &routes).ok());
   EXPECT_NE(HttpGet(d->metrics_port(), "/metrics").find("skbnf_pool_objects"), std::string::npos);
   EXPECT_EQ(swap.wait_for(std::chrono::seconds(0)), std::future_status::timeout)
       << "a read waited for the swap to finish";
