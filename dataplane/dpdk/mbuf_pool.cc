@@ -30,21 +30,24 @@ absl::Status Engine::Impl::SetUpPool() {
     o.strategy = config.strategy;
     o.colour = config.colour;
     o.debug = config.pool_debug;
-    o.auto_register = false;
-    SetMempoolOptions(o);
-    mp = rte_pktmbuf_pool_create_by_ops(mp_name.c_str(), n, 0, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
-                                        static_cast<int>(rte_socket_id()), kSkbnfOpsName);
+    auto created = CreatePktmbufPool(mp_name, n, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                     static_cast<int>(rte_socket_id()), o);
+    if (!created.ok()) {
+      return absl::Status(created.status().code(),
+                          absl::StrCat("cannot create the mbuf pool (", n, " mbufs, ops skbnf): ",
+                                       created.status().message(),
+                                       "; give EAL more memory (-m) or write a smaller --mbufs"));
+    }
+    mp = *created;
   } else {
     mp = rte_pktmbuf_pool_create_by_ops(mp_name.c_str(), n, config.mbuf_cache, 0,
                                         RTE_MBUF_DEFAULT_BUF_SIZE,
                                         static_cast<int>(rte_socket_id()), "ring_mp_mc");
-  }
-  if (mp == nullptr) {
-    absl::Status why = LastMempoolError();
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "cannot create the mbuf pool (", n, " mbufs, ops ", config.pool_ops,
-        "): ", rte_strerror(rte_errno), why.ok() ? "" : absl::StrCat("; ", why.message()),
-        "; give EAL more memory (-m) or write a smaller --mbufs"));
+    if (mp == nullptr) {
+      return absl::ResourceExhaustedError(absl::StrCat(
+          "cannot create the mbuf pool (", n, " mbufs, ops ring_mp_mc): ",
+          rte_strerror(rte_errno), "; give EAL more memory (-m) or write a smaller --mbufs"));
+    }
   }
   pool = PoolOf(mp);
   if (pool != nullptr) {

@@ -11,7 +11,6 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 
 #include "absl/strings/str_cat.h"
 
@@ -26,51 +25,61 @@ constexpr uint32_t kSlabBytes = 64 * 1024;  // slab size and alignment (see the 
 
 struct DriverPool {
   std::unique_ptr<pool::Pool> pool;
-  bool auto_register = false;
+  // A foreign application (the plugin): lcores join as foreign owners on first use.
+  bool foreign = false;
   uint32_t min_buf_len = 0;  // recycle check: the pool's mbuf data room
   uint32_t slab_align = kSlabBytes;
-  // Plugin: lcore c has registered itself. Written and read by lcore c only.
+  // Foreign application: lcore c has registered itself. Written and read by lcore c only.
   bool joined[kMaxCores] = {};
 };
 
-std::mutex g_mu;
-bool g_host_options = false;
-MempoolOptions g_options;
-absl::Status g_last_error;
+// What CreatePktmbufPool hands the ops through pool_config (checked by its magic: a foreign
+// application passes nullptr, or something of its own).
+struct ConfigBlock {
+  static constexpr uint64_t kMagic = 0x736b626e66636667;  // "skbnfcfg"
+  uint64_t magic = kMagic;
+  MempoolOptions options;
+  absl::Status error;  // why alloc failed
+};
 
 bool EnvFlag(const char* name) {
   const char* v = std::getenv(name);
   return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
 }
 
-MempoolOptions CurrentOptions() {
-  std::lock_guard<std::mutex> lock(g_mu);
-  if (g_host_options) return g_options;
+MempoolOptions EnvOptions() {
   MempoolOptions o;
   if (const char* s = std::getenv("SKBNF_STRATEGY"); s != nullptr && s[0] != '\0') o.strategy = s;
   o.colour = EnvFlag("SKBNF_COLOUR");
   o.debug = EnvFlag("SKBNF_DEBUG");
-  o.auto_register = true;
   return o;
 }
 
-void SetError(absl::Status st) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_last_error = std::move(st);
+ConfigBlock* HostConfig(const rte_mempool* mp) {
+  auto* c = static_cast<ConfigBlock*>(mp->pool_config);
+  return c != nullptr && c->magic == ConfigBlock::kMagic ? c : nullptr;
+}
+
+void Fail(rte_mempool* mp, absl::Status st) {
+  std::fprintf(stderr, "%s\n", std::string(st.message()).c_str());
+  if (ConfigBlock* c = HostConfig(mp)) c->error = std::move(st);
 }
 
 inline DriverPool* Driver(const rte_mempool* mp) { return static_cast<DriverPool*>(mp->pool_data); }
 
-// The calling thread's core for the pool: its lcore id, or kNoCore for non-EAL threads.
-inline int CoreOf(DriverPool* dp) {
+// The calling thread's core: its lcore id, or kNoCore for non-EAL threads.
+inline int LcoreCore() {
   const unsigned lc = rte_lcore_id();
-  if (lc >= static_cast<unsigned>(kMaxCores)) return kNoCore;
-  const int core = static_cast<int>(lc);
-  if (__builtin_expect(dp->auto_register && !dp->joined[core], 0)) {
-    // First use by this lcore in a foreign application: become a worker of the pool. Only
-    // this lcore touches its slot, so registering from here is safe.
+  return lc < static_cast<unsigned>(kMaxCores) ? static_cast<int>(lc) : kNoCore;
+}
+
+// Foreign application: the calling lcore's core, registered as a foreign owner on first use
+// (only this lcore touches its slot, so registering from here is safe).
+inline int ForeignCore(DriverPool* dp) {
+  const int core = LcoreCore();
+  if (core != kNoCore && __builtin_expect(!dp->joined[core], 0)) {
     dp->joined[core] = true;
-    (void)dp->pool->RegisterWorker(core);
+    (void)dp->pool->RegisterForeignCore(core);
   }
   return core;
 }
@@ -93,18 +102,19 @@ bool IsMbufPool(const rte_mempool* mp) {
 }
 
 int OpAlloc(rte_mempool* mp) {
-  const MempoolOptions opt = CurrentOptions();
+  const ConfigBlock* host = HostConfig(mp);
+  const MempoolOptions opt = host != nullptr ? host->options : EnvOptions();
   auto spec = pool::StrategySpec::Parse(opt.strategy);
   if (!spec.ok()) {
-    absl::Status st = absl::InvalidArgumentError(absl::StrCat(
-        "skbnf mempool '", mp->name, "': bad strategy '", opt.strategy, "': ",
-        spec.status().message(), " (write e.g. SKBNF_STRATEGY=magazine or recycle+headpool)"));
-    std::fprintf(stderr, "%s\n", std::string(st.message()).c_str());
-    SetError(st);
+    Fail(mp,
+         absl::InvalidArgumentError(absl::StrCat(
+             "skbnf mempool '", mp->name, "': bad strategy '", opt.strategy,
+             "': ", spec.status().message(), " (write e.g. ",
+             host != nullptr ? "magazine" : "SKBNF_STRATEGY=magazine", " or recycle+headpool)")));
     return -EINVAL;
   }
   auto dp = std::make_unique<DriverPool>();
-  dp->auto_register = opt.auto_register;
+  dp->foreign = host == nullptr;
   const uint32_t elt = mp->header_size + mp->elt_size + mp->trailer_size;
   pool::PoolConfig cfg;
   cfg.name = mp->name;
@@ -122,10 +132,8 @@ int OpAlloc(rte_mempool* mp) {
   }
   auto p = pool::Pool::Create(cfg, *spec);
   if (!p.ok()) {
-    absl::Status st = absl::InvalidArgumentError(
-        absl::StrCat("skbnf mempool '", mp->name, "': ", p.status().message()));
-    std::fprintf(stderr, "%s\n", std::string(st.message()).c_str());
-    SetError(st);
+    Fail(mp, absl::InvalidArgumentError(
+                 absl::StrCat("skbnf mempool '", mp->name, "': ", p.status().message())));
     return -EINVAL;
   }
   dp->pool = std::move(*p);
@@ -140,13 +148,19 @@ void OpFree(rte_mempool* mp) {
 
 int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
   DriverPool* dp = Driver(mp);
-  dp->pool->Put(CoreOf(dp), objs, n);
+  if (__builtin_expect(dp->foreign, 0)) {
+    dp->pool->ForeignPut(ForeignCore(dp), objs, n);
+  } else {
+    dp->pool->Put(LcoreCore(), objs, n);
+  }
   return 0;
 }
 
 int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
   DriverPool* dp = Driver(mp);
-  return dp->pool->Get(CoreOf(dp), objs, n) ? 0 : -ENOBUFS;
+  const bool ok = __builtin_expect(dp->foreign, 0) ? dp->pool->ForeignGet(ForeignCore(dp), objs, n)
+                                                   : dp->pool->Get(LcoreCore(), objs, n);
+  return ok ? 0 : -ENOBUFS;
 }
 
 unsigned OpGetCount(const rte_mempool* mp) { return static_cast<unsigned>(CountsOf(mp).available); }
@@ -211,10 +225,41 @@ RTE_MEMPOOL_REGISTER_OPS(g_ops);
 
 }  // namespace
 
-void SetMempoolOptions(const MempoolOptions& options) {
-  std::lock_guard<std::mutex> lock(g_mu);
-  g_host_options = true;
-  g_options = options;
+absl::StatusOr<rte_mempool*> CreatePktmbufPool(const std::string& name, uint32_t n,
+                                               uint16_t data_room, int socket,
+                                               const MempoolOptions& options) {
+  // As rte_pktmbuf_pool_create_by_ops (rte_mbuf.c), with the options as pool_config.
+  rte_pktmbuf_pool_private priv = {};
+  priv.mbuf_data_room_size = data_room;
+  priv.mbuf_priv_size = 0;
+  const unsigned elt_size = sizeof(rte_mbuf) + data_room;
+  rte_mempool* mp = rte_mempool_create_empty(name.c_str(), n, elt_size, /*cache_size=*/0,
+                                             sizeof(rte_pktmbuf_pool_private), socket, 0);
+  if (mp == nullptr) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("cannot create mempool '", name, "': ", rte_strerror(rte_errno)));
+  }
+  ConfigBlock cfg;
+  cfg.options = options;
+  if (int rc = rte_mempool_set_ops_byname(mp, kSkbnfOpsName, &cfg); rc != 0) {
+    rte_mempool_free(mp);
+    return absl::InternalError(
+        absl::StrCat("mempool ops '", kSkbnfOpsName, "' not registered: ", rte_strerror(-rc)));
+  }
+  rte_pktmbuf_pool_init(mp, &priv);
+  const int rc = rte_mempool_populate_default(mp);  // calls OpAlloc, which reads cfg
+  mp->pool_config = nullptr;                        // cfg does not outlive this call
+  if (rc < 0) {
+    absl::Status why =
+        cfg.error.ok()
+            ? absl::ResourceExhaustedError(absl::StrCat("cannot populate mempool '", name, "' (", n,
+                                                        " mbufs): ", rte_strerror(-rc)))
+            : cfg.error;
+    rte_mempool_free(mp);
+    return why;
+  }
+  rte_mempool_obj_iter(mp, rte_pktmbuf_init, nullptr);
+  return mp;
 }
 
 pool::Pool* PoolOf(const rte_mempool* mp) {
@@ -223,11 +268,6 @@ pool::Pool* PoolOf(const rte_mempool* mp) {
     return nullptr;
   }
   return Driver(mp)->pool.get();
-}
-
-absl::Status LastMempoolError() {
-  std::lock_guard<std::mutex> lock(g_mu);
-  return g_last_error;
 }
 
 MempoolCounts CountsOf(const rte_mempool* mp) {

@@ -71,7 +71,13 @@ struct alignas(64) CoreSlot {
   int32_t rx_port = -1;  // RX port being refilled (recycle); set by the worker
   FastPath fast = FastPath::kNone;
   bool fast_prefetch = false;
-  bool registered = false;
+  std::atomic<bool> registered{false};  // written by control, read by anyone (relaxed: a mov)
+  // Reclaim (pool.h, "No stranded objects"). A foreign owner (an lcore with no quiescent
+  // point) marks each of its operations with plain stores to in_op; a reclaimer raises steal,
+  // issues membarrier(2) and takes the slot's objects once in_op is 0.
+  bool foreign = false;
+  std::atomic<uint8_t> in_op{0};
+  std::atomic<uint8_t> steal{0};
   // headpool
   void** hot = nullptr;
   uint32_t hot_list_len = 0;
@@ -94,13 +100,17 @@ struct alignas(64) CoreSlot {
   CoreCounters counters;
 
   // ---- control protocol (see pool.h)
-  alignas(64) std::atomic<uint64_t> word{0};  // written by control: epoch << 1 | pause
+  // epoch << 2 | reclaim << 1 | pause. Control sets epoch and pause (keeping the reclaim bit),
+  // reclaimers set the reclaim bit, the worker clears it when it serves the request.
+  alignas(64) std::atomic<uint64_t> word{0};
   uint64_t local_word = 0;                    // last word this core acted on
   const Generation* gen = nullptr;            // generation whose stack this core runs
   std::atomic<const Generation*> hazard{nullptr};       // generation in use
   std::atomic<const Generation*> hazard_next{nullptr};  // generation being adopted
   std::atomic<uint64_t> acked_epoch{0};
   std::atomic<bool> parked{false};
+  // Reclaim requests (word bit 1) this worker has served at its quiescent point.
+  std::atomic<uint64_t> reclaims_served{0};
   uint32_t rx_ring_size[kMaxPorts] = {};  // RX ports of this core (0 = not one)
   // Last adoption, for the swap report.
   std::atomic<uint64_t> last_flushed{0};

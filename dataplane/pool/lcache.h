@@ -1,11 +1,18 @@
-// Lcache layer: DPDK 22.11's per-lcore mempool cache, as one more layer (rte_mempool.h,
-// rte_mempool_do_generic_get/put), so it can be stacked over the seeds' layers and compared
-// on the same pool.
+// Lcache layer: DPDK 22.11's per-lcore mempool cache, as one more layer, so it can be stacked
+// over the seeds' layers and compared on the same pool. It follows rte_mempool.h of 22.11
+// (rte_mempool_do_generic_get/put) step for step, including its counts:
 //
-//   get n:  n >= size -> straight from below.  len < n -> refill n + (size - len) from below
-//           in one bulk (on failure, take the n straight from below).  Pop n, LIFO.
-//   put n:  n > flushthresh -> straight to below.  len + n <= flushthresh (1.5 x size) ->
-//           append.  Otherwise flush the whole cache below in one bulk and keep the n.
+//   get n:  take min(n, len) from the top of the cache (LIFO). If that was all: done.
+//           remaining = the rest; remaining > 512 (RTE_MEMPOOL_CACHE_MAX_SIZE) -> straight
+//           from below. Else fetch size + remaining from below into the cache in one bulk and
+//           hand out the top `remaining`, leaving len = size. If that fetch fails, take the
+//           remaining straight from below; if that fails too, the objects taken from the cache
+//           go back (len restored) and the get fails.
+//   put n:  n > flushthresh -> straight to below. len + n <= flushthresh (1.5 x size) ->
+//           append. Otherwise flush the whole cache below in one bulk and keep the n.
+//
+// (Before 22.11 the get was different: n >= size bypassed the cache and a refill topped it up
+// to size + n on top of what it held. 22.11 is what Debian 12 ships and what skbnfd links.)
 #ifndef SKBNF_DATAPLANE_POOL_LCACHE_H_
 #define SKBNF_DATAPLANE_POOL_LCACHE_H_
 
@@ -16,35 +23,40 @@ namespace skbnf::pool {
 struct Lcache {
   static constexpr int kIndex = static_cast<int>(Layer::kLcache);
 
-  // Buffer capacity needed for `size`: a refill leaves at most n + size < 2 x size objects.
-  static uint32_t Capacity(uint32_t size) { return 2 * size + 1; }
+  // Buffer capacity needed for `size`: a fill leaves at most size + 512 objects (DPDK's cache
+  // array is 2 x 512 for the same reason); a put at most flushthresh.
+  static uint32_t Capacity(uint32_t size) { return size + kLcacheMaxBurst; }
 
   template <unsigned Below>
   static bool Get(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
     LayerCounters& c = s.counters.layer[kIndex];
-    if (n >= s.lc_size) {
-      if (!ChainGet<Below>(sh, s, objs, n)) return false;
-      c.alloc_misses.Add(n);
+    const uint32_t len0 = s.lc_len.get();
+    void** lc = s.lc;
+    const unsigned from_cache = n < len0 ? n : len0;
+    for (unsigned i = 0; i < from_cache; ++i) objs[i] = lc[len0 - 1 - i];
+    const unsigned remaining = n - from_cache;
+    if (remaining == 0) {
+      s.lc_len.set(len0 - n);
+      c.alloc_hits.Add(n);
       return true;
     }
-    uint32_t len = s.lc_len.get();
-    void** lc = s.lc;
-    if (len < n) {
-      const unsigned req = n + (s.lc_size - len);
-      if (!ChainGet<Below>(sh, s, lc + len, req)) {
-        if (!ChainGet<Below>(sh, s, objs, n)) return false;
-        c.alloc_misses.Add(n);
-        return true;
-      }
-      c.alloc_misses.Add(n - len);
-      c.alloc_hits.Add(len);
+    // The cache is empty now.
+    if (remaining <= kLcacheMaxBurst && ChainGet<Below>(sh, s, lc, s.lc_size + remaining)) {
+      const uint32_t top = s.lc_size + remaining;
+      for (unsigned i = 0; i < remaining; ++i) objs[from_cache + i] = lc[top - 1 - i];
+      s.lc_len.set(s.lc_size);
       c.bulk.Add(1);
-      len += req;
+    } else if (ChainGet<Below>(sh, s, objs + from_cache, remaining)) {
+      s.lc_len.set(0);
     } else {
-      c.alloc_hits.Add(n);
+      // All or nothing: the cache gets back what it handed out (DPDK relies on the failed
+      // fill leaving the array intact; a failing chain below may have used it as scratch).
+      for (unsigned i = 0; i < from_cache; ++i) lc[len0 - 1 - i] = objs[i];
+      s.lc_len.set(len0);
+      return false;
     }
-    for (unsigned i = 0; i < n; ++i) objs[i] = lc[--len];
-    s.lc_len.set(len);
+    c.alloc_hits.Add(from_cache);
+    c.alloc_misses.Add(remaining);
     return true;
   }
 

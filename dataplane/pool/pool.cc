@@ -1,5 +1,9 @@
 #include "dataplane/pool/pool.h"
 
+#include <linux/membarrier.h>
+#include <sys/syscall.h>
+#include <unistd.h>
+
 #include <algorithm>
 #include <array>
 #include <thread>
@@ -14,8 +18,21 @@ namespace {
 
 using Clock = std::chrono::steady_clock;
 
-// local_word of a parked worker: never a published word (those are epoch << 1 | pause).
+// Slot word bits (core_slot.h): epoch << 2 | reclaim << 1 | pause.
+constexpr uint64_t kPauseBit = 1;
+constexpr uint64_t kReclaimBit = 2;
+constexpr int kEpochShift = 2;
+// local_word of a parked worker: never a published word (the epoch never reaches 2^62).
 constexpr uint64_t kParkedWord = ~uint64_t{0};
+
+// membarrier(2) MEMBARRIER_CMD_PRIVATE_EXPEDITED, registered once per process.
+bool MembarrierAvailable() {
+  static const bool ok =
+      syscall(__NR_membarrier, MEMBARRIER_CMD_REGISTER_PRIVATE_EXPEDITED, 0, 0) == 0;
+  return ok;
+}
+
+inline void CpuRelax() { __builtin_ia32_pause(); }
 
 uint64_t NsSince(Clock::time_point t0) {
   return static_cast<uint64_t>(
@@ -77,7 +94,10 @@ absl::StatusOr<std::unique_ptr<Pool>> Pool::Create(const PoolConfig& config,
 }
 
 Pool::Pool(const PoolConfig& config, std::unique_ptr<SlabStore> store)
-    : config_(config), debug_(config.debug), store_(std::move(store)) {
+    : config_(config),
+      debug_(config.debug),
+      strong_enter_(!config.asymmetric_fence || !MembarrierAvailable()),
+      store_(std::move(store)) {
   shared_.store = store_.get();
   shared_.classify = config.classify;
   shared_.classify_ctx = config.classify_ctx;
@@ -94,7 +114,7 @@ Pool::Pool(const PoolConfig& config, std::unique_ptr<SlabStore> store)
 Pool::~Pool() {
   // Give every depot's objects back so the store's view is complete; memory is the host's.
   for (int c = 0; c < kMaxCores; ++c) {
-    if (slots_[c].registered) {
+    if (Owned(slots_[c])) {
       FlushSlot(slots_[c]);
       ReleaseMagazines(slots_[c]);
     }
@@ -142,14 +162,21 @@ uint32_t Pool::MagazinesNeeded(uint32_t magazine_size) const {
   // Enough for every object to sit in a full magazine, plus loaded + previous per core: then
   // a free never finds the depot without an empty magazine.
   uint32_t workers = 0;
-  for (int c = 0; c < kMaxCores; ++c) workers += slots_[c].registered ? 1 : 0;
+  for (int c = 0; c < kMaxCores; ++c) workers += Owned(slots_[c]) ? 1 : 0;
   uint64_t n = store_->populated() / magazine_size + 2ull * (workers + 1) + 2;
   return static_cast<uint32_t>(std::min<uint64_t>(n, 1u << 22));
 }
 
 uint64_t Pool::WordFor(const CoreSlot& s, uint64_t epoch) const {
-  const int core = static_cast<int>(&s - slots_);
-  return (epoch << 1) | (pause_requested_[core] ? 1 : 0);
+  return (epoch << kEpochShift) | (pause_requested_[CoreOfSlot(s)] ? kPauseBit : 0);
+}
+
+void Pool::PublishWord(CoreSlot& s, uint64_t epoch) {
+  const uint64_t w = WordFor(s, epoch);
+  uint64_t old = s.word.load(std::memory_order_relaxed);
+  while (!s.word.compare_exchange_weak(old, w | (old & kReclaimBit), std::memory_order_acq_rel,
+                                       std::memory_order_relaxed)) {
+  }
 }
 
 uint64_t Pool::FlushSlot(CoreSlot& s) {
@@ -268,22 +295,41 @@ void Pool::RunAdoptHook(CoreSlot& s, const StrategySpec& next) {
 void Pool::Adopt(CoreSlot& s) {
   // Take the new generation under a second hazard while the one this core ran stays protected
   // by the first: the host hook, the flush and the magazines' return all use the old one.
+  // Order matters: hazard = g is stored before hazard_next is cleared, and RetireGenerations
+  // reads hazard_next before hazard, so it sees g in one of them whatever the interleaving.
   const Generation* g;
   do {
     g = current_.load(std::memory_order_seq_cst);
     s.hazard_next.store(g, std::memory_order_seq_cst);
   } while (current_.load(std::memory_order_seq_cst) != g);
+  const PoolTestHooks& hooks = config_.test_hooks;
+  if (hooks.adopt_validated != nullptr) hooks.adopt_validated(hooks.ctx, CoreOfSlot(s), g->epoch);
   RunAdoptHook(s, g->spec);
   const uint64_t flushed = FlushSlot(s);
   ReleaseMagazines(s);
   s.hazard.store(g, std::memory_order_seq_cst);
   s.hazard_next.store(nullptr, std::memory_order_seq_cst);
+  if (hooks.adopt_published != nullptr) hooks.adopt_published(hooks.ctx, CoreOfSlot(s), g->epoch);
   Configure(s, g);
   s.last_flushed.store(flushed, std::memory_order_relaxed);
 }
 
+void Pool::ServeReclaim(CoreSlot& s) {
+  if (!s.parked.load(std::memory_order_relaxed)) {  // a parked core flushed when it parked
+    RunAdoptHook(s, s.gen->spec);
+    FlushSlot(s);
+  }
+  s.reclaims_served.fetch_add(1, std::memory_order_acq_rel);
+}
+
 bool Pool::QuiesceSlow(CoreSlot& s, uint64_t w) {
-  if ((w & 1) != 0) {
+  if ((w & kReclaimBit) != 0) {
+    // Clear first: a request raised after this is seen at the next Quiesce.
+    s.word.fetch_and(~kReclaimBit, std::memory_order_acq_rel);
+    w &= ~kReclaimBit;
+    ServeReclaim(s);
+  }
+  if ((w & kPauseBit) != 0) {
     if (!s.parked.load(std::memory_order_relaxed)) {
       RunAdoptHook(s, s.gen->spec);
       s.last_flushed.store(FlushSlot(s), std::memory_order_relaxed);
@@ -303,14 +349,6 @@ bool Pool::QuiesceSlow(CoreSlot& s, uint64_t w) {
 
 absl::Status Pool::RegisterWorker(int core, const std::vector<RxPort>& rx_ports) {
   std::lock_guard<std::mutex> lock(control_mu_);
-  if (core < 0 || core >= kMaxCores) {
-    return absl::InvalidArgumentError(absl::StrCat("core ", core, " is out of range [0, ",
-                                                   kMaxCores - 1, "]"));
-  }
-  CoreSlot& s = slots_[core];
-  if (s.registered) {
-    return absl::AlreadyExistsError(absl::StrCat("core ", core, " is already a worker"));
-  }
   uint32_t rings[kMaxPorts] = {};
   for (const RxPort& p : rx_ports) {
     if (p.port < 0 || p.port >= kMaxPorts) {
@@ -325,41 +363,88 @@ absl::Status Pool::RegisterWorker(int core, const std::vector<RxPort>& rx_ports)
     }
     rings[p.port] = p.ring_size;
   }
+  return RegisterLocked(core, rings, /*foreign=*/false);
+}
+
+absl::Status Pool::RegisterForeignCore(int core) {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  const uint32_t no_rings[kMaxPorts] = {};
+  return RegisterLocked(core, no_rings, /*foreign=*/true);
+}
+
+absl::Status Pool::RegisterLocked(int core, const uint32_t (&rings)[kMaxPorts], bool foreign) {
+  if (core < 0 || core >= kMaxCores) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("core ", core, " is out of range [0, ", kMaxCores - 1, "]"));
+  }
+  CoreSlot& s = slots_[core];
+  if (Owned(s)) {
+    return absl::AlreadyExistsError(absl::StrCat("core ", core, " is already a worker"));
+  }
   std::copy(std::begin(rings), std::end(rings), s.rx_ring_size);
   const Generation* g = current_.load(std::memory_order_seq_cst);
   s.hazard.store(g, std::memory_order_seq_cst);
   Configure(s, g);
+  s.foreign = foreign;
   pause_requested_[core] = false;
   s.parked.store(false);
   s.local_word = WordFor(s, g->epoch);
   s.word.store(s.local_word, std::memory_order_release);
   s.acked_epoch.store(g->epoch, std::memory_order_release);
   s.rx_port = -1;
-  s.registered = true;
+  s.registered.store(true, std::memory_order_release);  // last: reclaimers look from here on
   return absl::OkStatus();
+}
+
+void Pool::ResetSlot(CoreSlot& s) {
+  s.get = &OtherGet;
+  s.put = &OtherPut;
+  s.fast = FastPath::kNone;
+  s.fast_prefetch = false;
+  s.rx_port = -1;
+  s.hot_list_len = 0;
+  s.hot_count.set(0);
+  s.lc_size = s.lc_flush = 0;
+  s.lc_len.set(0);
+  s.recycle_ports = 0;
+  for (RecycleList& l : s.recycle) {
+    l.limit = 0;
+    l.count.set(0);
+  }
+  s.recycle_total.set(0);
+  std::fill(std::begin(s.rx_ring_size), std::end(s.rx_ring_size), 0u);
+  s.gen = nullptr;
 }
 
 absl::Status Pool::UnregisterWorker(int core) {
   std::lock_guard<std::mutex> lock(control_mu_);
-  if (core < 0 || core >= kMaxCores || !slots_[core].registered) {
+  if (core < 0 || core >= kMaxCores || !Owned(slots_[core])) {
     return absl::NotFoundError(absl::StrCat("core ", core, " is not a worker"));
   }
   CoreSlot& s = slots_[core];
+  // Keep reclaimers off a foreign slot while it is emptied and reset.
+  uint8_t free_flag = 0;
+  while (s.foreign && !s.steal.compare_exchange_weak(free_flag, 1, std::memory_order_acq_rel)) {
+    free_flag = 0;
+    CpuRelax();
+  }
   RunAdoptHook(s, s.gen->spec);
   FlushSlot(s);
   ReleaseMagazines(s);
-  s.registered = false;
-  s.get = &OtherGet;
-  s.put = &OtherPut;
-  s.gen = nullptr;
+  ResetSlot(s);
+  s.registered.store(false, std::memory_order_release);
   s.hazard.store(nullptr, std::memory_order_seq_cst);
   pause_requested_[core] = false;
   s.parked.store(false);
   s.word.store(0);
   s.local_word = 0;
+  if (s.foreign) {
+    s.foreign = false;
+    s.steal.store(0, std::memory_order_release);
+  }
   RetireGenerations();
   bool any = false;
-  for (int c = 0; c < kMaxCores; ++c) any = any || slots_[c].registered;
+  for (int c = 0; c < kMaxCores; ++c) any = any || Owned(slots_[c]);
   if (!any) DrainDepotsLocked();
   return absl::OkStatus();
 }
@@ -380,7 +465,10 @@ uint64_t Pool::DrainDepotsLocked() {
 bool Pool::PublishAndWait(std::unique_ptr<Generation> gen, std::chrono::microseconds timeout,
                           SwapReport& report, const std::vector<int>& skip) {
   const Generation* g = gen.get();
-  generations_.push_back(std::move(gen));
+  {
+    std::lock_guard<std::mutex> gl(gen_mu_);
+    generations_.push_back(std::move(gen));
+  }
   current_.store(g, std::memory_order_seq_cst);
   epoch_.store(g->epoch, std::memory_order_release);
   {
@@ -391,8 +479,8 @@ bool Pool::PublishAndWait(std::unique_ptr<Generation> gen, std::chrono::microsec
   std::vector<int> pending;
   for (int c = 0; c < kMaxCores; ++c) {
     CoreSlot& s = slots_[c];
-    if (!s.registered) continue;
-    s.word.store(WordFor(s, g->epoch), std::memory_order_release);
+    if (!Owned(s)) continue;
+    PublishWord(s, g->epoch);
     if (std::find(skip.begin(), skip.end(), c) == skip.end()) pending.push_back(c);
   }
   const auto deadline = t0 + timeout;
@@ -440,19 +528,27 @@ bool Pool::PublishAndWait(std::unique_ptr<Generation> gen, std::chrono::microsec
 uint64_t Pool::RetireGenerations() {
   uint64_t drained = 0;
   const Generation* cur = current_.load(std::memory_order_seq_cst);
+  const PoolTestHooks& hooks = config_.test_hooks;
   for (auto it = generations_.begin(); it != generations_.end();) {
     const Generation* g = it->get();
     bool held = g == cur;
     for (int c = 0; c < kMaxCores && !held; ++c) {
-      held = slots_[c].hazard.load(std::memory_order_seq_cst) == g ||
-             slots_[c].hazard_next.load(std::memory_order_seq_cst) == g;
+      // hazard_next first: Adopt stores hazard before it clears hazard_next (see Adopt).
+      held = slots_[c].hazard_next.load(std::memory_order_seq_cst) == g;
+      if (hooks.retire_between_reads != nullptr) hooks.retire_between_reads(hooks.ctx, c, g->epoch);
+      held = held || slots_[c].hazard.load(std::memory_order_seq_cst) == g;
     }
     if (held) {
       ++it;
       continue;
     }
-    if (g->depot) drained += g->depot->DrainTo(*store_);
-    it = generations_.erase(it);
+    std::unique_ptr<Generation> dead;
+    {
+      std::lock_guard<std::mutex> gl(gen_mu_);
+      dead = std::move(*it);
+      it = generations_.erase(it);
+    }
+    if (dead->depot) drained += dead->depot->DrainTo(*store_);
   }
   return drained;
 }
@@ -467,6 +563,13 @@ SwapReport Pool::Swap(const StrategySpec& spec, std::chrono::microseconds timeou
   const StrategySpec old_spec = old->spec;
   report.old_spec = old_spec.ToString();
   report.new_spec = spec.ToString();
+  report.epoch = old->epoch;
+  if (HasForeignOwner()) {
+    report.status = absl::FailedPreconditionError(
+        "the pool has cores without a quiescent point (a foreign application's lcores): its "
+        "strategy is fixed for the pool's life");
+    return report;
+  }
   const uint64_t epoch = old->epoch + 1;
   if (PublishAndWait(MakeGeneration(spec, epoch), timeout, report, {})) {
     swaps_ok_.fetch_add(1, std::memory_order_relaxed);
@@ -481,10 +584,10 @@ SwapReport Pool::Swap(const StrategySpec& spec, std::chrono::microseconds timeou
         report.failed_cores.push_back(c);
       }
     }
-    report.status = absl::DeadlineExceededError(absl::StrCat(
-        "core(s) ", absl::StrJoin(report.failed_cores, ","), " did not acknowledge epoch ", epoch,
-        " within ", timeout.count(), " us; rolled back to '", report.old_spec, "' (epoch ",
-        epoch + 1, ")"));
+    report.status = absl::DeadlineExceededError(
+        absl::StrCat("core(s) ", absl::StrJoin(report.failed_cores, ","),
+                     " did not acknowledge epoch ", epoch, " within ", timeout.count(),
+                     " us; rolled back to '", report.old_spec, "' (epoch ", epoch + 1, ")"));
   }
   report.depot_drained = RetireGenerations();
   report.epoch = current_.load()->epoch;
@@ -496,18 +599,22 @@ absl::Status Pool::PauseWorker(int core) { return PauseWorker(core, config_.quie
 
 absl::Status Pool::PauseWorker(int core, std::chrono::microseconds timeout) {
   std::lock_guard<std::mutex> lock(control_mu_);
-  if (core < 0 || core >= kMaxCores || !slots_[core].registered) {
+  if (core < 0 || core >= kMaxCores || !Owned(slots_[core])) {
     return absl::InvalidArgumentError(absl::StrCat("core ", core, " is not a worker"));
   }
   CoreSlot& s = slots_[core];
+  if (s.foreign) {
+    return absl::FailedPreconditionError(
+        absl::StrCat("core ", core, " has no quiescent point (foreign lcore): it cannot park"));
+  }
   if (pause_requested_[core]) return absl::OkStatus();
   pause_requested_[core] = true;
-  s.word.store(WordFor(s, current_.load()->epoch), std::memory_order_release);
+  PublishWord(s, current_.load()->epoch);
   const auto deadline = Clock::now() + timeout;
   while (!s.parked.load(std::memory_order_acquire)) {
     if (Clock::now() >= deadline) {
       pause_requested_[core] = false;
-      s.word.store(WordFor(s, current_.load()->epoch), std::memory_order_release);
+      PublishWord(s, current_.load()->epoch);
       return absl::DeadlineExceededError(absl::StrCat(
           "core ", core, " did not reach its quiescent point within ", timeout.count(), " us"));
     }
@@ -520,13 +627,13 @@ absl::Status Pool::ResumeWorker(int core) { return ResumeWorker(core, config_.qu
 
 absl::Status Pool::ResumeWorker(int core, std::chrono::microseconds timeout) {
   std::lock_guard<std::mutex> lock(control_mu_);
-  if (core < 0 || core >= kMaxCores || !slots_[core].registered) {
+  if (core < 0 || core >= kMaxCores || !Owned(slots_[core])) {
     return absl::InvalidArgumentError(absl::StrCat("core ", core, " is not a worker"));
   }
   if (!pause_requested_[core]) return absl::OkStatus();
   pause_requested_[core] = false;
   CoreSlot& s = slots_[core];
-  s.word.store(WordFor(s, current_.load()->epoch), std::memory_order_release);
+  PublishWord(s, current_.load()->epoch);
   // Symmetric with PauseWorker: done when the worker itself has left its parked state.
   const auto deadline = Clock::now() + timeout;
   while (s.parked.load(std::memory_order_acquire)) {
@@ -545,7 +652,7 @@ bool Pool::IsParked(int core) const {
 }
 
 uint64_t Pool::in_depots() const {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  std::lock_guard<std::mutex> lock(gen_mu_);
   uint64_t n = 0;
   for (const auto& g : generations_) {
     if (g->depot) n += g->depot->objects();
@@ -577,12 +684,25 @@ StrategySpec Pool::strategy() const {
 uint64_t Pool::epoch() const { return epoch_.load(std::memory_order_acquire); }
 
 std::vector<int> Pool::workers() const {
-  std::lock_guard<std::mutex> lock(control_mu_);
   std::vector<int> out;
   for (int c = 0; c < kMaxCores; ++c) {
-    if (slots_[c].registered) out.push_back(c);
+    if (Owned(slots_[c])) out.push_back(c);
   }
   return out;
+}
+
+std::vector<uint64_t> Pool::LiveEpochs() const {
+  std::lock_guard<std::mutex> lock(gen_mu_);
+  std::vector<uint64_t> out;
+  for (const auto& g : generations_) out.push_back(g->epoch);
+  return out;
+}
+
+bool Pool::HasForeignOwner() const {
+  for (int c = 0; c < kMaxCores; ++c) {
+    if (Owned(slots_[c]) && slots_[c].foreign) return true;
+  }
+  return false;
 }
 
 AuditReport Pool::Audit(uint64_t in_flight) {
@@ -596,7 +716,7 @@ AuditReport Pool::Audit(uint64_t in_flight) {
     const CoreSlot& s = c < kMaxCores ? slots_[c] : other_;
     allocs += s.counters.allocs.Get();
     frees += s.counters.frees.Get();
-    if (c == kMaxCores || !s.registered) continue;
+    if (c == kMaxCores || !Owned(s)) continue;
     LayerGauges g = CoreGauges(c);
     for (int l = 0; l < kNumLayers; ++l) r.in_layers[l] += g.objects[l];
   }
@@ -612,13 +732,115 @@ AuditReport Pool::Audit(uint64_t in_flight) {
   r.ok = accounted == r.populated;
   r.message = absl::StrCat(r.ok ? "ok" : "MISMATCH", ": populated ", r.populated, " ",
                            r.ok ? "==" : "!=", " store ", r.in_store, " + layers ", layers,
-                           " + depots ", r.in_depots, " + in flight ", r.in_flight, " (= ",
-                           accounted, "); handed out by counters ", r.handed_out);
+                           " + depots ", r.in_depots, " + in flight ", r.in_flight,
+                           " (= ", accounted, "); handed out by counters ", r.handed_out);
   return r;
 }
 
+void Pool::EnterSlow(CoreSlot& s) {
+  do {
+    s.in_op.store(0, std::memory_order_release);
+    while (s.steal.load(std::memory_order_acquire) != 0) CpuRelax();
+    s.in_op.exchange(1, std::memory_order_seq_cst);  // slow path: a full barrier is fine
+  } while (s.steal.load(std::memory_order_seq_cst) != 0);
+}
+
+uint64_t Pool::DrainDepotsShared() {
+  std::lock_guard<std::mutex> lock(gen_mu_);
+  uint64_t n = 0;
+  for (auto& g : generations_) {
+    if (g->depot) n += g->depot->DrainTo(*store_);
+  }
+  return n;
+}
+
+void Pool::Reclaim(CoreSlot& self) {
+  reclaims_.fetch_add(1, std::memory_order_relaxed);
+  const bool owner = &self != &other_ && Owned(self);
+  uint64_t moved = 0;
+  // 1. Our own layers (the caller is their owner, between operations) and the depots.
+  if (owner) {
+    if (self.foreign) Enter(self);
+    moved += FlushSlot(self);
+    if (self.foreign) Exit(self);
+  }
+  moved += DrainDepotsShared();
+  // 2. Ask quiescent-point workers; 3. rob foreign owners.
+  uint64_t served0[kMaxCores];
+  int asked[kMaxCores];
+  int n_asked = 0;
+  CoreSlot* robbed[kMaxCores];
+  int n_robbed = 0;
+  for (int c = 0; c < kMaxCores; ++c) {
+    CoreSlot& v = slots_[c];
+    if (&v == &self || !v.registered.load(std::memory_order_acquire)) continue;
+    if (v.foreign) {
+      uint8_t idle = 0;
+      if (v.steal.compare_exchange_strong(idle, 1, std::memory_order_seq_cst)) {
+        robbed[n_robbed++] = &v;
+      }  // else another reclaimer is emptying it
+      continue;
+    }
+    if (v.parked.load(std::memory_order_acquire)) continue;  // flushed when it parked
+    served0[c] = v.reclaims_served.load(std::memory_order_acquire);
+    v.word.fetch_or(kReclaimBit, std::memory_order_acq_rel);
+    asked[n_asked++] = c;
+  }
+  if (n_robbed > 0) {
+    // Owners store in_op then load steal; we stored steal (a seq_cst RMW) and load in_op.
+    // With plain-store owners the barrier that orders their side is this membarrier; with
+    // full-fence owners (strong_enter_) both sides are seq_cst already.
+    if (!strong_enter_) syscall(__NR_membarrier, MEMBARRIER_CMD_PRIVATE_EXPEDITED, 0, 0);
+    for (int i = 0; i < n_robbed; ++i) {
+      CoreSlot& v = *robbed[i];
+      while (v.in_op.load(std::memory_order_seq_cst) != 0) CpuRelax();
+      moved += FlushSlot(v);
+      v.steal.store(0, std::memory_order_release);
+    }
+  }
+  const auto deadline = Clock::now() + config_.reclaim_wait;
+  while (n_asked > 0) {
+    int still = 0;
+    for (int i = 0; i < n_asked; ++i) {
+      const CoreSlot& v = slots_[asked[i]];
+      const bool done = v.reclaims_served.load(std::memory_order_acquire) != served0[asked[i]] ||
+                        v.parked.load(std::memory_order_acquire) ||
+                        !v.registered.load(std::memory_order_acquire);
+      if (!done) asked[still++] = asked[i];
+    }
+    n_asked = still;
+    // Serve requests addressed to us meanwhile: two workers failing at once must not wait for
+    // each other. Our layers are consistent here (the failed Get gave back what it took).
+    if (owner && !self.foreign && (self.word.load(std::memory_order_acquire) & kReclaimBit) != 0) {
+      self.word.fetch_and(~kReclaimBit, std::memory_order_acq_rel);
+      moved += FlushSlot(self);
+      self.reclaims_served.fetch_add(1, std::memory_order_acq_rel);
+    }
+    if (n_asked == 0) break;
+    if (Clock::now() >= deadline) {
+      reclaim_timeouts_.fetch_add(n_asked, std::memory_order_relaxed);
+      break;
+    }
+    CpuRelax();
+  }
+  reclaimed_.fetch_add(moved, std::memory_order_relaxed);
+}
+
+bool Pool::GetAfterReclaim(CoreSlot& s, void** objs, unsigned n) {
+  Reclaim(s);
+  if (s.foreign) Enter(s);
+  const bool ok = s.get(shared_, s, objs, n);
+  if (ok) {
+    CountAllocs(s, objs, n);
+  } else {
+    FailedGet(s);
+  }
+  if (s.foreign) Exit(s);
+  return ok;
+}
+
 void Pool::FailedGet(CoreSlot& s) {
-  if (s.registered) {
+  if (Owned(s)) {
     s.counters.alloc_failures.Add(1);
   } else {
     s.counters.alloc_failures.AtomicAdd(1);
@@ -651,7 +873,10 @@ void Pool::DebugPut(CoreSlot& s, void* const* objs, unsigned n) {
       }
     }
     if (m == 0) continue;
-    if (s.registered) s.counters.frees.Add(m); else s.counters.frees.AtomicAdd(m);
+    if (Owned(s))
+      s.counters.frees.Add(m);
+    else
+      s.counters.frees.AtomicAdd(m);
     s.put(shared_, s, keep, m);
   }
 }

@@ -10,7 +10,7 @@
 //
 // Hot swap (epoch protocol)
 //   1. Control builds generation G(e+1) (spec, compiled get/put, its own depot) and publishes
-//      it as current, then writes word = (e+1) << 1 | pause into each registered core's slot.
+//      it as current, then writes word = (e+1) << 2 | pause into each registered core's slot.
 //   2. A worker's Quiesce() does one acquire load of its own word per loop iteration. When the
 //      word changed it flushes its layers down to the store (under the hazard of the
 //      generation it ran), takes G(e+1) under a hazard pointer, configures its layers for it
@@ -24,12 +24,45 @@
 //   4. Generations no worker holds a hazard on are retired: their depot is drained into the
 //      store and freed.
 //
+// No stranded objects. Per-core layers hold free objects only their core can take. A Get that
+// the caller's layers, the depots and the store cannot serve reclaims, before it fails:
+//   1. the caller's own layers (all of them: recycle lists of other RX ports, lcache, ...) go
+//      to the store; every depot's full magazines go to the store;
+//   2. workers with a quiescent point (RegisterWorker) are asked: the reclaim bit in their word
+//      makes them flush their layers (and the host's cache, via the adopt hook) at their next
+//      Quiesce. The reclaimer waits up to PoolConfig::reclaim_wait for each to serve it. Parked
+//      and unregistered workers hold nothing (they flushed when they parked / left). While it
+//      waits, a reclaiming worker serves requests addressed to itself, so two workers that
+//      fail at once do not wait for each other;
+//   3. foreign owners (RegisterForeignCore: lcores of an application that has no quiescent
+//      point, e.g. any DPDK app loading the plugin) are robbed directly. Each of their
+//      operations (ForeignGet/ForeignPut) marks its slot with a plain store to `in_op` and then
+//      reads `steal`; the reclaimer sets `steal`, issues membarrier(2)
+//      MEMBARRIER_CMD_PRIVATE_EXPEDITED (a full barrier on every running thread of the process,
+//      the asymmetric fence of userspace RCU and tcmalloc) and then reads `in_op`: either the
+//      owner sees `steal` and waits, or the reclaimer sees the owner inside its operation and
+//      waits for it to end (one operation: nanoseconds). Busy, idle or gone owners alike. Where
+//      membarrier(2) is unavailable (an old kernel, a seccomp profile), owners use a full fence
+//      per operation instead (PoolConfig::asymmetric_fence = false forces that).
+// The fast paths pay nothing for 2 (the word is the load Quiesce already does) and two plain
+// stores and a load per operation for 3 (foreign owners only; skbnfd's workers never do it).
+// Bound: after a reclaim, every object that was free in the pool when the Get began is
+// reachable to it except (a) those held by a quiescent-point worker that did not reach its
+// quiescent point within reclaim_wait (counted in reclaim_timeouts(); the request stays
+// raised, so it flushes at its next Quiesce: unreachable for at most one poll-loop iteration
+// of that worker) and (b) the at most n objects each concurrent operation is moving at that
+// instant (unreachable for the length of that operation).
+//
 // Conservation: populated == in store + in per-core layers + in depots + in flight, exact
 // whenever no Get/Put runs concurrently (workers parked or stopped). Audit() checks it.
 //
 // Debug switch (PoolConfig::debug, off by default): every object carries a state byte (in the
 // pool / handed out). A Put of a foreign pointer or of an object already in the pool is
 // counted and dropped before it reaches any layer, so state is never corrupted.
+//
+// Locks: control_mu_ serialises control (held through a swap's quiesce and roll back);
+// gen_mu_ guards the list of live generations (held briefly). Readers (stats, gauges,
+// in_depots, get_count) and reclaimers never take control_mu_.
 #ifndef SKBNF_DATAPLANE_POOL_POOL_H_
 #define SKBNF_DATAPLANE_POOL_POOL_H_
 
@@ -58,6 +91,17 @@ namespace skbnf::pool {
 // `lcache` layer) flushes it into the pool with Put(core, ...) here and resizes it for `next`.
 using AdoptHookFn = void (*)(void* ctx, int core, const StrategySpec& next);
 
+// Test-only interleaving points (nullptr in production): see pool_test.cc's adopt race test.
+struct PoolTestHooks {
+  // Worker: the generation being adopted (`epoch`) is validated under hazard_next.
+  void (*adopt_validated)(void* ctx, int core, uint64_t epoch) = nullptr;
+  // Worker: hazard == the new generation and hazard_next cleared, before Configure.
+  void (*adopt_published)(void* ctx, int core, uint64_t epoch) = nullptr;
+  // Control, retiring generation `epoch`: between its two hazard reads of `core`'s slot.
+  void (*retire_between_reads)(void* ctx, int core, uint64_t epoch) = nullptr;
+  void* ctx = nullptr;
+};
+
 struct PoolConfig {
   std::string name = "skbnf";
   SlabStoreConfig store;
@@ -72,6 +116,12 @@ struct PoolConfig {
   void* classify_ctx = nullptr;
   // Default deadline for a worker to acknowledge a swap or a pause.
   std::chrono::microseconds quiesce_timeout{std::chrono::milliseconds(200)};
+  // How long a failing Get waits for busy workers to serve its reclaim request.
+  std::chrono::microseconds reclaim_wait{std::chrono::milliseconds(1)};
+  // Foreign owners: membarrier(2) on the reclaimer's side (true, when the kernel has it) or a
+  // full fence in every operation of the owner (false).
+  bool asymmetric_fence = true;
+  PoolTestHooks test_hooks;
 };
 
 struct RxPort {
@@ -91,9 +141,9 @@ class Generation {
 
 struct CoreSwapResult {
   int core = 0;
-  bool on_behalf = false;     // parked: control switched it
+  bool on_behalf = false;  // parked: control switched it
   bool acknowledged = false;
-  uint64_t quiesce_ns = 0;    // publish -> acknowledgement seen by control
+  uint64_t quiesce_ns = 0;  // publish -> acknowledgement seen by control
   uint64_t objects_flushed = 0;
 };
 
@@ -101,7 +151,7 @@ struct SwapReport {
   absl::Status status;  // OK, or why the swap failed (then rolled_back says what was done)
   std::string old_spec;
   std::string new_spec;
-  uint64_t epoch = 0;   // epoch in force after the call
+  uint64_t epoch = 0;  // epoch in force after the call
   bool rolled_back = false;
   std::vector<int> failed_cores;
   std::vector<CoreSwapResult> cores;
@@ -142,23 +192,42 @@ class Pool {
   // ---- packet path
   // Takes exactly n objects or none. A failed Get hands out nothing; objects it pulled up from
   // a lower layer may stay in the upper one (still in the pool, still reachable).
+  // A Get that cannot be served reclaims stranded objects before it fails (see above).
   bool Get(int core, void** objs, unsigned n) {
     CoreSlot& s = SlotFor(core);
     if (n == 1 && s.fast != FastPath::kNone && !debug_ && GetOne(s, objs)) return true;
-    if (__builtin_expect(!s.get(shared_, s, objs, n), 0)) {
-      FailedGet(s);
-      return false;
-    }
-    if (s.registered) s.counters.allocs.Add(n); else s.counters.allocs.AtomicAdd(n);
-    if (__builtin_expect(debug_, 0)) MarkHandedOut(objs, n);
+    if (__builtin_expect(!s.get(shared_, s, objs, n), 0)) return GetAfterReclaim(s, objs, n);
+    CountAllocs(s, objs, n);
     return true;
   }
   void Put(int core, void* const* objs, unsigned n) {
     CoreSlot& s = SlotFor(core);
     if (__builtin_expect(debug_, 0)) return DebugPut(s, objs, n);
     if (n == 1 && s.fast != FastPath::kNone && PutOne(shared_, s, objs[0])) return;
-    if (s.registered) s.counters.frees.Add(n); else s.counters.frees.AtomicAdd(n);
+    if (Owned(s))
+      s.counters.frees.Add(n);
+    else
+      s.counters.frees.AtomicAdd(n);
     s.put(shared_, s, objs, n);
+  }
+  // The same for a foreign owner (RegisterForeignCore): each call is marked so that a
+  // reclaimer can take the slot's objects whenever the owner is outside one.
+  bool ForeignGet(int core, void** objs, unsigned n) {
+    CoreSlot& s = SlotFor(core);
+    Enter(s);
+    bool ok = n == 1 && s.fast != FastPath::kNone && !debug_ && GetOne(s, objs);
+    if (!ok && s.get(shared_, s, objs, n)) {
+      CountAllocs(s, objs, n);
+      ok = true;
+    }
+    Exit(s);
+    return ok || GetAfterReclaim(s, objs, n);
+  }
+  void ForeignPut(int core, void* const* objs, unsigned n) {
+    CoreSlot& s = SlotFor(core);
+    Enter(s);
+    Put(core, objs, n);
+    Exit(s);
   }
   // The RX port the worker is about to refill (recycle). -1: none.
   void SetRxPort(int core, int port) { slots_[core].rx_port = port; }
@@ -175,6 +244,10 @@ class Pool {
   // ---- control
   // Makes `core` a worker (before its thread uses the pool) with the RX ports it refills.
   absl::Status RegisterWorker(int core, const std::vector<RxPort>& rx_ports = {});
+  // Makes `core` a foreign owner: a core with layers but no quiescent point, which uses
+  // ForeignGet/ForeignPut only (the plugin's lcores). Its strategy is fixed: Swap and
+  // PauseWorker refuse while a foreign owner is registered. Call from the core's own thread.
+  absl::Status RegisterForeignCore(int core);
   // Flushes the worker's layers to the store and makes it an "other" thread again. Call from
   // the worker itself, or from control once the worker thread has stopped using the pool.
   // When the last worker leaves, the depots are drained too: everything is back in the store.
@@ -183,6 +256,7 @@ class Pool {
   // find the depot empty and go to the store). Returns the objects moved.
   uint64_t DrainDepots();
 
+  // FailedPrecondition (nothing changed) while a foreign owner is registered.
   SwapReport Swap(const StrategySpec& spec);
   SwapReport Swap(const StrategySpec& spec, std::chrono::microseconds timeout);
 
@@ -215,6 +289,13 @@ class Pool {
   uint64_t foreign_frees() const { return foreign_frees_.load(std::memory_order_relaxed); }
   uint64_t swaps_ok() const { return swaps_ok_.load(std::memory_order_relaxed); }
   uint64_t swaps_failed() const { return swaps_failed_.load(std::memory_order_relaxed); }
+  // Get calls that reclaimed; requests not served within reclaim_wait; objects the
+  // reclaimers moved themselves (workers that served a request count their own flush).
+  uint64_t reclaims() const { return reclaims_.load(std::memory_order_relaxed); }
+  uint64_t reclaim_timeouts() const { return reclaim_timeouts_.load(std::memory_order_relaxed); }
+  uint64_t reclaimed_objects() const { return reclaimed_.load(std::memory_order_relaxed); }
+  // Epochs of the generations still alive (current and any a core may still hold).
+  std::vector<uint64_t> LiveEpochs() const;
 
  private:
   Pool(const PoolConfig& config, std::unique_ptr<SlabStore> store);
@@ -222,6 +303,38 @@ class Pool {
   CoreSlot& SlotFor(int core) {
     return static_cast<unsigned>(core) < kMaxCores ? slots_[core] : other_;
   }
+  static bool Owned(const CoreSlot& s) { return s.registered.load(std::memory_order_relaxed); }
+  void CountAllocs(CoreSlot& s, void* const* objs, unsigned n) {
+    if (Owned(s))
+      s.counters.allocs.Add(n);
+    else
+      s.counters.allocs.AtomicAdd(n);
+    if (__builtin_expect(debug_, 0)) MarkHandedOut(objs, n);
+  }
+  // Foreign owners' operation marks (see "No stranded objects").
+  void Enter(CoreSlot& s) {
+    if (__builtin_expect(strong_enter_, 0)) {
+      s.in_op.exchange(1, std::memory_order_seq_cst);  // a full barrier (xchg)
+    } else {
+      s.in_op.store(1, std::memory_order_relaxed);
+      std::atomic_signal_fence(std::memory_order_seq_cst);  // membarrier does the rest
+    }
+    if (__builtin_expect(s.steal.load(std::memory_order_seq_cst) != 0, 0)) EnterSlow(s);
+  }
+  static void Exit(CoreSlot& s) { s.in_op.store(0, std::memory_order_release); }
+  void EnterSlow(CoreSlot& s);
+  // Reclaims stranded objects (see above), then retries the Get once.
+  bool GetAfterReclaim(CoreSlot& s, void** objs, unsigned n);
+  void Reclaim(CoreSlot& self);
+  // A worker's answer to a reclaim request: the host's cache and its layers to the store.
+  void ServeReclaim(CoreSlot& s);
+  uint64_t DrainDepotsShared();
+  // Writes epoch and pause into the slot's word, keeping a raised reclaim bit.
+  void PublishWord(CoreSlot& s, uint64_t epoch);
+  // Back to an "other" slot: no layers, no fast path, no RX ports.
+  void ResetSlot(CoreSlot& s);
+  bool HasForeignOwner() const;
+  absl::Status RegisterLocked(int core, const uint32_t (&rings)[kMaxPorts], bool foreign);
   // Single-object hits of the top layer (recycle: the RX port's list; magazine: the loaded
   // magazine; headpool: the hot list),
   // exactly what the layer's burst code does for n = 1 when it hits. false: take the full path.
@@ -297,12 +410,14 @@ class Pool {
   uint64_t RetireGenerations();
   uint64_t DrainDepotsLocked();
   void FailedGet(CoreSlot& s);
+  int CoreOfSlot(const CoreSlot& s) const { return static_cast<int>(&s - slots_); }
   void MarkHandedOut(void* const* objs, unsigned n);
   void DebugPut(CoreSlot& s, void* const* objs, unsigned n);
   uint64_t WordFor(const CoreSlot& s, uint64_t epoch) const;
 
   const PoolConfig config_;
   const bool debug_;
+  const bool strong_enter_;  // foreign owners fence every operation (no membarrier)
   std::unique_ptr<SlabStore> store_;
   Shared shared_;
   std::unique_ptr<CoreSlot[]> slots_storage_;
@@ -313,7 +428,8 @@ class Pool {
   std::atomic<uint64_t> epoch_{0};
   mutable std::mutex info_mu_;  // guards current_spec_ (readers never wait for a swap)
   StrategySpec current_spec_;
-  mutable std::mutex control_mu_;  // serialises control operations
+  mutable std::mutex control_mu_;                        // serialises control operations
+  mutable std::mutex gen_mu_;                            // generations_ (changed under both locks)
   std::deque<std::unique_ptr<Generation>> generations_;  // live ones, oldest first
   bool pause_requested_[kMaxCores] = {};
 
@@ -323,6 +439,9 @@ class Pool {
   std::atomic<uint64_t> foreign_frees_{0};
   std::atomic<uint64_t> swaps_ok_{0};
   std::atomic<uint64_t> swaps_failed_{0};
+  std::atomic<uint64_t> reclaims_{0};
+  std::atomic<uint64_t> reclaim_timeouts_{0};
+  std::atomic<uint64_t> reclaimed_{0};
 };
 
 }  // namespace skbnf::pool

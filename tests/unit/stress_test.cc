@@ -9,7 +9,9 @@
 #include <cstdio>
 #include <functional>
 #include <random>
+#include <string>
 #include <thread>
+#include <tuple>
 #include <vector>
 
 #include "tests/unit/test_pool.h"
@@ -20,7 +22,6 @@ namespace {
 using testing::MakePool;
 using testing::SetTag;
 
-constexpr uint32_t kObjects = 4096;
 constexpr int kWorkers = 3;
 constexpr int kSwaps = 5000;
 
@@ -66,7 +67,7 @@ void HolderLoop(Pool& pool, Owners& owners, int core, int who, int rx_port, uint
       continue;
     }
     if (core != kNoCore) pool.SetRxPort(core, rx_port);
-    const unsigned n = 1 + rng() % 64;
+    const unsigned n = rng() % 4 == 0 ? 1 : 1 + rng() % 64;  // single objects: the fast path
     if (rng() % 2 == 0 && held.size() < 512) {
       if (pool.Get(core, burst, n)) {
         owners.Took(burst, n, who);
@@ -98,8 +99,15 @@ void HolderLoop(Pool& pool, Owners& owners, int core, int who, int rx_port, uint
   }
 }
 
-TEST(StressTest, ThousandsOfSwapsUnderLoadLoseAndDuplicateNothing) {
-  auto t = MakePool("magazine", {.n = kObjects, .objs_per_slab = 64, .debug = true});
+// (debug, objects). Debug on turns the single-object fast paths off; off is the production
+// path. With 1024 objects the four holders (up to 512 each) exhaust the pool all the time, so
+// failing Gets reclaim from the other workers while swaps and pauses go on.
+class StressTest : public ::testing::TestWithParam<std::tuple<bool, uint32_t>> {};
+
+TEST_P(StressTest, ThousandsOfSwapsUnderLoadLoseAndDuplicateNothing) {
+  const uint32_t kObjects = std::get<1>(GetParam());
+  auto t =
+      MakePool("magazine", {.n = kObjects, .objs_per_slab = 64, .debug = std::get<0>(GetParam())});
   Owners owners(*t.pool);
   for (int c = 0; c < kWorkers; ++c) {
     ASSERT_TRUE(t->RegisterWorker(c, {{.port = c, .ring_size = 64}}).ok());
@@ -124,7 +132,10 @@ TEST(StressTest, ThousandsOfSwapsUnderLoadLoseAndDuplicateNothing) {
         ++paused;
         EXPECT_TRUE(t->IsParked(c));
         SwapReport r = t->Swap(specs[rng() % specs.size()]);
-        if (r.status.ok()) ++ok; else ++rolled_back;
+        if (r.status.ok())
+          ++ok;
+        else
+          ++rolled_back;
         EXPECT_TRUE(t->ResumeWorker(c).ok());
         continue;
       }
@@ -141,8 +152,10 @@ TEST(StressTest, ThousandsOfSwapsUnderLoadLoseAndDuplicateNothing) {
   for (auto& th : threads) th.join();
   for (int c = 0; c < kWorkers; ++c) ASSERT_TRUE(t->UnregisterWorker(c).ok());
 
-  std::printf("stress: %d swaps ok, %d rolled back, %d with a paused worker, %llu bursts\n", ok,
-              rolled_back, paused, static_cast<unsigned long long>(ops.load()));
+  std::printf(
+      "stress: %d swaps ok, %d rolled back, %d with a paused worker, %llu bursts, %llu reclaims\n",
+      ok, rolled_back, paused, static_cast<unsigned long long>(ops.load()),
+      static_cast<unsigned long long>(t->reclaims()));
   EXPECT_EQ(owners.violations(), 0u);
   EXPECT_EQ(t->double_frees(), 0u);
   EXPECT_EQ(t->foreign_frees(), 0u);
@@ -156,6 +169,14 @@ TEST(StressTest, ThousandsOfSwapsUnderLoadLoseAndDuplicateNothing) {
   EXPECT_TRUE(a.ok) << a.message;
   EXPECT_EQ(a.handed_out, 0u);
 }
+
+INSTANTIATE_TEST_SUITE_P(Modes, StressTest,
+                         ::testing::Combine(::testing::Values(false, true),
+                                            ::testing::Values(4096u, 1024u)),
+                         [](const ::testing::TestParamInfo<std::tuple<bool, uint32_t>>& p) {
+                           return std::string(std::get<0>(p.param) ? "Debug" : "Production") +
+                                  (std::get<1>(p.param) == 1024u ? "Exhausted" : "");
+                         });
 
 }  // namespace
 }  // namespace skbnf::pool

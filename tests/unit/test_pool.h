@@ -46,6 +46,7 @@ struct TestPoolOptions {
   bool debug = false;
   bool classify = true;
   std::chrono::microseconds timeout{std::chrono::milliseconds(2000)};
+  std::chrono::microseconds reclaim_wait{std::chrono::milliseconds(1)};  // the default
 };
 
 inline TestPool MakePool(const std::string& spec, TestPoolOptions o = {}) {
@@ -55,6 +56,7 @@ inline TestPool MakePool(const std::string& spec, TestPoolOptions o = {}) {
   c.store.colour = o.colour;
   c.debug = o.debug;
   c.quiesce_timeout = o.timeout;
+  c.reclaim_wait = o.reclaim_wait;
   if (o.classify) c.classify = &TagClassify;
   TestPool t;
   auto p = Pool::Create(c, Spec(spec));
