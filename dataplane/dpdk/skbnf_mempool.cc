@@ -25,13 +25,19 @@ constexpr uint32_t kSlabBytes = 64 * 1024;  // slab size and alignment (see the 
 
 struct DriverPool {
   std::unique_ptr<pool::Pool> pool;
-  // A foreign application (the plugin): lcores join as foreign owners on first use.
+  // A foreign application (the plugin): every EAL lcore is a foreign owner of the pool.
   bool foreign = false;
   uint32_t min_buf_len = 0;  // recycle check: the pool's mbuf data room
   uint32_t slab_align = kSlabBytes;
-  // Foreign application: lcore c has registered itself. Written and read by lcore c only.
-  bool joined[kMaxCores] = {};
 };
+
+// The plugin is only ever loaded by foreign applications: its ops take the foreign path
+// inline and the host path out of line; skbnfd's copy does the opposite.
+#ifdef SKBNF_MEMPOOL_PLUGIN
+constexpr bool kPluginBuild = true;
+#else
+constexpr bool kPluginBuild = false;
+#endif
 
 // What CreatePktmbufPool hands the ops through pool_config (checked by its magic: a foreign
 // application passes nullptr, or something of its own).
@@ -71,17 +77,6 @@ inline DriverPool* Driver(const rte_mempool* mp) { return static_cast<DriverPool
 inline int LcoreCore() {
   const unsigned lc = rte_lcore_id();
   return lc < static_cast<unsigned>(kMaxCores) ? static_cast<int>(lc) : kNoCore;
-}
-
-// Foreign application: the calling lcore's core, registered as a foreign owner on first use
-// (only this lcore touches its slot, so registering from here is safe).
-inline int ForeignCore(DriverPool* dp) {
-  const int core = LcoreCore();
-  if (core != kNoCore && __builtin_expect(!dp->joined[core], 0)) {
-    dp->joined[core] = true;
-    (void)dp->pool->RegisterForeignCore(core);
-  }
-  return core;
 }
 
 // Recycle check (skb_recycle_check for mbufs): refcnt 1, direct, one segment, a buffer not
@@ -137,6 +132,16 @@ int OpAlloc(rte_mempool* mp) {
     return -EINVAL;
   }
   dp->pool = std::move(*p);
+  if (dp->foreign) {
+    // No quiescent point and nobody to register workers: every EAL lcore owns a slot from the
+    // start (lcores made later with rte_thread_register use the store directly).
+    unsigned lc;
+    RTE_LCORE_FOREACH(lc) {
+      if (lc < static_cast<unsigned>(kMaxCores)) {
+        (void)dp->pool->RegisterForeignCore(static_cast<int>(lc));
+      }
+    }
+  }
   mp->pool_data = dp.release();
   return 0;
 }
@@ -146,11 +151,27 @@ void OpFree(rte_mempool* mp) {
   mp->pool_data = nullptr;
 }
 
+// Out of line: the path this build does not expect (see kPluginBuild).
+[[gnu::noinline]] void ForeignEnqueue(DriverPool* dp, void* const* objs, unsigned n) {
+  dp->pool->ForeignPut(LcoreCore(), objs, n);
+}
+[[gnu::noinline]] bool ForeignDequeue(DriverPool* dp, void** objs, unsigned n) {
+  return dp->pool->ForeignGet(LcoreCore(), objs, n);
+}
+[[gnu::noinline]] void HostEnqueue(DriverPool* dp, void* const* objs, unsigned n) {
+  dp->pool->Put(LcoreCore(), objs, n);
+}
+[[gnu::noinline]] bool HostDequeue(DriverPool* dp, void** objs, unsigned n) {
+  return dp->pool->Get(LcoreCore(), objs, n);
+}
+
 int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
   DriverPool* dp = Driver(mp);
-  if (__builtin_expect(dp->foreign, 0)) {
-    dp->pool->ForeignPut(ForeignCore(dp), objs, n);
+  if constexpr (kPluginBuild) {
+    if (__builtin_expect(!dp->foreign, 0)) return HostEnqueue(dp, objs, n), 0;
+    dp->pool->ForeignPut(LcoreCore(), objs, n);
   } else {
+    if (__builtin_expect(dp->foreign, 0)) return ForeignEnqueue(dp, objs, n), 0;
     dp->pool->Put(LcoreCore(), objs, n);
   }
   return 0;
@@ -158,8 +179,14 @@ int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
 
 int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
   DriverPool* dp = Driver(mp);
-  const bool ok = __builtin_expect(dp->foreign, 0) ? dp->pool->ForeignGet(ForeignCore(dp), objs, n)
-                                                   : dp->pool->Get(LcoreCore(), objs, n);
+  bool ok;
+  if constexpr (kPluginBuild) {
+    ok = __builtin_expect(!dp->foreign, 0) ? HostDequeue(dp, objs, n)
+                                           : dp->pool->ForeignGet(LcoreCore(), objs, n);
+  } else {
+    ok = __builtin_expect(dp->foreign, 0) ? ForeignDequeue(dp, objs, n)
+                                          : dp->pool->Get(LcoreCore(), objs, n);
+  }
   return ok ? 0 : -ENOBUFS;
 }
 

@@ -23,9 +23,9 @@
 
 namespace skbnf::pool {
 
-inline constexpr int kMaxCores = 128;  // RTE_MAX_LCORE of Debian's DPDK 22.11
-inline constexpr int kMaxPorts = 32;   // RTE_MAX_ETHPORTS of Debian's DPDK 22.11
-inline constexpr int kNoCore = -1;     // a thread that is not a registered worker
+inline constexpr int kMaxCores = 128;             // RTE_MAX_LCORE of Debian's DPDK 22.11
+inline constexpr int kMaxPorts = 32;              // RTE_MAX_ETHPORTS of Debian's DPDK 22.11
+inline constexpr int kNoCore = -1;                // a thread that is not a registered worker
 inline constexpr unsigned kLcacheMaxBurst = 512;  // RTE_MEMPOOL_CACHE_MAX_SIZE
 
 // The host's recycle check, called once per burst of frees: for each object, the RX port it
@@ -72,12 +72,7 @@ struct alignas(64) CoreSlot {
   FastPath fast = FastPath::kNone;
   bool fast_prefetch = false;
   std::atomic<bool> registered{false};  // written by control, read by anyone (relaxed: a mov)
-  // Reclaim (pool.h, "No stranded objects"). A foreign owner (an lcore with no quiescent
-  // point) marks each of its operations with plain stores to in_op; a reclaimer raises steal,
-  // issues membarrier(2) and takes the slot's objects once in_op is 0.
-  bool foreign = false;
-  std::atomic<uint8_t> in_op{0};
-  std::atomic<uint8_t> steal{0};
+  bool foreign = false;                 // an owner with no quiescent point (see in_op below)
   // headpool
   void** hot = nullptr;
   uint32_t hot_list_len = 0;
@@ -103,14 +98,21 @@ struct alignas(64) CoreSlot {
   // epoch << 2 | reclaim << 1 | pause. Control sets epoch and pause (keeping the reclaim bit),
   // reclaimers set the reclaim bit, the worker clears it when it serves the request.
   alignas(64) std::atomic<uint64_t> word{0};
-  uint64_t local_word = 0;                    // last word this core acted on
-  const Generation* gen = nullptr;            // generation whose stack this core runs
+  uint64_t local_word = 0;                              // last word this core acted on
+  const Generation* gen = nullptr;                      // generation whose stack this core runs
   std::atomic<const Generation*> hazard{nullptr};       // generation in use
   std::atomic<const Generation*> hazard_next{nullptr};  // generation being adopted
   std::atomic<uint64_t> acked_epoch{0};
   std::atomic<bool> parked{false};
-  // Reclaim requests (word bit 1) this worker has served at its quiescent point.
-  std::atomic<uint64_t> reclaims_served{0};
+  // Reclaim (pool.h, "No stranded objects"). A foreign owner marks each of its operations
+  // with plain stores to in_op; a reclaimer raises steal, issues membarrier(2) and takes the
+  // slot's objects once in_op is 0. (Here, not in the first line: skbnfd's workers never
+  // touch them, and the slot stays 23 cache lines.)
+  std::atomic<uint8_t> in_op{0};
+  std::atomic<uint8_t> steal{0};
+  // Reclaim requests (word bit 1) this worker has served at its quiescent point (compared
+  // for change only: wrapping is harmless).
+  std::atomic<uint32_t> reclaims_served{0};
   uint32_t rx_ring_size[kMaxPorts] = {};  // RX ports of this core (0 = not one)
   // Last adoption, for the swap report.
   std::atomic<uint64_t> last_flushed{0};

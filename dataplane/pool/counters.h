@@ -13,7 +13,9 @@ namespace skbnf::pool {
 
 class Counter {
  public:
-  void Add(uint64_t d) { v_.store(v_.load(std::memory_order_relaxed) + d, std::memory_order_relaxed); }
+  void Add(uint64_t d) {
+    v_.store(v_.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
+  }
   // For counters shared by several threads (the non-worker slot).
   void AtomicAdd(uint64_t d) { v_.fetch_add(d, std::memory_order_relaxed); }
   uint64_t Get() const { return v_.load(std::memory_order_relaxed); }
@@ -33,8 +35,8 @@ struct LayerCounters {
 };
 
 struct CoreCounters {
-  Counter allocs;  // objects handed out by the pool to the host on this core
-  Counter frees;   // objects returned by the host on this core (after debug filtering)
+  Counter allocs;          // objects handed out by the pool to the host on this core
+  Counter frees;           // objects returned by the host on this core (after debug filtering)
   Counter alloc_failures;  // Get() calls that could not be satisfied (all-or-nothing)
   LayerCounters layer[kNumLayers];
   Counter store_allocs;  // objects taken from the slab store

@@ -386,6 +386,7 @@ absl::Status Pool::RegisterLocked(int core, const uint32_t (&rings)[kMaxPorts], 
   s.hazard.store(g, std::memory_order_seq_cst);
   Configure(s, g);
   s.foreign = foreign;
+  if (foreign && strong_enter_) s.steal.store(kStrongBit, std::memory_order_seq_cst);
   pause_requested_[core] = false;
   s.parked.store(false);
   s.local_word = WordFor(s, g->epoch);
@@ -423,9 +424,7 @@ absl::Status Pool::UnregisterWorker(int core) {
   }
   CoreSlot& s = slots_[core];
   // Keep reclaimers off a foreign slot while it is emptied and reset.
-  uint8_t free_flag = 0;
-  while (s.foreign && !s.steal.compare_exchange_weak(free_flag, 1, std::memory_order_acq_rel)) {
-    free_flag = 0;
+  while (s.foreign && (s.steal.fetch_or(kStealBit, std::memory_order_seq_cst) & kStealBit) != 0) {
     CpuRelax();
   }
   RunAdoptHook(s, s.gen->spec);
@@ -440,7 +439,7 @@ absl::Status Pool::UnregisterWorker(int core) {
   s.local_word = 0;
   if (s.foreign) {
     s.foreign = false;
-    s.steal.store(0, std::memory_order_release);
+    s.steal.store(0, std::memory_order_release);  // also drops kStrongBit
   }
   RetireGenerations();
   bool any = false;
@@ -740,9 +739,9 @@ AuditReport Pool::Audit(uint64_t in_flight) {
 void Pool::EnterSlow(CoreSlot& s) {
   do {
     s.in_op.store(0, std::memory_order_release);
-    while (s.steal.load(std::memory_order_acquire) != 0) CpuRelax();
-    s.in_op.exchange(1, std::memory_order_seq_cst);  // slow path: a full barrier is fine
-  } while (s.steal.load(std::memory_order_seq_cst) != 0);
+    while ((s.steal.load(std::memory_order_acquire) & kStealBit) != 0) CpuRelax();
+    s.in_op.exchange(1, std::memory_order_seq_cst);  // a full barrier (xchg)
+  } while ((s.steal.load(std::memory_order_seq_cst) & kStealBit) != 0);
 }
 
 uint64_t Pool::DrainDepotsShared() {
@@ -766,7 +765,7 @@ void Pool::Reclaim(CoreSlot& self) {
   }
   moved += DrainDepotsShared();
   // 2. Ask quiescent-point workers; 3. rob foreign owners.
-  uint64_t served0[kMaxCores];
+  uint32_t served0[kMaxCores];
   int asked[kMaxCores];
   int n_asked = 0;
   CoreSlot* robbed[kMaxCores];
@@ -775,8 +774,9 @@ void Pool::Reclaim(CoreSlot& self) {
     CoreSlot& v = slots_[c];
     if (&v == &self || !v.registered.load(std::memory_order_acquire)) continue;
     if (v.foreign) {
-      uint8_t idle = 0;
-      if (v.steal.compare_exchange_strong(idle, 1, std::memory_order_seq_cst)) {
+      uint8_t old = v.steal.load(std::memory_order_relaxed);
+      if ((old & kStealBit) == 0 &&
+          v.steal.compare_exchange_strong(old, old | kStealBit, std::memory_order_seq_cst)) {
         robbed[n_robbed++] = &v;
       }  // else another reclaimer is emptying it
       continue;
@@ -795,7 +795,7 @@ void Pool::Reclaim(CoreSlot& self) {
       CoreSlot& v = *robbed[i];
       while (v.in_op.load(std::memory_order_seq_cst) != 0) CpuRelax();
       moved += FlushSlot(v);
-      v.steal.store(0, std::memory_order_release);
+      v.steal.fetch_and(static_cast<uint8_t>(~kStealBit), std::memory_order_release);
     }
   }
   const auto deadline = Clock::now() + config_.reclaim_wait;

@@ -195,38 +195,22 @@ class Pool {
   // A Get that cannot be served reclaims stranded objects before it fails (see above).
   bool Get(int core, void** objs, unsigned n) {
     CoreSlot& s = SlotFor(core);
-    if (n == 1 && s.fast != FastPath::kNone && !debug_ && GetOne(s, objs)) return true;
-    if (__builtin_expect(!s.get(shared_, s, objs, n), 0)) return GetAfterReclaim(s, objs, n);
-    CountAllocs(s, objs, n);
-    return true;
+    return __builtin_expect(TryGet(s, objs, n), 1) || GetAfterReclaim(s, objs, n);
   }
-  void Put(int core, void* const* objs, unsigned n) {
-    CoreSlot& s = SlotFor(core);
-    if (__builtin_expect(debug_, 0)) return DebugPut(s, objs, n);
-    if (n == 1 && s.fast != FastPath::kNone && PutOne(shared_, s, objs[0])) return;
-    if (Owned(s))
-      s.counters.frees.Add(n);
-    else
-      s.counters.frees.AtomicAdd(n);
-    s.put(shared_, s, objs, n);
-  }
+  void Put(int core, void* const* objs, unsigned n) { PutTo(SlotFor(core), objs, n); }
   // The same for a foreign owner (RegisterForeignCore): each call is marked so that a
   // reclaimer can take the slot's objects whenever the owner is outside one.
   bool ForeignGet(int core, void** objs, unsigned n) {
     CoreSlot& s = SlotFor(core);
     Enter(s);
-    bool ok = n == 1 && s.fast != FastPath::kNone && !debug_ && GetOne(s, objs);
-    if (!ok && s.get(shared_, s, objs, n)) {
-      CountAllocs(s, objs, n);
-      ok = true;
-    }
+    const bool ok = TryGet(s, objs, n);
     Exit(s);
-    return ok || GetAfterReclaim(s, objs, n);
+    return __builtin_expect(ok, 1) || GetAfterReclaim(s, objs, n);
   }
   void ForeignPut(int core, void* const* objs, unsigned n) {
     CoreSlot& s = SlotFor(core);
     Enter(s);
-    Put(core, objs, n);
+    PutTo(s, objs, n);
     Exit(s);
   }
   // The RX port the worker is about to refill (recycle). -1: none.
@@ -304,6 +288,22 @@ class Pool {
     return static_cast<unsigned>(core) < kMaxCores ? slots_[core] : other_;
   }
   static bool Owned(const CoreSlot& s) { return s.registered.load(std::memory_order_relaxed); }
+  // The layers' answer, without reclaim: the inline single-object hit, or the chain.
+  bool TryGet(CoreSlot& s, void** objs, unsigned n) {
+    if (n == 1 && s.fast != FastPath::kNone && !debug_ && GetOne(s, objs)) return true;
+    if (__builtin_expect(!s.get(shared_, s, objs, n), 0)) return false;
+    CountAllocs(s, objs, n);
+    return true;
+  }
+  void PutTo(CoreSlot& s, void* const* objs, unsigned n) {
+    if (__builtin_expect(debug_, 0)) return DebugPut(s, objs, n);
+    if (n == 1 && s.fast != FastPath::kNone && PutOne(shared_, s, objs[0])) return;
+    if (Owned(s))
+      s.counters.frees.Add(n);
+    else
+      s.counters.frees.AtomicAdd(n);
+    s.put(shared_, s, objs, n);
+  }
   void CountAllocs(CoreSlot& s, void* const* objs, unsigned n) {
     if (Owned(s))
       s.counters.allocs.Add(n);
@@ -311,14 +311,14 @@ class Pool {
       s.counters.allocs.AtomicAdd(n);
     if (__builtin_expect(debug_, 0)) MarkHandedOut(objs, n);
   }
-  // Foreign owners' operation marks (see "No stranded objects").
+  // Foreign owners' operation marks (see "No stranded objects"). Where membarrier(2) is
+  // missing, registration sets kStrongBit in `steal` for good: every Enter then takes the
+  // slow path, which uses a full barrier, and the fast path carries no mode test.
+  static constexpr uint8_t kStealBit = 1;
+  static constexpr uint8_t kStrongBit = 2;
   void Enter(CoreSlot& s) {
-    if (__builtin_expect(strong_enter_, 0)) {
-      s.in_op.exchange(1, std::memory_order_seq_cst);  // a full barrier (xchg)
-    } else {
-      s.in_op.store(1, std::memory_order_relaxed);
-      std::atomic_signal_fence(std::memory_order_seq_cst);  // membarrier does the rest
-    }
+    s.in_op.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // membarrier does the rest
     if (__builtin_expect(s.steal.load(std::memory_order_seq_cst) != 0, 0)) EnterSlow(s);
   }
   static void Exit(CoreSlot& s) { s.in_op.store(0, std::memory_order_release); }

@@ -87,10 +87,10 @@ class SlabStore {
   SlabListCounts ListCounts();
 
   struct SlabView {
-    uintptr_t base;           // start of the slab's memory
-    uint32_t colour_offset;   // bytes from base to the first element
-    uint32_t capacity;        // elements in this slab
-    uint32_t free;            // elements currently in the store
+    uintptr_t base;          // start of the slab's memory
+    uint32_t colour_offset;  // bytes from base to the first element
+    uint32_t capacity;       // elements in this slab
+    uint32_t free;           // elements currently in the store
   };
   SlabView Slab(uint32_t i);
 
@@ -123,7 +123,7 @@ class SlabStore {
   uint32_t colours_ = 1;
 
   SpinLock lock_;
-  std::vector<Chunk> chunks_;      // sorted by base
+  std::vector<Chunk> chunks_;  // sorted by base
   std::vector<SlabDesc> slabs_;
   std::vector<void*> free_stack_;  // slab s owns [s * objs_per_slab, +capacity)
   int32_t heads_[3] = {-1, -1, -1};

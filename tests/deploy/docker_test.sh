@@ -1,0 +1,238 @@
+#!/usr/bin/env bash
+# deploy.docker: the container image, built and run by a Docker daemon of the test's own.
+#
+#  1. starts dockerd (own --data-root /var/lib/skbnf-docker, kept between runs so layers are
+#     cached; own --exec-root and socket under /run; --iptables=false --bridge=none);
+#  2. imports the base image debian:bookworm-slim from deploy/base-image.sh's debootstrap
+#     tarball (cached in /var/cache/skbnf) when the daemon does not have it;
+#  3. builds deploy/Dockerfile's runtime stage with BuildKit, --network host. By default
+#     ARTIFACTS=prebuilt: the binaries the suite just built (same Debian 12 ABI) go in, so the
+#     code is not compiled twice; SKBNF_DOCKER_FULL=1 builds the whole multi-stage file from
+#     the repository instead (compiles inside the build stage; slow on a cold cache);
+#  4. runs the image with no arguments (the demo, as user skbnf, no network but its own
+#     loopback): /metrics shows forwarding, `skbnfctl strategy set` swaps the strategy inside
+#     it, the HEALTHCHECK (skbnf_health over grpc.health.v1) reports healthy;
+#  5. the SR-IOV wiring as close as this machine allows: one end of each of two veth pairs is
+#     moved into a second container's network namespace (what Multus does with a VF or a
+#     host-device), skbnfd inside forwards l3 between them with net_af_packet (root, every
+#     capability dropped but NET_RAW, NET_ADMIN (the PMD sets promiscuous mode and the MAC at
+#     start) and IPC_LOCK, as the Helm chart's afPacket mode runs it), frames sent
+#     from the host end of one pair arrive at the host end of the other with TTL - 1, a valid
+#     header checksum, the output port's source MAC and the route's next-hop MAC.
+# Exit 77 (ctest: skipped) with the reason when dockerd or namespaces cannot start here.
+# Environment: SKBNFD, SKBNFCTL, SKBNF_HEALTH, SKBNF_MEMPOOL_PLUGIN (ctest sets them).
+set -euo pipefail
+ROOT=$(cd "$(dirname "$0")/../.." && pwd)
+DOCKER=/usr/bin/docker # another client may sit first on PATH
+DATA=${SKBNF_DOCKER_DATA:-/var/lib/skbnf-docker}
+RUN=/run/skbnf-dk-$$
+IMAGE=skbnf:deploy-test
+T0=$(date +%s.%N)
+phase() { awk -v t0="$T0" -v t="$(date +%s.%N)" -v m="$*" 'BEGIN { printf "[%6.1f s] %s\n", t - t0, m }'; }
+skip() {
+  echo "SKIPPED: $*"
+  exit 77
+}
+fail() {
+  echo "FAIL: $*"
+  exit 1
+}
+
+trap 'echo "FAIL: line $LINENO: $BASH_COMMAND"' ERR
+[ "$(id -u)" -eq 0 ] || skip "needs root to start its own dockerd"
+command -v dockerd >/dev/null || skip "dockerd missing (deploy/deps.sh installs docker.io)"
+[ -x "$DOCKER" ] || skip "$DOCKER missing (docker.io)"
+for v in SKBNFD SKBNFCTL SKBNF_HEALTH SKBNF_MEMPOOL_PLUGIN; do
+  [ -x "${!v:-}" ] || [ -f "${!v:-}" ] || fail "$v is not a built file: '${!v:-}'"
+done
+
+# One test at a time per data root (two dockerds cannot share it).
+mkdir -p "$DATA"
+exec 9>"$DATA.lock"
+flock -w 900 9 || fail "another docker test holds $DATA.lock"
+
+CTX=$(mktemp -d /tmp/skbnf-docker-ctx.XXXXXX)
+NS=skbnf-dk-$$
+DOCKERD_PID=
+cleanup() {
+  set +e
+  if [ -S "$RUN/docker.sock" ]; then
+    $DOCKER -H "unix://$RUN/docker.sock" rm -f "skbnf-demo-$$" "skbnf-l3-$$" >/dev/null 2>&1
+  fi
+  ip netns del "$NS" 2>/dev/null
+  if [ -n "$DOCKERD_PID" ]; then
+    kill "$DOCKERD_PID" 2>/dev/null
+    for _ in $(seq 100); do kill -0 "$DOCKERD_PID" 2>/dev/null || break; sleep 0.1; done
+    kill -9 "$DOCKERD_PID" 2>/dev/null
+  fi
+  rm -rf "$CTX" "$RUN"
+}
+trap cleanup EXIT
+
+# 1. dockerd
+mkdir -p "$RUN"
+dockerd --data-root "$DATA" --exec-root "$RUN/exec" --host "unix://$RUN/docker.sock" \
+  --pidfile "$RUN/docker.pid" --iptables=false --ip6tables=false --bridge=none \
+  --ip-masq=false --ip-forward=false >"$RUN/dockerd.log" 2>&1 &
+DOCKERD_PID=$!
+export DOCKER_HOST=unix://$RUN/docker.sock
+up=0
+for _ in $(seq 300); do
+  if $DOCKER info >/dev/null 2>&1; then
+    up=1
+    break
+  fi
+  kill -0 "$DOCKERD_PID" 2>/dev/null || break
+  sleep 0.2
+done
+if [ $up -ne 1 ]; then
+  tail -5 "$RUN/dockerd.log" | sed 's/^/  dockerd: /'
+  skip "dockerd could not start here (see its log above)"
+fi
+phase "dockerd up ($($DOCKER info -f '{{.ServerVersion}} {{.Driver}}'))"
+
+# 2. base image
+if ! $DOCKER image inspect debian:bookworm-slim >/dev/null 2>&1; then
+  tarball=$(bash "$ROOT/deploy/base-image.sh")
+  $DOCKER import "$tarball" debian:bookworm-slim >/dev/null
+  phase "imported debian:bookworm-slim from $tarball"
+fi
+
+# 3. image
+if [ "${SKBNF_DOCKER_FULL:-0}" = 1 ]; then
+  DOCKER_BUILDKIT=1 $DOCKER build --network host -f "$ROOT/deploy/Dockerfile" \
+    --build-arg JOBS="${SKBNF_JOBS:-2}" \
+    --build-arg REVISION="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+    -t "$IMAGE" "$ROOT" >"$RUN/build.log" 2>&1 || { tail -40 "$RUN/build.log"; fail "docker build (full)"; }
+else
+  mkdir -p "$CTX/prebuilt/bin" "$CTX/prebuilt/lib/skbnf"
+  install -s -m 0755 "$SKBNFD" "$SKBNFCTL" "$SKBNF_HEALTH" "$CTX/prebuilt/bin/"
+  install -s -m 0644 "$SKBNF_MEMPOOL_PLUGIN" "$CTX/prebuilt/lib/skbnf/"
+  cp "$ROOT/deploy/Dockerfile" "$CTX/Dockerfile"
+  DOCKER_BUILDKIT=1 $DOCKER build --network host --build-arg ARTIFACTS=prebuilt \
+    --build-arg REVISION="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
+    -t "$IMAGE" "$CTX" >"$RUN/build.log" 2>&1 || { tail -40 "$RUN/build.log"; fail "docker build"; }
+fi
+phase "built $IMAGE ($($DOCKER image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%.0f MB", $1/1e6}'))"
+[ "$($DOCKER image inspect -f '{{.Config.User}}' "$IMAGE")" = "10001:10001" ] || fail "image user"
+[ "$($DOCKER image inspect -f '{{index .Config.Entrypoint 0}}' "$IMAGE")" = skbnfd ] || fail "entrypoint"
+ports=$($DOCKER image inspect -f '{{json .Config.ExposedPorts}}' "$IMAGE")
+for p in 50051/tcp 9478/tcp; do
+  [[ $ports == *"\"$p\""* ]] || fail "port $p not exposed: $ports"
+done
+labels=$($DOCKER image inspect -f '{{json .Config.Labels}}' "$IMAGE")
+[[ $labels == *org.opencontainers.image.revision* ]] || fail "OCI labels missing: $labels"
+[[ $($DOCKER image inspect -f '{{json .Config.Healthcheck}}' "$IMAGE") == *skbnf_health* ]] ||
+  fail "no HEALTHCHECK with skbnf_health"
+$DOCKER run --rm --network none --entrypoint /bin/sh "$IMAGE" -c \
+  'for t in cc c++ cmake ninja protoc; do command -v $t && exit 1; done; test -f /usr/local/lib/skbnf/libskbnf_mempool.so' ||
+  fail "runtime image carries build tools or misses the mempool plugin"
+
+# 4. the demo: no arguments
+$DOCKER run -d --name "skbnf-demo-$$" --network none --health-interval=1s \
+  --health-start-period=30s "$IMAGE" >/dev/null
+PID=$($DOCKER inspect -f '{{.State.Pid}}' "skbnf-demo-$$")
+metrics() { nsenter -t "$1" -n curl -sf --max-time 5 "http://127.0.0.1:9478/metrics"; }
+rx_total() { { metrics "$1" || true; } | awk '/^skbnf_port_packets_total\{.*direction="rx"/ {s += $2} END {print s + 0}'; }
+ok=0
+for _ in $(seq 150); do
+  if [ "$(rx_total "$PID")" != 0 ]; then ok=1; break; fi
+  sleep 0.2
+done
+[ $ok = 1 ] || { $DOCKER logs "skbnf-demo-$$" 2>&1 | tail -20; fail "demo: no RX packets in /metrics"; }
+a=$(rx_total "$PID"); sleep 1; b=$(rx_total "$PID")
+[ "$b" -gt "$a" ] || fail "demo: RX counter not moving ($a -> $b)"
+m=$(metrics "$PID")
+grep -q '^skbnf_strategy_info{spec="magazine"} 1' <<<"$m" || fail "demo: strategy not magazine"
+phase "demo forwards: rx $a -> $b packets in 1 s"
+$DOCKER exec "skbnf-demo-$$" skbnfctl strategy set recycle+headpool >"$RUN/swap.txt" ||
+  { cat "$RUN/swap.txt"; fail "skbnfctl strategy set in the container"; }
+grep -q ' ok ' "$RUN/swap.txt" || { cat "$RUN/swap.txt"; fail "swap not ok"; }
+m=$(metrics "$PID")
+grep -q '^skbnf_strategy_info{spec="recycle+headpool"} 1' <<<"$m" ||
+  fail "/metrics does not show the swapped strategy"
+grep -q '^skbnf_strategy_swaps_total{result="ok"} 1' <<<"$m" || fail "swap not counted"
+health=
+for _ in $(seq 100); do
+  health=$($DOCKER inspect -f '{{.State.Health.Status}}' "skbnf-demo-$$")
+  [ "$health" = healthy ] && break
+  sleep 0.2
+done
+[ "$health" = healthy ] || fail "HEALTHCHECK: $health"
+[ "$($DOCKER exec "skbnf-demo-$$" id -u)" = 10001 ] || fail "demo does not run as uid 10001"
+$DOCKER stop -t 20 "skbnf-demo-$$" >/dev/null
+log=$($DOCKER logs "skbnf-demo-$$" 2>&1)
+grep -q 'audit OK' <<<"$log" || { tail <<<"$log"; fail "no clean audit at stop"; }
+$DOCKER rm "skbnf-demo-$$" >/dev/null
+phase "demo: skbnfctl swapped magazine -> recycle+headpool, healthy, audit OK at stop"
+
+# 5. l3 between two veth pairs moved into the container (the Multus/VF wiring)
+if ! ip netns add "$NS" 2>"$RUN/netns.err"; then
+  skip "cannot create a network namespace: $(cat "$RUN/netns.err")"
+fi
+# Negative control: frames that merely cross a veth pair (no skbnfd: TTL and MACs unchanged)
+# must fail the same check.
+ip -n "$NS" link add xa type veth peer name xb
+for i in xa xb; do
+  ip netns exec "$NS" sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+  ip -n "$NS" link set "$i" up
+done
+if ip netns exec "$NS" /usr/bin/python3 "$ROOT/tests/deploy/veth_traffic.py" --send xa --recv xb \
+  --count 20 --dst-mac 02:00:00:5e:00:01 --expect-src-mac 02:00:00:5e:00:02 \
+  --expect-dst-mac 02:00:00:5e:00:b0 --ttl 64 --timeout 2 >"$RUN/negative.txt" 2>&1; then
+  cat "$RUN/negative.txt"
+  fail "the traffic check accepted frames skbnfd never forwarded"
+fi
+grep -q "ttl 64" "$RUN/negative.txt" || { cat "$RUN/negative.txt"; fail "negative control: no TTL complaint"; }
+ip -n "$NS" link del xa
+cat >"$CTX/skbnfd.conf" <<'EOF'
+mode l3
+strategy recycle+magazine
+eal -l 0,1 --no-huge -m 256 --no-pci --no-shconf
+eal --vdev=net_af_packet0,iface=vf0 --vdev=net_af_packet1,iface=vf1
+port net_af_packet0 peer=net_af_packet1
+port net_af_packet1 peer=net_af_packet0
+route 198.18.0.0/15 net_af_packet1 02:00:00:5e:00:b0
+EOF
+chmod 0644 "$CTX/skbnfd.conf"
+$DOCKER run -d --name "skbnf-l3-$$" --network none --user 0:0 --cap-drop ALL \
+  --cap-add NET_RAW --cap-add NET_ADMIN --cap-add IPC_LOCK -v "$CTX/skbnfd.conf:/etc/skbnf/skbnfd.conf:ro" \
+  --entrypoint /bin/sh "$IMAGE" -c \
+  'until [ -e /tmp/links-ready ]; do sleep 0.1; done; exec skbnfd --config=/etc/skbnf/skbnfd.conf --stats=0' \
+  >/dev/null
+PID=$($DOCKER inspect -f '{{.State.Pid}}' "skbnf-l3-$$")
+ip link add name ha netns "$NS" address 02:00:00:5e:00:a0 type veth peer name vf0 netns "$PID"
+ip link add name hb netns "$NS" address 02:00:00:5e:00:b0 type veth peer name vf1 netns "$PID"
+for i in ha hb; do
+  ip netns exec "$NS" sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+  ip -n "$NS" link set "$i" up
+done
+for i in vf0 vf1; do
+  nsenter -t "$PID" -n sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+  nsenter -t "$PID" -n ip link set "$i" up
+done
+VF0_MAC=$(nsenter -t "$PID" -n ip -br link show vf0 | awk '{print $3}')
+VF1_MAC=$(nsenter -t "$PID" -n ip -br link show vf1 | awk '{print $3}')
+$DOCKER exec "skbnf-l3-$$" touch /tmp/links-ready
+ok=0
+for _ in $(seq 150); do
+  if nsenter -t "$PID" -n "$SKBNF_HEALTH" --addr=127.0.0.1:50051 >/dev/null 2>&1; then ok=1; break; fi
+  [ "$($DOCKER inspect -f '{{.State.Running}}' "skbnf-l3-$$")" = true ] || break
+  sleep 0.2
+done
+[ $ok = 1 ] || { $DOCKER logs "skbnf-l3-$$" 2>&1 | tail -20; fail "l3: skbnfd on the moved veths not SERVING"; }
+phase "l3: skbnfd in the container forwards between vf0 ($VF0_MAC) and vf1 ($VF1_MAC)"
+N=200
+ip netns exec "$NS" /usr/bin/python3 "$ROOT/tests/deploy/veth_traffic.py" --send ha --recv hb \
+  --count "$N" --dst-mac "$VF0_MAC" --expect-src-mac "$VF1_MAC" \
+  --expect-dst-mac 02:00:00:5e:00:b0 --ttl 64 ||
+  { $DOCKER logs "skbnf-l3-$$" 2>&1 | tail -20; fail "l3 traffic through the container"; }
+m=$(metrics "$PID")
+rx0=$(echo "$m" | awk '/^skbnf_port_packets_total\{.*port="0",direction="rx"/ {s += $2} END {print s + 0}')
+tx1=$(echo "$m" | awk '/^skbnf_port_packets_total\{.*port="1",direction="tx"/ {s += $2} END {print s + 0}')
+[ "$rx0" -ge "$N" ] && [ "$tx1" -ge "$N" ] || fail "l3 counters: port 0 rx $rx0, port 1 tx $tx1 (sent $N)"
+$DOCKER stop -t 20 "skbnf-l3-$$" >/dev/null
+log=$($DOCKER logs "skbnf-l3-$$" 2>&1)
+grep -q 'audit OK' <<<"$log" || { tail <<<"$log"; fail "l3: no clean audit at stop"; }
+phase "l3: $N frames host ha -> vf0 -> skbnfd -> vf1 -> host hb, TTL 63, MACs rewritten; metrics rx $rx0 tx $tx1"
+echo "PASS"

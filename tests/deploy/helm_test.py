@@ -1,0 +1,362 @@
+#!/usr/bin/python3
+"""deploy.helm: the chart helm/skbnf lints, renders and validates, and refuses bad values.
+
+  - `helm lint --strict` with the default values and every file in tests/deploy/helm/;
+  - `helm template` for the default values and each file (DaemonSet, af_packet without SR-IOV,
+    ServiceMonitor + rules + dashboard, TLS); every rendered manifest is validated against the
+    Kubernetes and prometheus-operator models (npm kubernetes-models,
+    @kubernetes-models/prometheus-operator: runtime schema validation, and their TypeScript
+    types through `tsc --strict`, which also rejects unknown fields), and the scenario's
+    promises are asserted (kind, capabilities, resources, probes, arguments, ...);
+  - the PrometheusRule and the dashboard ConfigMap carry exactly deploy/prometheus/
+    skbnf-rules.yaml and deploy/grafana/skbnf-dashboard.json, also in the packaged chart
+    (`helm package` resolves files/' links);
+  - bad values fail at install with a message naming the field (values.schema.json).
+Environment: SKBNF_NODE_DIR (helm, tsc and the models; deploy/deps.sh installs them).
+"""
+
+import json
+import os
+import shutil
+import subprocess
+import tarfile
+import tempfile
+import unittest
+
+import yaml
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(os.path.dirname(HERE))
+CHART = os.path.join(ROOT, "helm", "skbnf")
+VALUES_DIR = os.path.join(HERE, "helm")
+NODE_DIR = os.environ.get("SKBNF_NODE_DIR", "/var/cache/skbnf/node")
+HELM = os.path.join(NODE_DIR, "node_modules", ".bin", "helm")
+TSC = os.path.join(NODE_DIR, "node_modules", ".bin", "tsc")
+KUBE_VERSION = "1.28.0"
+RULES = os.path.join(ROOT, "deploy", "prometheus", "skbnf-rules.yaml")
+DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "skbnf-dashboard.json")
+
+# TypeScript types of each rendered kind (module, interface).
+TS_TYPES = {
+    ("v1", "ServiceAccount"): ("kubernetes-models/v1/ServiceAccount", "IServiceAccount"),
+    ("v1", "ConfigMap"): ("kubernetes-models/v1/ConfigMap", "IConfigMap"),
+    ("v1", "Service"): ("kubernetes-models/v1/Service", "IService"),
+    ("apps/v1", "Deployment"): ("kubernetes-models/apps/v1/Deployment", "IDeployment"),
+    ("apps/v1", "DaemonSet"): ("kubernetes-models/apps/v1/DaemonSet", "IDaemonSet"),
+    ("monitoring.coreos.com/v1", "ServiceMonitor"):
+        ("@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor",
+         "IServiceMonitor"),
+    ("monitoring.coreos.com/v1", "PrometheusRule"):
+        ("@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule",
+         "IPrometheusRule"),
+}
+NAD_TS = """
+// Multus NetworkAttachmentDefinition (k8s.cni.cncf.io/v1), from its CRD.
+interface INetworkAttachmentDefinition {
+  apiVersion: 'k8s.cni.cncf.io/v1';
+  kind: 'NetworkAttachmentDefinition';
+  metadata: import('@kubernetes-models/apimachinery/apis/meta/v1/ObjectMeta').IObjectMeta;
+  spec: { config: string };
+}
+"""
+
+
+def helm(*args, check=True):
+    p = subprocess.run([HELM, *args], capture_output=True, text=True, timeout=120)
+    err = "\n".join(l for l in p.stderr.splitlines() if "found symbolic link" not in l)
+    if check and p.returncode != 0:
+        raise AssertionError("helm %s failed:\n%s%s" % (" ".join(args), p.stdout, err))
+    return p.returncode, p.stdout, err
+
+
+def render(values_file=None, *sets):
+    args = ["template", "rel", CHART, "--namespace", "net", "--kube-version", KUBE_VERSION]
+    if values_file:
+        args += ["-f", os.path.join(VALUES_DIR, values_file)]
+    for s in sets:
+        args += ["--set", s]
+    _, out, _ = helm(*args)
+    return [d for d in yaml.safe_load_all(out) if d]
+
+
+def by_kind(docs, kind):
+    return [d for d in docs if d["kind"] == kind]
+
+
+def container(docs, name="skbnfd"):
+    (w,) = [d for d in docs if d["kind"] in ("Deployment", "DaemonSet")]
+    spec = w["spec"]["template"]["spec"]
+    return w, spec, next(c for c in spec["containers"] if c["name"] == name)
+
+
+class HelmTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        for tool in (HELM, TSC):
+            if not os.access(tool, os.X_OK):
+                raise RuntimeError("%s missing: run deploy/deps.sh" % tool)
+        cls.scenarios = {None: render()}
+        for f in sorted(os.listdir(VALUES_DIR)):
+            if f.endswith(".yaml"):
+                cls.scenarios[f] = render(f)
+
+    def test_lint_strict(self):
+        for f in [None] + sorted(x for x in os.listdir(VALUES_DIR) if x.endswith(".yaml")):
+            with self.subTest(values=f):
+                args = ["lint", "--strict", CHART]
+                if f:
+                    args += ["-f", os.path.join(VALUES_DIR, f)]
+                code, out, err = helm(*args, check=False)
+                self.assertEqual(code, 0, out + err)
+                self.assertIn("0 chart(s) failed", out)
+
+    def validate(self, docs):
+        """(node exit, node output, tsc exit, tsc output) of the two model checks."""
+        d = tempfile.mkdtemp(prefix="helm-validate-", dir=NODE_DIR)  # sees node_modules
+        try:
+            shutil.copy(os.path.join(HERE, "validate_k8s.mjs"), d)
+            with open(os.path.join(d, "docs.json"), "w") as f:
+                json.dump(docs, f)
+            node = subprocess.run(["node", os.path.join(d, "validate_k8s.mjs"),
+                                   os.path.join(d, "docs.json")],
+                                  capture_output=True, text=True, timeout=120, cwd=d)
+            # The same manifests against the models' TypeScript types: unknown fields fail.
+            imports, consts = [], []
+            for i, doc in enumerate(docs):
+                key = (doc["apiVersion"], doc["kind"])
+                if key == ("k8s.cni.cncf.io/v1", "NetworkAttachmentDefinition"):
+                    t = "INetworkAttachmentDefinition"
+                else:
+                    self.assertIn(key, TS_TYPES, "no TypeScript type for %s" % (key,))
+                    mod, t = TS_TYPES[key]
+                    imports.append("import type { %s } from '%s';" % (t, mod))
+                consts.append("export const m%d: %s = %s;" % (i, t, json.dumps(doc, indent=1)))
+            with open(os.path.join(d, "manifests.ts"), "w") as f:
+                f.write("\n".join(sorted(set(imports))) + NAD_TS + "\n".join(consts) + "\n")
+            with open(os.path.join(d, "tsconfig.json"), "w") as f:
+                json.dump({"compilerOptions": {"strict": True, "noEmit": True,
+                                               "target": "es2022", "module": "esnext",
+                                               "moduleResolution": "bundler",
+                                               "skipLibCheck": True, "types": []},
+                           "files": ["manifests.ts"]}, f)
+            tsc = subprocess.run([TSC, "-p", d], capture_output=True, text=True, timeout=300)
+            return (node.returncode, node.stdout + node.stderr, tsc.returncode,
+                    tsc.stdout + tsc.stderr)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def test_manifests_validate_against_models(self):
+        docs = [d for ds in self.scenarios.values() for d in ds]
+        node_rc, node_out, tsc_rc, tsc_out = self.validate(docs)
+        self.assertEqual(node_rc, 0, node_out)
+        self.assertEqual(node_out.count("ok "), len(docs))
+        self.assertEqual(tsc_rc, 0, "tsc:\n" + tsc_out)
+
+    def test_model_checks_catch_mistakes(self):
+        # negative control: a wrong type fails the runtime schema, an unknown field fails tsc
+        w, _, c = container(json.loads(json.dumps(self.scenarios[None])))
+        c["ports"][0]["containerPort"] = "metrics"
+        w2, _, c2 = container(json.loads(json.dumps(self.scenarios[None])))
+        c2["resourcess"] = {}
+        node_rc, node_out, tsc_rc, tsc_out = self.validate([w, w2])
+        self.assertNotEqual(node_rc, 0)
+        self.assertIn("containerPort must be integer", node_out)
+        self.assertNotEqual(tsc_rc, 0)
+        self.assertIn("resourcess", tsc_out)
+
+    def test_default_is_an_sriov_deployment(self):
+        docs = self.scenarios[None]
+        w, spec, c = container(docs)
+        self.assertEqual(w["kind"], "Deployment")
+        self.assertEqual(w["spec"]["strategy"]["type"], "Recreate")
+        res = c["resources"]
+        self.assertEqual(res["requests"], res["limits"])  # Guaranteed QoS
+        self.assertEqual(res["limits"]["cpu"], "2")
+        self.assertEqual(res["limits"]["intel.com/intel_sriov_dpdk"], "2")
+        self.assertEqual(res["limits"]["hugepages-2Mi"], "1Gi")
+        ann = w["spec"]["template"]["metadata"]["annotations"]
+        self.assertEqual(ann["k8s.v1.cni.cncf.io/networks"], "sriov-dpdk,sriov-dpdk")
+        self.assertIn("--pcidevice-env", c["args"])
+        self.assertIn("--listen=127.0.0.1:50051", c["args"])  # plaintext stays on loopback
+        sc = c["securityContext"]
+        self.assertFalse(sc["privileged"])
+        self.assertFalse(sc["allowPrivilegeEscalation"])
+        self.assertTrue(sc["readOnlyRootFilesystem"])
+        self.assertEqual(sc["capabilities"], {"drop": ["ALL"], "add": ["IPC_LOCK"]})
+        vols = {v["name"]: v for v in spec["volumes"]}
+        self.assertEqual(vols["hugepages"]["emptyDir"]["medium"], "HugePages-2Mi")
+        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
+            self.assertEqual(c[probe]["exec"]["command"][:2],
+                             ["skbnf_health", "--addr=127.0.0.1:50051"])
+        self.assertIn("--alive", c["livenessProbe"]["exec"]["command"])
+        conf = by_kind(docs, "ConfigMap")[0]["data"]["skbnfd.conf"]
+        self.assertIn("eal --in-memory --huge-dir=/hugepages", conf)
+        self.assertEqual([s["metadata"]["name"] for s in by_kind(docs, "Service")],
+                         ["rel-skbnf-metrics"])  # no gRPC Service without TLS
+        for kind in ("ServiceMonitor", "PrometheusRule", "NetworkAttachmentDefinition"):
+            self.assertEqual(by_kind(docs, kind), [])
+
+    def test_daemonset(self):
+        docs = self.scenarios["daemonset.yaml"]
+        w, spec, c = container(docs)
+        self.assertEqual(w["kind"], "DaemonSet")
+        self.assertNotIn("replicas", w["spec"])
+        self.assertEqual(spec["nodeSelector"],
+                         {"feature.node.kubernetes.io/network-sriov.capable": "true"})
+        lim = c["resources"]["limits"]
+        self.assertEqual((lim["cpu"], lim["nvidia.com/mlx5_vf"], lim["hugepages-1Gi"]),
+                         ("4", "2", "2Gi"))
+        (nad,) = by_kind(docs, "NetworkAttachmentDefinition")
+        self.assertEqual(nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"],
+                         "nvidia.com/mlx5_vf")
+        cni = json.loads(nad["spec"]["config"])
+        self.assertEqual((cni["name"], cni["type"], cni["vlan"]), ("sriov-mlx5", "sriov", 100))
+        conf = by_kind(docs, "ConfigMap")[0]["data"]["skbnfd.conf"]
+        self.assertIn("strategy recycle+magazine:size=64,prefetch", conf)
+        self.assertIn("mbufs 65536", conf)
+        self.assertIn("route 10.0.0.0/8 1 02:00:00:00:01:01", conf)
+
+    def test_af_packet_without_sriov(self):
+        docs = self.scenarios["afpacket.yaml"]
+        w, spec, c = container(docs)
+        lim = c["resources"]["limits"]
+        self.assertEqual(sorted(lim), ["cpu", "memory"])  # no VF, no hugepages
+        self.assertEqual(c["securityContext"]["capabilities"]["add"],
+                         ["IPC_LOCK", "NET_RAW", "NET_ADMIN"])
+        self.assertNotIn("--pcidevice-env", c["args"])
+        self.assertNotIn("hugepages", [v["name"] for v in spec["volumes"]])
+        conf = by_kind(docs, "ConfigMap")[0]["data"]["skbnfd.conf"]
+        self.assertIn("eal --vdev=net_af_packet0,iface=net1", conf)
+        self.assertIn("eal --vdev=net_af_packet1,iface=net2", conf)
+        self.assertIn("--no-huge", conf)
+        self.assertEqual(w["spec"]["template"]["metadata"]["annotations"]
+                         ["k8s.v1.cni.cncf.io/networks"], "macvlan-a,macvlan-b")
+
+    def test_monitoring_from_the_deploy_files(self):
+        docs = self.scenarios["monitoring.yaml"]
+        (sm,) = by_kind(docs, "ServiceMonitor")
+        self.assertEqual(sm["spec"]["jobLabel"], "app.kubernetes.io/name")
+        self.assertEqual(sm["spec"]["endpoints"][0]["port"], "metrics")
+        self.assertEqual(sm["metadata"]["labels"]["release"], "kube-prometheus-stack")
+        metrics_svc = next(s for s in by_kind(docs, "Service")
+                           if s["metadata"]["name"] == "rel-skbnf-metrics")
+        for k, v in sm["spec"]["selector"]["matchLabels"].items():
+            self.assertEqual(metrics_svc["metadata"]["labels"][k], v)
+        (rule,) = by_kind(docs, "PrometheusRule")
+        with open(RULES) as f:
+            self.assertEqual(rule["spec"], yaml.safe_load(f))  # the same file, not a copy
+        (cm,) = [d for d in by_kind(docs, "ConfigMap") if d["metadata"]["name"].endswith(
+            "-dashboard")]
+        self.assertEqual(cm["metadata"]["labels"]["grafana_dashboard"], "1")
+        self.assertEqual(cm["metadata"]["namespace"], "monitoring")
+        with open(DASHBOARD) as f:
+            self.assertEqual(json.loads(cm["data"]["skbnf-dashboard.json"]), json.load(f))
+
+    def test_tls(self):
+        docs = self.scenarios["tls.yaml"]
+        w, spec, c = container(docs)
+        args = c["args"]
+        for a in ("--listen=0.0.0.0:50051", "--tls-cert=/etc/skbnf/tls/tls.crt",
+                  "--tls-key=/etc/skbnf/tls/tls.key", "--tls-client-ca=/etc/skbnf/tls/ca.crt"):
+            self.assertIn(a, args)
+        self.assertEqual(next(v for v in spec["volumes"] if v["name"] == "tls")["secret"]
+                         ["secretName"], "skbnf-grpc-tls")
+        probe = c["readinessProbe"]["exec"]["command"]
+        self.assertIn("--tls-ca=/etc/skbnf/tls/ca.crt", probe)
+        self.assertIn("--tls-server-name=rel-skbnf-grpc.net.svc", probe)
+        (grpc,) = [s for s in by_kind(docs, "Service") if s["metadata"]["name"].endswith("-grpc")]
+        self.assertEqual(grpc["spec"]["ports"][0]["appProtocol"], "grpc")
+        (pre,) = spec["initContainers"]
+        self.assertEqual(pre["args"][0], "--preflight")
+        self.assertEqual(pre["args"][1:], args)
+        self.assertEqual(pre["resources"], c["resources"])
+
+    def test_packaged_chart_carries_the_deploy_files(self):
+        d = tempfile.mkdtemp(prefix="helm-package-")
+        try:
+            helm("package", CHART, "--destination", d)
+            (tgz,) = [f for f in os.listdir(d) if f.endswith(".tgz")]
+            with tarfile.open(os.path.join(d, tgz)) as t:
+                for member, src in (("skbnf/files/skbnf-rules.yaml", RULES),
+                                    ("skbnf/files/skbnf-dashboard.json", DASHBOARD)):
+                    info = t.getmember(member)
+                    self.assertTrue(info.isfile(), member + " is not a regular file")
+                    with open(src, "rb") as f:
+                        self.assertEqual(t.extractfile(info).read(), f.read(), member)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def notes(self, *sets):
+        """NOTES.txt as `helm install` prints it (helm template skips NOTES): rendered through
+        tpl in a copy of the chart."""
+        d = tempfile.mkdtemp(prefix="helm-notes-")
+        try:
+            chart = os.path.join(d, "skbnf")
+            shutil.copytree(CHART, chart, symlinks=False)
+            shutil.copy(os.path.join(chart, "templates", "NOTES.txt"),
+                        os.path.join(chart, "files", "NOTES.txt"))
+            with open(os.path.join(chart, "templates", "zz-notes.yaml"), "w") as f:
+                f.write('apiVersion: v1\nkind: ConfigMap\nmetadata: {name: notes}\n'
+                        'data:\n  notes: {{ tpl (.Files.Get "files/NOTES.txt") . | quote }}\n')
+            args = ["template", "rel", chart, "--namespace", "net", "--kube-version",
+                    KUBE_VERSION, "--show-only", "templates/zz-notes.yaml"]
+            for s in sets:
+                args += ["--set", s]
+            _, out, _ = helm(*args)
+            return yaml.safe_load(out)["data"]["notes"]
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+
+    def test_notes_say_how_to_reach_grpc_and_the_dashboard(self):
+        n = self.notes()
+        self.assertIn("2 SR-IOV VF(s) of intel.com/intel_sriov_dpdk", n)
+        self.assertIn("kubectl -n net exec deployment/rel-skbnf -- skbnfctl stats", n)
+        self.assertIn("port-forward deployment/rel-skbnf 50051:50051", n)
+        self.assertIn("import deploy/grafana/skbnf-dashboard.json", n)
+        n = self.notes("tls.enabled=true", "tls.secretName=grpc-tls", "dashboard.enabled=true",
+                       "kind=DaemonSet")
+        self.assertIn("TLS on rel-skbnf-grpc.net.svc:50051", n)
+        self.assertIn("--tls-cert=client.crt", n)
+        self.assertIn("--tls-server-name=rel-skbnf-grpc.net.svc", n)
+        self.assertIn("ConfigMap rel-skbnf-dashboard", n)
+        n = self.notes("sriov.enabled=false")
+        self.assertIn("embedded demo", n)
+
+    def test_demo_without_ports_needs_no_hugepages(self):
+        docs = render(None, "sriov.enabled=false")
+        w, spec, c = container(docs)
+        self.assertEqual(sorted(c["resources"]["limits"]), ["cpu", "memory"])
+        self.assertNotIn("hugepages", [v["name"] for v in spec["volumes"]])
+        self.assertFalse(any(a.startswith("--config") for a in c["args"]))  # the demo
+
+    def test_bad_values_are_refused_naming_the_field(self):
+        cases = [
+            (["kind=StatefulSet"], "kind"),
+            (["resources.cpu=1500m"], "resources.cpu"),
+            (["hugepages.size=4Mi"], "hugepages.size"),
+            (["sriov.resourceName=no-slash"], "sriov.resourceName"),
+            (["sriov.count=0"], "sriov.count"),
+            (["afPacket.enabled=true"], "afPacket.enabled"),  # with sriov on
+            (["tls.enabled=true"], "tls.secretName"),
+            (["dpdk.mode=bridge"], "dpdk.mode"),
+            (["dpdk.poolOps=stack"], "dpdk.poolOps"),
+            (["grpc.port=70000"], "grpc.port"),
+            (["serviceMonitor.interval=often"], "serviceMonitor.interval"),
+            (["extraCapabilities={SYS_ADMIN}"], "extraCapabilities"),
+            (["dpdk.routes[0].prefix=10.0.0.0", "dpdk.routes[0].port=1",
+              "dpdk.routes[0].mac=02:00:00:00:00:01"], "dpdk.routes.0.prefix"),
+            (["sriov.resourcename=intel.com/x"], "resourcename"),  # misspelt key
+        ]
+        for sets, field in cases:
+            with self.subTest(sets=sets):
+                args = ["template", "rel", CHART, "--kube-version", KUBE_VERSION]
+                for s in sets:
+                    args += ["--set", s]
+                code, out, err = helm(*args, check=False)
+                self.assertNotEqual(code, 0, "accepted: %s" % sets)
+                self.assertIn("values don't meet the specifications", err)
+                self.assertIn(field, err)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
