@@ -4,7 +4,7 @@
 # (SwapReport.total_ns) and the slowest worker's quiesce time per swap.
 #
 #   bench/control_swap_latency.sh                      # the fake daemon (see below)
-#   DAEMON=build/dataplane/dpdk/skbnfd DAEMON_ARGS="..." bench/control_swap_latency.sh
+#   DAEMON=build/server/skbnfd DAEMON_ARGS="..." bench/control_swap_latency.sh
 #
 # Environment: BUILD (build dir, default build), DAEMON (default: the fake daemon
 # $BUILD/tests/control/skbnf_fake_daemon; the real DPDK engine under load:

@@ -129,7 +129,7 @@ def main():
     strategies = [s for s in a.strategies.split(sep) if s]
     build = os.path.abspath(a.build)
     plugin = os.path.join(build, "dataplane/dpdk/libskbnf_mempool.so")
-    skbnfd = os.path.join(build, "dataplane/dpdk/skbnfd")
+    skbnfd = os.path.join(build, "server/skbnfd")
     for f in (plugin, skbnfd):
         if not os.path.exists(f):
             sys.exit(f"missing {f}: build first (cmake --build {a.build})")

@@ -16,7 +16,7 @@ shift $(( $# > 2 ? 2 : $# )) || true
 STRATS=("$@")
 [ ${#STRATS[@]} -gt 0 ] || STRATS=(slab magazine headpool recycle lcache recycle+headpool headpool+magazine lcache+magazine)
 PLUGIN=$B/dataplane/dpdk/libskbnf_mempool.so
-SKBNFD=$B/dataplane/dpdk/skbnfd
+SKBNFD=$B/server/skbnfd
 W=$(mktemp -d)
 trap 'rm -rf "$W"; rmdir /var/run/dpdk/cg-$$ 2>/dev/null || true' EXIT
 CTL=()

@@ -12,4 +12,4 @@ bash deploy/deps.sh
 B=${SKBNF_BUILD:-build}
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKBNF_UNIT_ONLY=OFF >/dev/null
 cmake --build "$B" --target skbnfd
-exec "$B/dataplane/dpdk/skbnfd" "$@"
+exec "$B/server/skbnfd" "$@"

@@ -25,17 +25,26 @@
 #include <array>
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 #include <vector>
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "dataplane/dpdk/net_text.h"
+#include "dataplane/dpdk/port_info.h"
 #include "dataplane/pool/counters.h"
 #include "dataplane/pool/pool.h"
 #include "dataplane/pool/strategy_spec.h"
 
 namespace skbnf::control {
+
+// One type per concept across the data plane and the control plane.
+using dpdk::PmdStats;
+using dpdk::PortInfo;
+using net::Ipv4Prefix;
+using net::MacAddr;
 
 enum class ForwardingMode { kIo, kMac, kL3 };
 
@@ -43,14 +52,14 @@ struct LcoreInfo {
   enum class Role { kMain, kWorker, kService };
   uint32_t lcore_id = 0;
   Role role = Role::kWorker;
-  int core = -1;  // worker core id (pool slot) for kWorker, -1 otherwise
-  uint32_t socket_id = 0;
+  int core = -1;              // worker core id (pool slot) for kWorker, -1 otherwise
+  int socket_id = -1;         // NUMA socket; -1 unknown
   std::vector<int> rx_ports;  // ports this worker polls
   std::vector<int> tx_ports;  // ports it transmits on
 };
 
 struct PoolInfo {
-  std::string name;
+  std::string name;      // the mempool's own name
   bool native = false;   // DPDK's native mempool: swaps are refused (FailedPrecondition)
   std::string ops_name;  // "skbnf" or the native ops name
   uint64_t populated = 0;
@@ -72,24 +81,14 @@ struct Info {
   std::string backend;  // "dpdk", "fake"
 };
 
-struct PortInfo {
-  int id = 0;
-  std::string name;
-  std::string driver;
-  std::string device;  // PCI address or vdev arguments
-  std::array<uint8_t, 6> mac{};
-  bool link_up = false;
-  uint32_t link_speed_mbps = 0;
-  uint16_t rx_queues = 0, tx_queues = 0;
-  uint16_t rx_ring_size = 0, tx_ring_size = 0;
-};
-
 // Counters of one (core, port) pair; totals since start, never reset.
 struct PortCounters {
   int port = 0;
   uint64_t rx_packets = 0, rx_bytes = 0;
   uint64_t tx_packets = 0, tx_bytes = 0;
-  uint64_t rx_nombuf = 0;
+  // RX refills on this core that found no buffer for this port; unset when the figure is not
+  // this port's alone (a core that refills several RX ports counts its failures per core).
+  std::optional<uint64_t> rx_nombuf;
   // Drops of packets received here, by reason. Keep the reason set fixed for the daemon's
   // life (names become Prometheus label values): e.g. tx_full, no_route, ttl_exceeded,
   // bad_ipv4. List a reason even while its count is 0.
@@ -112,26 +111,23 @@ struct PoolGauges {
   uint64_t in_store = 0;
   uint64_t in_layers[pool::kNumLayers] = {};
   uint64_t in_depots = 0;
-  uint64_t in_flight = 0;  // populated - the rest (may be approximate while running)
+  // Out of the pool (in PMD rings, on TX queues, in a worker's hands): populated - the rest.
+  // Gauges read one after the other while workers run, so it can be off by what moved
+  // meanwhile; the audit (workers parked) checks it exactly against the counters.
+  uint64_t in_flight = 0;
 };
 
 struct StatsSnapshot {
   std::chrono::steady_clock::time_point taken;
   std::vector<CoreStats> cores;      // every worker, by core id
-  pool::CoreCountersSnapshot other;  // Pool::CoreStats(kNoCore)
+  pool::CoreCountersSnapshot other;  // every non-worker thread (FillPoolFigures)
   PoolGauges pool;
   uint64_t swaps_ok = 0, swaps_failed = 0;  // Pool::swaps_ok()/swaps_failed()
 };
 
-struct Ipv4Prefix {
-  uint32_t addr = 0;  // host byte order, host bits zero
-  uint8_t len = 0;    // 0..32
-  friend bool operator==(const Ipv4Prefix&, const Ipv4Prefix&) = default;
-};
-
 struct NextHop {
   int port = 0;
-  std::array<uint8_t, 6> dst_mac{};
+  MacAddr dst_mac{};
   friend bool operator==(const NextHop&, const NextHop&) = default;
 };
 
@@ -155,12 +151,36 @@ struct Health {
   std::string detail;            // why not, for logs
 };
 
-// Fills what a StatsSnapshot says of the pool as a whole (other threads' counters, populated,
-// store, depots, swap counts) from `p`, and derives in_flight as what is neither in the store,
-// a depot nor a layer (approximate while running). `s.pool.in_layers` must already hold the
-// per-core layer gauges summed.
+// Adds `b`'s counters to `a`.
+inline void Accumulate(pool::CoreCountersSnapshot& a, const pool::CoreCountersSnapshot& b) {
+  a.allocs += b.allocs;
+  a.frees += b.frees;
+  a.alloc_failures += b.alloc_failures;
+  for (int i = 0; i < pool::kNumLayers; ++i) {
+    a.layer[i].alloc_hits += b.layer[i].alloc_hits;
+    a.layer[i].alloc_misses += b.layer[i].alloc_misses;
+    a.layer[i].free_hits += b.layer[i].free_hits;
+    a.layer[i].free_misses += b.layer[i].free_misses;
+    a.layer[i].bulk += b.layer[i].bulk;
+  }
+  a.store_allocs += b.store_allocs;
+  a.store_frees += b.store_frees;
+  a.store_locks += b.store_locks;
+  a.depot_locks += b.depot_locks;
+}
+
+// Fills what a StatsSnapshot says of the pool as a whole from `p`: `other` = every thread that is
+// not a worker (the pool's kNoCore slot and the slots of non-worker lcores, e.g. EAL's main lcore
+// filling RX rings at port start), populated, store, depots, swap counts, and in_flight as what
+// is neither in the store, a depot nor a layer. `s.cores` (the workers) and `s.pool.in_layers`
+// (their layer gauges summed) must already be filled.
 inline void FillPoolFigures(const pool::Pool& p, StatsSnapshot& s) {
   s.other = p.CoreStats(pool::kNoCore);
+  for (int c = 0; c < pool::kMaxCores; ++c) {
+    bool worker = false;
+    for (const CoreStats& cs : s.cores) worker |= cs.core == c;
+    if (!worker) Accumulate(s.other, p.CoreStats(c));
+  }
   s.pool.populated = p.populated();
   s.pool.in_store = p.in_store();
   s.pool.in_depots = p.in_depots();

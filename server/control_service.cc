@@ -6,8 +6,11 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dataplane/dpdk/net_text.h"
+#include "dataplane/dpdk/wait_until.h"
 #include "server/build_info.h"
-#include "server/net_text.h"
+#include "server/stats_convert.h"
+#include "server/strategy_convert.h"
 
 namespace skbnf::control {
 namespace {
@@ -24,56 +27,6 @@ grpc::Status Invalid(absl::string_view field, absl::string_view why) {
   return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT, absl::StrCat(field, ": ", why));
 }
 
-v1::Layer ToProto(Layer l) { return static_cast<v1::Layer>(static_cast<int>(l) + 1); }
-
-
-void FillCorePool(const pool::CoreCountersSnapshot& now, const pool::CoreCountersSnapshot* before,
-                  const pool::LayerGauges* gauges, double secs, v1::CorePoolStats* out) {
-  out->set_allocs(now.allocs);
-  out->set_frees(now.frees);
-  out->set_alloc_failures(now.alloc_failures);
-  out->set_store_allocs(now.store_allocs);
-  out->set_store_frees(now.store_frees);
-  out->set_store_locks(now.store_locks);
-  out->set_depot_locks(now.depot_locks);
-  if (before != nullptr) {
-    out->set_allocs_per_second(Rate(now.allocs, before->allocs, secs));
-    out->set_frees_per_second(Rate(now.frees, before->frees, secs));
-  }
-  for (int i = 0; i < pool::kNumLayers; ++i) {
-    const pool::LayerCountersSnapshot& l = now.layer[i];
-    v1::LayerStats* ls = out->add_layers();
-    ls->set_layer(ToProto(static_cast<Layer>(i)));
-    ls->set_alloc_hits(l.alloc_hits);
-    ls->set_alloc_misses(l.alloc_misses);
-    ls->set_free_hits(l.free_hits);
-    ls->set_free_misses(l.free_misses);
-    ls->set_bulk(l.bulk);
-    if (gauges != nullptr) ls->set_objects(gauges->objects[i]);
-    if (before != nullptr) {
-      const pool::LayerCountersSnapshot& b = before->layer[i];
-      ls->set_allocs_per_second(
-          Rate(l.alloc_hits + l.alloc_misses, b.alloc_hits + b.alloc_misses, secs));
-      ls->set_frees_per_second(
-          Rate(l.free_hits + l.free_misses, b.free_hits + b.free_misses, secs));
-    }
-  }
-}
-
-const CoreStats* FindCore(const StatsSnapshot& s, int core) {
-  for (const CoreStats& c : s.cores) {
-    if (c.core == core) return &c;
-  }
-  return nullptr;
-}
-
-const PortCounters* FindPort(const CoreStats& c, int port) {
-  for (const PortCounters& p : c.ports) {
-    if (p.port == port) return &p;
-  }
-  return nullptr;
-}
-
 std::vector<int> WorkerCores(const Info& info) {
   std::vector<int> cores;
   for (const LcoreInfo& l : info.lcores) {
@@ -84,152 +37,6 @@ std::vector<int> WorkerCores(const Info& info) {
 }
 
 }  // namespace
-
-std::string StrategyText(const Backend& backend, const PoolInfo& pool) {
-  return pool.native ? pool.ops_name : backend.GetStrategy().ToString();
-}
-
-absl::StatusOr<StrategySpec> StrategyFromStructured(const v1::StructuredStrategy& s) {
-  StrategySpec spec;
-  int last = -1;
-  for (int i = 0; i < s.layers_size(); ++i) {
-    const v1::StructuredStrategy::LayerConfig& lc = s.layers(i);
-    std::string field = absl::StrCat("structured.layers[", i, "]");
-    if (lc.layer() <= v1::LAYER_UNSPECIFIED || lc.layer() > pool::kNumLayers) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".layer: unspecified or unknown layer (", lc.layer(), ")"));
-    }
-    Layer layer = static_cast<Layer>(lc.layer() - 1);
-    absl::string_view name = pool::LayerName(layer);
-    if (spec.Has(layer)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".layer: layer '", name, "' appears twice"));
-    }
-    if (static_cast<int>(layer) < last) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".layer: layer '", name, "' must come before '",
-                       pool::LayerName(static_cast<Layer>(last)),
-                       "' (order: lcache, recycle, headpool, magazine)"));
-    }
-    last = static_cast<int>(layer);
-    spec.layers |= pool::LayerBit(layer);
-    // Sorted, so the first bad key reported does not depend on map order.
-    std::map<std::string, uint32_t> tunables(lc.tunables().begin(), lc.tunables().end());
-    for (const auto& [key, value] : tunables) {
-      const pool::TunableInfo* info = nullptr;
-      std::vector<std::string> keys;
-      for (const pool::TunableInfo& t : pool::AllTunables()) {
-        if (t.layer != layer) continue;
-        keys.emplace_back(t.key);
-        if (t.key == key) info = &t;
-      }
-      std::string tfield = absl::StrCat(field, ".tunables[", key, "]");
-      if (info == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(tfield, ": layer '", name, "' has no tunable '", key,
-                         "' (it has: ", absl::StrJoin(keys, ", "), ")"));
-      }
-      if (value < info->min || value > info->max) {
-        return absl::InvalidArgumentError(absl::StrCat(tfield, ": ", value, " is out of range [",
-                                                       info->min, ", ", info->max, "]"));
-      }
-      spec.Tunable(layer) = value;
-    }
-  }
-  for (int i = 0; i < s.modifiers_size(); ++i) {
-    const std::string& m = s.modifiers(i);
-    std::string field = absl::StrCat("structured.modifiers[", i, "]");
-    if (m != "prefetch") {
-      std::vector<std::string> known;
-      for (const pool::ModifierInfo& mi : pool::AllModifiers()) known.emplace_back(mi.name);
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ": unknown modifier '", m, "' (known: ", absl::StrJoin(known, ", "), ")"));
-    }
-    if (spec.prefetch) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ": modifier '", m, "' given twice"));
-    }
-    spec.prefetch = true;
-  }
-  return spec;
-}
-
-void StrategyToStructured(const StrategySpec& spec, v1::StructuredStrategy* out) {
-  for (int i = 0; i < pool::kNumLayers; ++i) {
-    Layer l = static_cast<Layer>(i);
-    if (!spec.Has(l)) continue;
-    v1::StructuredStrategy::LayerConfig* lc = out->add_layers();
-    lc->set_layer(ToProto(l));
-    for (const pool::TunableInfo& t : pool::AllTunables()) {
-      if (t.layer == l) (*lc->mutable_tunables())[std::string(t.key)] = spec.Tunable(l);
-    }
-  }
-  if (spec.prefetch) out->add_modifiers("prefetch");
-}
-
-void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std::string& spec,
-               uint64_t epoch, const std::vector<int>& cores, v1::Stats* out) {
-  if (before != nullptr && before->taken >= now.taken) before = nullptr;
-  const double secs = before != nullptr ? Seconds(now.taken - before->taken) : 0;
-  out->set_monotonic_ns(static_cast<uint64_t>(
-      std::chrono::duration_cast<std::chrono::nanoseconds>(now.taken.time_since_epoch()).count()));
-  out->set_window_seconds(secs);
-  out->set_spec(spec);
-  out->set_epoch(epoch);
-  out->set_swaps_ok(now.swaps_ok);
-  out->set_swaps_failed(now.swaps_failed);
-  for (const CoreStats& c : now.cores) {
-    if (!cores.empty() && std::find(cores.begin(), cores.end(), c.core) == cores.end()) continue;
-    const CoreStats* b = before != nullptr ? FindCore(*before, c.core) : nullptr;
-    v1::CoreStats* cs = out->add_cores();
-    cs->set_core(static_cast<uint32_t>(c.core));
-    cs->set_lcore(c.lcore);
-    cs->set_paused(c.paused);
-    cs->set_polls(c.polls);
-    cs->set_busy_polls(c.busy_polls);
-    double core_rx = 0, core_tx = 0;
-    for (const PortCounters& p : c.ports) {
-      v1::PortStats* ps = cs->add_ports();
-      ps->set_port(static_cast<uint32_t>(p.port));
-      ps->set_rx_packets(p.rx_packets);
-      ps->set_rx_bytes(p.rx_bytes);
-      ps->set_tx_packets(p.tx_packets);
-      ps->set_tx_bytes(p.tx_bytes);
-      ps->set_rx_nombuf(p.rx_nombuf);
-      for (const auto& [reason, n] : p.drops) {
-        v1::DropCount* d = ps->add_drops();
-        d->set_reason(reason);
-        d->set_packets(n);
-      }
-      const PortCounters* bp = b != nullptr ? FindPort(*b, p.port) : nullptr;
-      if (bp != nullptr) {
-        ps->set_rx_pps(Rate(p.rx_packets, bp->rx_packets, secs));
-        ps->set_tx_pps(Rate(p.tx_packets, bp->tx_packets, secs));
-        core_rx += ps->rx_pps();
-        core_tx += ps->tx_pps();
-      }
-    }
-    cs->set_rx_pps(core_rx);
-    cs->set_tx_pps(core_tx);
-    if (b != nullptr && c.polls > b->polls) {
-      cs->set_busy_ratio(static_cast<double>(c.busy_polls - b->busy_polls) /
-                         static_cast<double>(c.polls - b->polls));
-    }
-    FillCorePool(c.pool, b != nullptr ? &b->pool : nullptr, &c.layer_objects, secs,
-                 cs->mutable_pool());
-  }
-  v1::PoolObjects* po = out->mutable_pool();
-  po->set_populated(now.pool.populated);
-  po->set_in_store(now.pool.in_store);
-  po->set_in_depots(now.pool.in_depots);
-  po->set_in_flight(now.pool.in_flight);
-  for (int i = 0; i < pool::kNumLayers; ++i) {
-    v1::LayerObjectCount* lo = po->add_in_layers();
-    lo->set_layer(ToProto(static_cast<Layer>(i)));
-    lo->set_objects(now.pool.in_layers[i]);
-  }
-  FillCorePool(now.other, before != nullptr ? &before->other : nullptr, nullptr, secs,
-               out->mutable_other());
-}
 
 ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps,
                                MutationPolicy policy)
@@ -301,7 +108,7 @@ grpc::Status ControlService::GetInfo(grpc::ServerContext*, const v1::GetInfoRequ
         pl->set_role(v1::LCORE_ROLE_SERVICE);
         break;
     }
-    pl->set_socket_id(l.socket_id);
+    if (l.socket_id >= 0) pl->set_socket_id(static_cast<uint32_t>(l.socket_id));
     for (int p : l.rx_ports) pl->add_rx_ports(static_cast<uint32_t>(p));
     for (int p : l.tx_ports) pl->add_tx_ports(static_cast<uint32_t>(p));
   }
@@ -343,13 +150,25 @@ grpc::Status ControlService::ListPorts(grpc::ServerContext*, const v1::ListPorts
     pp->set_name(p.name);
     pp->set_driver(p.driver);
     pp->set_device(p.device);
-    pp->set_mac(FormatMac(p.mac));
-    pp->set_link_up(p.link_up);
+    pp->set_mac(net::FormatMac(p.mac));
+    if (p.has_link) pp->set_link_up(p.link_up);
     pp->set_link_speed_mbps(p.link_speed_mbps);
     pp->set_rx_queues(p.rx_queues);
     pp->set_tx_queues(p.tx_queues);
     pp->set_rx_ring_size(p.rx_ring_size);
     pp->set_tx_ring_size(p.tx_ring_size);
+    if (p.socket_id >= 0) pp->set_socket_id(static_cast<uint32_t>(p.socket_id));
+    if (p.has_pmd_stats) {
+      v1::PmdStats* ps = pp->mutable_pmd();
+      ps->set_ipackets(p.pmd.ipackets);
+      ps->set_opackets(p.pmd.opackets);
+      ps->set_ibytes(p.pmd.ibytes);
+      ps->set_obytes(p.pmd.obytes);
+      ps->set_imissed(p.pmd.imissed);
+      ps->set_ierrors(p.pmd.ierrors);
+      ps->set_oerrors(p.pmd.oerrors);
+      ps->set_rx_nombuf(p.pmd.rx_nombuf);
+    }
   }
   return grpc::Status::OK;
 }
@@ -358,7 +177,7 @@ grpc::Status ControlService::ListStrategies(grpc::ServerContext*, const v1::List
                                             v1::ListStrategiesResponse* resp) {
   for (const pool::LayerInfo& l : pool::AllLayers()) {
     v1::LayerDescription* ld = resp->add_layers();
-    ld->set_layer(ToProto(l.layer));
+    ld->set_layer(LayerToProto(l.layer));
     ld->set_name(std::string(l.name));
     ld->set_help(std::string(l.help));
     ld->set_position(static_cast<uint32_t>(l.layer));
@@ -429,6 +248,12 @@ grpc::Status ControlService::SetStrategy(grpc::ServerContext* ctx,
   absl::Status valid = backend_.ValidateStrategy(spec);
   if (!valid.ok()) return ToGrpc(valid);
   if (req->validate_only()) return grpc::Status::OK;
+  // A client that gave up while another mutation held the lock must not have its swap run
+  // afterwards: it would commit a change the client was told (DEADLINE_EXCEEDED) did not happen.
+  if (ctx->IsCancelled()) {
+    return grpc::Status(grpc::StatusCode::CANCELLED,
+                        "SetStrategy: cancelled before the swap began");
+  }
 
   pool::SwapReport r =
       backend_.SwapStrategy(spec, std::chrono::milliseconds(req->quiesce_timeout_ms()));
@@ -487,11 +312,11 @@ grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::Watc
   std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
   for (uint32_t sent = 0; req->max_updates() == 0 || sent < req->max_updates(); ++sent) {
     if (sent > 0) {
-      auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(interval_ms);
-      while (std::chrono::steady_clock::now() < deadline) {
-        if (ctx->IsCancelled() || stopping_.load()) return grpc::Status::OK;
-        std::this_thread::sleep_for(std::min<std::chrono::steady_clock::duration>(
-            deadline - std::chrono::steady_clock::now(), std::chrono::milliseconds(20)));
+      if (WaitUntil(
+              std::chrono::milliseconds(interval_ms),
+              [&] { return ctx->IsCancelled() || stopping_.load(); },
+              std::chrono::milliseconds(20))) {
+        return grpc::Status::OK;
       }
       before = std::move(now);
       now = backend_.GetStats();
@@ -508,7 +333,7 @@ grpc::Status ControlService::AddRoute(grpc::ServerContext* ctx, const v1::AddRou
                                       v1::AddRouteResponse* resp) {
   grpc::Status auth = CheckMutation(ctx, "AddRoute");
   if (!auth.ok()) return auth;
-  absl::StatusOr<Ipv4Prefix> prefix = ParseIpv4Prefix(req->prefix());
+  absl::StatusOr<Ipv4Prefix> prefix = net::ParseIpv4Prefix(req->prefix());
   if (!prefix.ok()) return Invalid("prefix", prefix.status().message());
   if (!req->has_next_hop()) return Invalid("next_hop", "required");
   NextHop nh;
@@ -520,13 +345,13 @@ grpc::Status ControlService::AddRoute(grpc::ServerContext* ctx, const v1::AddRou
                                                  absl::StrJoin(ports, ", "), ")"));
   }
   nh.port = static_cast<int>(req->next_hop().port());
-  absl::StatusOr<std::array<uint8_t, 6>> mac = ParseMac(req->next_hop().dst_mac());
+  absl::StatusOr<MacAddr> mac = net::ParseMac(req->next_hop().dst_mac());
   if (!mac.ok()) return Invalid("next_hop.dst_mac", mac.status().message());
   if ((*mac)[0] & 1) {
     return Invalid("next_hop.dst_mac", absl::StrCat("'", req->next_hop().dst_mac(),
                                                     "' is a group (multicast) address"));
   }
-  if (*mac == std::array<uint8_t, 6>{}) {
+  if (*mac == MacAddr{}) {
     return Invalid("next_hop.dst_mac", "the all-zero address is not a next hop");
   }
   nh.dst_mac = *mac;
@@ -546,7 +371,7 @@ grpc::Status ControlService::DeleteRoute(grpc::ServerContext* ctx,
                                          v1::DeleteRouteResponse*) {
   grpc::Status auth = CheckMutation(ctx, "DeleteRoute");
   if (!auth.ok()) return auth;
-  absl::StatusOr<Ipv4Prefix> prefix = ParseIpv4Prefix(req->prefix());
+  absl::StatusOr<Ipv4Prefix> prefix = net::ParseIpv4Prefix(req->prefix());
   if (!prefix.ok()) return Invalid("prefix", prefix.status().message());
   if (backend_.GetInfo().mode != ForwardingMode::kL3) {
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
@@ -561,14 +386,14 @@ grpc::Status ControlService::ListRoutes(grpc::ServerContext*, const v1::ListRout
   RouteTable t = backend_.GetRoutes();
   for (const RouteTable::Route& r : t.routes) {
     v1::Route* pr = resp->add_routes();
-    pr->set_prefix(FormatIpv4Prefix(r.prefix));
+    pr->set_prefix(net::FormatIpv4Prefix(r.prefix));
     pr->set_next_hop_id(r.next_hop_id);
   }
   for (const RouteTable::NextHopEntry& n : t.next_hops) {
     v1::NextHopEntry* pn = resp->add_next_hops();
     pn->set_id(n.id);
     pn->mutable_next_hop()->set_port(static_cast<uint32_t>(n.next_hop.port));
-    pn->mutable_next_hop()->set_dst_mac(FormatMac(n.next_hop.dst_mac));
+    pn->mutable_next_hop()->set_dst_mac(net::FormatMac(n.next_hop.dst_mac));
     pn->set_routes(n.routes);
   }
   return grpc::Status::OK;
@@ -615,7 +440,7 @@ grpc::Status ControlService::AuditPool(grpc::ServerContext* ctx, const v1::Audit
   resp->set_in_store(r->in_store);
   for (int i = 0; i < pool::kNumLayers; ++i) {
     v1::LayerObjectCount* lo = resp->add_in_layers();
-    lo->set_layer(ToProto(static_cast<Layer>(i)));
+    lo->set_layer(LayerToProto(static_cast<Layer>(i)));
     lo->set_objects(r->in_layers[i]);
   }
   resp->set_in_depots(r->in_depots);

@@ -1,11 +1,15 @@
-// ControlService: skbnf.v1.Control over a Backend.
+// ControlService: the RPC handlers of skbnf.v1.Control over a Backend. The conversions they
+// use live beside them: strategy_convert.h (spec <-> proto), stats_convert.h (stats shaping).
 //
 // Every handler validates its whole request before touching the Backend; the first bad field
 // gives INVALID_ARGUMENT whose message starts with the field path, and nothing is applied.
 // Mutations (SetStrategy commit, AddRoute, DeleteRoute, Pause/ResumeWorker, AuditPool, which
 // parks workers briefly) are serialised by one mutex and, on a TLS listener, need a client
 // whose certificate the TLS layer verified against --tls-client-ca (PERMISSION_DENIED
-// otherwise). Reads never take that mutex and never wait for a worker.
+// otherwise). Reads never take that mutex and never wait for a worker: GetInfo, ListPorts,
+// GetStrategy, GetStats, WatchStats, ListRoutes and /metrics complete while a swap is waiting
+// for a stalled worker (tested against the fake and against skbnfd). A SetStrategy whose client
+// has gone (deadline, cancel) by the time it holds the mutex is not started.
 #ifndef SKBNF_SERVER_CONTROL_SERVICE_H_
 #define SKBNF_SERVER_CONTROL_SERVICE_H_
 
@@ -15,7 +19,9 @@
 
 #include "absl/status/statusor.h"
 #include "server/backend.h"
+#include "server/stats_convert.h"
 #include "server/stats_sampler.h"
+#include "server/strategy_convert.h"
 #include "server/swap_metrics.h"
 #include "skbnf/v1/control.grpc.pb.h"
 
@@ -26,17 +32,6 @@ enum class MutationPolicy {
   kAnyClient,          // loopback / unix socket plaintext, or --insecure-remote
   kVerifiedClientCert  // TLS: only clients with a certificate verified by the client CA
 };
-
-// The strategy as the API shows it: the canonical spec, or on the native mempool its ops name
-// (e.g. "ring_mp_mc"). `pool` is Backend::GetInfo().pool (fixed for the daemon's life).
-std::string StrategyText(const Backend& backend, const PoolInfo& pool);
-
-// Conversions shared by the service and tests.
-absl::StatusOr<pool::StrategySpec> StrategyFromStructured(const v1::StructuredStrategy& s);
-void StrategyToStructured(const pool::StrategySpec& spec, v1::StructuredStrategy* out);
-// Fills `out` from `now`, with rates against `before` (when given and older).
-void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std::string& spec,
-               uint64_t epoch, const std::vector<int>& cores, v1::Stats* out);
 
 class ControlService final : public v1::Control::Service {
  public:

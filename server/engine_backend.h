@@ -3,20 +3,25 @@
 //
 // Mapping decisions (where the engine's model and the API differ):
 //   core            = the worker's lcore id (the pool's per-core slot is the lcore id too).
-//   drops, nombuf   the engine counts them per worker, not per (worker, port): they are
-//                   reported on the worker's first RX port.
+//   drops           counted by the engine per (worker, RX port): reported on the port the
+//                   packets came in on (tx_full included).
+//   rx_nombuf       the pool counts failed refills per core: reported on the worker's RX port
+//                   when it polls one port, left unset when it polls several (the core's total
+//                   is CorePoolStats.alloc_failures). The PMD's own count is PortInfo::pmd.
 //   next-hop ids    the engine keeps its own ids private; ListRoutes numbers the distinct
 //                   (port, MAC) pairs 1.. in order of their first route. Ids are stable while
 //                   the table does not change.
 //   AddRoute        refuses an existing prefix (AlreadyExists) instead of letting rte_lpm
 //                   replace it silently.
-//   Pause/Resume    return once the worker itself reports parked / running (the engine's
-//                   WorkerSnapshot::paused), not when Pool's `parked` flag says so: that flag
-//                   stays set after a resume until the next epoch change, so a second pause at
-//                   the same epoch would return while the worker still runs.
-//   Audit           parks every worker, Engine::Audit() (in flight = populated - available:
-//                   mbufs in PMD rings, which the engine cannot count), resumes them.
+//   Pause/Resume    Engine::PauseWorker / ResumeWorker: they return once the worker itself
+//                   reports parked / running.
+//   Audit           Engine::Audit: parks every worker and checks in flight two ways (see
+//                   AuditResult in engine.h).
 //   native pool     (ring_mp_mc) swaps FailedPrecondition; pool counters are zero.
+//
+// Reads (GetInfo, GetPorts, GetStats, GetStrategy, GetRoutes, GetHealth) never take a lock a
+// swap holds: the engine's control mutex is taken only by mutations. GetPorts serialises its
+// ethdev calls on its own mutex (some PMDs' stats_get is not safe from two threads at once).
 #ifndef SKBNF_SERVER_ENGINE_BACKEND_H_
 #define SKBNF_SERVER_ENGINE_BACKEND_H_
 
@@ -33,7 +38,7 @@ namespace skbnf::control {
 class EngineBackend final : public Backend {
  public:
   // `engine` must outlive this object and be started; `eal_args` as given to rte_eal_init;
-  // `main_lcore` = rte_get_main_lcore().
+  // `main_lcore` = EAL's main lcore.
   EngineBackend(dpdk::Engine& engine, std::vector<std::string> eal_args, unsigned main_lcore);
 
   Info GetInfo() const override;
@@ -54,14 +59,7 @@ class EngineBackend final : public Backend {
   absl::StatusOr<pool::AuditReport> Audit() override;
 
  private:
-  bool IsPaused(int core) const;
-  absl::Status PauseAndWait(unsigned lcore);
-  absl::Status ResumeAndWait(unsigned lcore);
-  absl::Status WaitParked(unsigned lcore, bool parked);
   int PeerOf(int port) const;
-  // Engine::Ports() reads ethdev link and stats: one caller at a time (some PMDs' stats_get is
-  // not safe to call from two threads at once). Stats() and Info() do not need it.
-  std::vector<dpdk::PortInfo> Ports() const;
 
   dpdk::Engine& engine_;
   const std::vector<std::string> eal_args_;

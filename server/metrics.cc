@@ -6,8 +6,10 @@
 #include <string>
 
 #include "absl/strings/str_cat.h"
+#include "dataplane/dpdk/net_text.h"
 #include "server/build_info.h"
-#include "server/control_service.h"
+#include "server/rates.h"
+#include "server/strategy_convert.h"
 
 namespace skbnf::control {
 namespace {
@@ -134,7 +136,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
       for (const auto& [reason, n] : p.drops) {
         Put(drops, {{"core", core}, {"port", port}, {"reason", reason}}, D(n));
       }
-      Put(nombuf, {{"core", core}, {"port", port}}, D(p.rx_nombuf));
+      if (p.rx_nombuf.has_value()) Put(nombuf, {{"core", core}, {"port", port}}, D(*p.rx_nombuf));
       rx += p.rx_packets;
       tx += p.tx_packets;
     }
@@ -157,6 +159,50 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     pool_core(core, c.pool);
   }
   pool_core("other", now.other);
+
+  // Per port: what the PMD counted, and the link.
+  MetricFamily& port_info = fam.Add(
+      "skbnf_port_info", "A port's identity (value always 1): name, driver, device, MAC.", G);
+  MetricFamily& link_up =
+      fam.Add("skbnf_port_link_up", "1 while the port's link is up, 0 while down.", G);
+  MetricFamily& link_speed = fam.Add("skbnf_port_link_speed_bytes_per_second",
+                                     "Link speed reported by the PMD (0: unknown).", G);
+  MetricFamily& pmd_pkts = fam.Add("skbnf_port_pmd_packets_total",
+                                   "Packets the PMD counted on the port, by direction.", C);
+  MetricFamily& pmd_bytes =
+      fam.Add("skbnf_port_pmd_bytes_total", "Bytes the PMD counted on the port, by direction.", C);
+  MetricFamily& pmd_missed =
+      fam.Add("skbnf_port_pmd_rx_missed_packets_total",
+              "Packets the NIC dropped because the RX ring was full (imissed).", C);
+  MetricFamily& pmd_ierr =
+      fam.Add("skbnf_port_pmd_rx_errors_total", "Erroneous received packets (ierrors).", C);
+  MetricFamily& pmd_oerr =
+      fam.Add("skbnf_port_pmd_tx_errors_total", "Failed transmits (oerrors).", C);
+  MetricFamily& pmd_nombuf = fam.Add("skbnf_port_pmd_rx_nombuf_total",
+                                     "RX mbuf allocation failures the PMD counted (rx_nombuf).", C);
+  for (const PortInfo& p : backend_.GetPorts()) {
+    const std::string port = absl::StrCat(p.id);
+    Put(port_info,
+        {{"port", port},
+         {"name", p.name},
+         {"driver", p.driver},
+         {"device", p.device},
+         {"mac", net::FormatMac(p.mac)}},
+        1);
+    if (p.has_link) {
+      Put(link_up, {{"port", port}}, p.link_up ? 1 : 0);
+      Put(link_speed, {{"port", port}}, D(p.link_speed_mbps) * 1e6 / 8);
+    }
+    if (!p.has_pmd_stats) continue;
+    Put(pmd_pkts, {{"port", port}, {"direction", "rx"}}, D(p.pmd.ipackets));
+    Put(pmd_pkts, {{"port", port}, {"direction", "tx"}}, D(p.pmd.opackets));
+    Put(pmd_bytes, {{"port", port}, {"direction", "rx"}}, D(p.pmd.ibytes));
+    Put(pmd_bytes, {{"port", port}, {"direction", "tx"}}, D(p.pmd.obytes));
+    Put(pmd_missed, {{"port", port}}, D(p.pmd.imissed));
+    Put(pmd_ierr, {{"port", port}}, D(p.pmd.ierrors));
+    Put(pmd_oerr, {{"port", port}}, D(p.pmd.oerrors));
+    Put(pmd_nombuf, {{"port", port}}, D(p.pmd.rx_nombuf));
+  }
 
   MetricFamily& objects = fam.Add("skbnf_pool_objects", "Pool objects by where they are now.", G);
   Put(objects, {{"state", "store"}}, D(now.pool.in_store));

@@ -1,15 +1,27 @@
 // MetricsCollector: the Prometheus view of a Backend, built at scrape time.
 //
 // prometheus-cpp's Exposer calls Collect() on its own HTTP thread for every scrape; Collect()
-// takes one Backend::GetStats() snapshot (plain loads of the per-core counters) and turns it into
-// metric families. Nothing on the packet path knows prometheus-cpp exists, and there is no
-// registry of live Counter objects to keep in sync: the data plane's counters are the truth.
+// takes one Backend::GetStats() snapshot (plain loads of the per-core counters) and one
+// Backend::GetPorts() (link and PMD counters) and turns them into metric families; it takes no
+// lock that a strategy swap holds. Nothing on the packet path knows prometheus-cpp exists, and
+// there is no registry of live Counter objects to keep in sync: the data plane's counters are the
+// truth.
 //
 // Metrics (prefix skbnf_, base units, counters end in _total):
 //   skbnf_port_packets_total{core,port,direction}     counter  rx/tx packets per core and port
 //   skbnf_port_bytes_total{core,port,direction}       counter
 //   skbnf_port_drops_total{core,port,reason}          counter
-//   skbnf_port_rx_nombuf_total{core,port}             counter  RX refills without a buffer
+//   skbnf_port_rx_nombuf_total{core,port}             counter  RX refills without a buffer (only
+//                                                              where the core refills one port)
+//   skbnf_port_info{port,name,driver,device,mac}      gauge    always 1
+//   skbnf_port_link_up{port}                          gauge    1 up, 0 down (absent: unknown)
+//   skbnf_port_link_speed_bytes_per_second{port}      gauge    0: unknown
+//   skbnf_port_pmd_packets_total{port,direction}      counter  the PMD's own counters
+//   skbnf_port_pmd_bytes_total{port,direction}        counter  (rte_eth_stats): ipackets, ...
+//   skbnf_port_pmd_rx_missed_packets_total{port}      counter  imissed (RX ring full)
+//   skbnf_port_pmd_rx_errors_total{port}              counter  ierrors
+//   skbnf_port_pmd_tx_errors_total{port}              counter  oerrors
+//   skbnf_port_pmd_rx_nombuf_total{port}              counter  rx_nombuf (PMD allocation fails)
 //   skbnf_core_packets_per_second{core,direction}     gauge    over the sampler's window
 //   skbnf_worker_polls_total{core}                    counter  poll-loop iterations
 //   skbnf_worker_busy_polls_total{core}               counter  iterations with packets
@@ -30,7 +42,8 @@
 //   skbnf_strategy_swaps_total{result}                counter  ok|rolled_back|failed (via API)
 //   skbnf_strategy_swap_duration_seconds              histogram
 //   skbnf_build_info{version,git_commit,compiler,build_type}  gauge 1
-// core="other" is the non-worker slot (threads that go straight to the store).
+// core="other" is every thread that is not a worker (the main lcore filling RX rings at port
+// start, control threads): they go straight to the store.
 #ifndef SKBNF_SERVER_METRICS_H_
 #define SKBNF_SERVER_METRICS_H_
 

@@ -6,29 +6,18 @@ StatsSampler::StatsSampler(const Backend& backend, std::chrono::milliseconds per
                            std::chrono::milliseconds window)
     : backend_(backend), period_(period), window_(window) {
   samples_.push_back(backend_.GetStats());
-  thread_ = std::thread([this] { Run(); });
+  thread_ = std::make_unique<Periodic>(period_, [this] { Sample(); });
 }
 
-StatsSampler::~StatsSampler() {
-  {
-    std::lock_guard<std::mutex> l(mu_);
-    stop_ = true;
-  }
-  cv_.notify_all();
-  thread_.join();
-}
+StatsSampler::~StatsSampler() { thread_.reset(); }
 
-void StatsSampler::Run() {
+void StatsSampler::Sample() {
   // Keep enough samples to cover two windows.
   const size_t keep = static_cast<size_t>(2 * window_.count() / period_.count() + 2);
-  std::unique_lock<std::mutex> l(mu_);
-  while (!cv_.wait_for(l, period_, [this] { return stop_; })) {
-    l.unlock();
-    StatsSnapshot s = backend_.GetStats();
-    l.lock();
-    samples_.push_back(std::move(s));
-    while (samples_.size() > keep) samples_.pop_front();
-  }
+  StatsSnapshot s = backend_.GetStats();
+  std::lock_guard<std::mutex> l(mu_);
+  samples_.push_back(std::move(s));
+  while (samples_.size() > keep) samples_.pop_front();
 }
 
 std::optional<StatsSnapshot> StatsSampler::Baseline(
@@ -41,15 +30,6 @@ std::optional<StatsSnapshot> StatsSampler::Baseline(
   }
   if (best == nullptr) return std::nullopt;
   return *best;
-}
-
-double Rate(uint64_t now, uint64_t before, double seconds) {
-  if (seconds <= 0 || now < before) return 0;
-  return static_cast<double>(now - before) / seconds;
-}
-
-double Seconds(std::chrono::steady_clock::duration d) {
-  return std::chrono::duration<double>(d).count();
 }
 
 }  // namespace skbnf::control

@@ -8,13 +8,14 @@
 #define SKBNF_SERVER_STATS_SAMPLER_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <deque>
+#include <memory>
 #include <mutex>
 #include <optional>
-#include <thread>
 
 #include "server/backend.h"
+#include "server/periodic.h"
+#include "server/rates.h"
 
 namespace skbnf::control {
 
@@ -31,22 +32,15 @@ class StatsSampler {
   std::optional<StatsSnapshot> Baseline(std::chrono::steady_clock::time_point now) const;
 
  private:
-  void Run();
+  void Sample();
 
   const Backend& backend_;
   const std::chrono::milliseconds period_;
   const std::chrono::milliseconds window_;
-  mutable std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  mutable std::mutex mu_;              // guards samples_
   std::deque<StatsSnapshot> samples_;  // oldest first
-  std::thread thread_;
+  std::unique_ptr<Periodic> thread_;
 };
-
-// Rate of a counter between two snapshots (0 when the window is empty or the counter went
-// backwards, e.g. a data-plane restart).
-double Rate(uint64_t now, uint64_t before, double seconds);
-double Seconds(std::chrono::steady_clock::duration d);
 
 }  // namespace skbnf::control
 

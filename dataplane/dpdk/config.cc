@@ -12,6 +12,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
+#include "dataplane/dpdk/net_text.h"
 
 namespace skbnf::dpdk {
 namespace {
@@ -96,6 +97,11 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
     std::vector<std::pair<std::string, std::string>> opts;
     if (auto st = Options(w, 2, {"peer", "dst_mac"}, &opts); !st.ok()) return st;
     for (const auto& [k, v] : opts) (k == "peer" ? p.peer : p.dst_mac) = v;
+    if (!p.dst_mac.empty()) {
+      if (auto m = net::ParseMac(p.dst_mac); !m.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat("dst_mac ", m.status().message()));
+      }
+    }
     c.ports.push_back(p);
   } else if (key == "worker") {
     if (auto st = need(2); !st.ok()) return st;
@@ -113,10 +119,12 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
   } else if (key == "route") {
     if (auto st = need(3); !st.ok()) return st;
     RouteSpec r{std::string(w[1]), std::string(w[2]), std::string(w[3])};
-    uint32_t p;
-    uint8_t d;
-    if (auto st = ParsePrefix(r.prefix, &p, &d); !st.ok()) return st;
-    if (auto m = ParseMac(r.mac); !m.ok()) return m.status();
+    if (auto p = net::ParseIpv4Prefix(r.prefix); !p.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("route prefix ", p.status().message()));
+    }
+    if (auto m = net::ParseMac(r.mac); !m.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("route next-hop MAC ", m.status().message()));
+    }
     c.routes.push_back(r);
   } else if (key == "routes_random") {
     if (auto st = need(2); !st.ok()) return st;

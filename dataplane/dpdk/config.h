@@ -21,6 +21,7 @@
 //                                   a worker lcore and the RX queues it polls (default: every
 //                                   non-main lcore, queues round-robin)
 //   route <a.b.c.d/len> <port> <next-hop mac>
+//                                   len 0..32; 0.0.0.0/0 is the default route
 //   routes_random <count> <port> [seed=<n>] [min_len=<n>] [max_len=<n>]
 //                                   <count> random prefixes inside 10.0.0.0/8 (the demo's
 //                                   table), next hops 02:00:00:00:01:<00..0f> on <port>

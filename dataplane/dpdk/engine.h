@@ -28,6 +28,16 @@
 //        rte_lpm with its RCU QSBR reclamation (workers report quiescence every loop), next
 //        hops in a table of atomic 64-bit words (MAC << 16 | port).
 //
+// Where each part lives (one concept per file):
+//   engine.cc       Create / Start / Stop, configuration checks
+//   port_setup.cc   ports: resolution, pairing, queues and rings, PortInfo (link, PMD counters)
+//   workers.cc      worker lcores, RX queue assignment, pause / resume, the test stall hook
+//   mbuf_pool.cc    the mbuf mempool (skbnf ops or ring_mp_mc) and strategy swaps
+//   routes.cc       the l3 tables (rte_lpm + RCU, next hops, default route)
+//   audit.cc        the conservation audit (running and final)
+//   snapshot.cc     per-worker counters for readers
+//   forward.cc      the packet path (a worker's poll loop, the forwarding modes)
+//
 // No DPDK header here: the gRPC front includes this file without DPDK's cflags.
 #ifndef SKBNF_DATAPLANE_DPDK_ENGINE_H_
 #define SKBNF_DATAPLANE_DPDK_ENGINE_H_
@@ -43,6 +53,8 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "dataplane/dpdk/net_text.h"
+#include "dataplane/dpdk/port_info.h"
 #include "dataplane/pool/pool.h"
 
 struct rte_mempool;
@@ -65,19 +77,15 @@ enum DropReason : int {
 };
 const char* DropReasonName(int reason);
 
-using MacAddr = std::array<uint8_t, 6>;
-absl::StatusOr<MacAddr> ParseMac(absl::string_view text);
-std::string MacToString(const MacAddr& mac);
+using net::Ipv4Prefix;
+using net::MacAddr;
 
 struct Route {
-  uint32_t prefix = 0;  // host byte order, masked to depth
-  uint8_t depth = 0;    // 1..32
-  uint16_t port = 0;    // output port id
+  Ipv4Prefix prefix;  // 0.0.0.0/0 is the default route (used when no other prefix matches)
+  uint16_t port = 0;  // output port id
   MacAddr next_hop_mac = {};
   std::string ToString() const;  // "10.0.0.0/8 port 1 mac 02:00:00:00:00:01"
 };
-// "a.b.c.d/len" -> (prefix, depth); host bits must be zero.
-absl::Status ParsePrefix(absl::string_view text, uint32_t* prefix, uint8_t* depth);
 
 struct PortSpec {
   std::string name;     // ethdev name (vdev name or PCI address) or a port id
@@ -115,24 +123,11 @@ struct EngineConfig {
   uint32_t lpm_tbl8s = 1 << 12;
 };
 
-struct PortInfo {
-  uint16_t id = 0;
-  std::string name;
-  std::string driver;
-  std::string mac;
-  int peer = -1;
-  bool link_up = false;
-  uint32_t link_speed_mbps = 0;
-  uint16_t rx_queues = 0, tx_queues = 0;
-  uint16_t rx_ring = 0, tx_ring = 0;
-  bool tx_shared = false;  // fewer TX queues than workers: one queue under a lock
-  // rte_eth_stats of the PMD
-  uint64_t ipackets = 0, opackets = 0, ibytes = 0, obytes = 0;
-  uint64_t imissed = 0, ierrors = 0, oerrors = 0, rx_nombuf = 0;
-};
-
+// One worker's counters for one port. Drops count packets received on this port (whatever the
+// reason, tx_full included: the packet came in here).
 struct PortCounters {
   uint64_t rx_pkts = 0, rx_bytes = 0, tx_pkts = 0, tx_bytes = 0;
+  std::array<uint64_t, kNumDropReasons> drops{};
 };
 
 struct WorkerSnapshot {
@@ -143,7 +138,8 @@ struct WorkerSnapshot {
   std::array<uint64_t, kNumDropReasons> drops{};
   uint64_t rx_pkts = 0, tx_pkts = 0, dropped = 0;  // sums
   // Allocation calls that failed on this core: each is one RX refill (a burst, for most PMDs)
-  // that got no mbufs (skbnf pool only; the PMD's own count is PortInfo::rx_nombuf).
+  // that got no mbufs (skbnf pool only; the PMD's own count is PortInfo::pmd.rx_nombuf). A
+  // worker that polls one RX port refills only that port, so the figure is that port's.
   uint64_t rx_nombuf = 0;
   uint64_t polls = 0, busy_polls = 0;
   bool has_pool = false;  // pool/gauges valid (skbnf ops)
@@ -159,13 +155,35 @@ struct EngineSnapshot {
   std::vector<WorkerSnapshot> workers;
 };
 
+// Conservation audit (audit.cc). Two kinds, both real checks:
+//   final   (exact = true)  after Stop: ports closed, so every mbuf is back: available ==
+//                           populated, and (skbnf) store + layers + depots == populated.
+//   running (exact = false) workers parked for the check (each flushed its layers and stopped
+//                           touching the pool): the mbufs out of the pool (in PMD rings, on TX
+//                           queues) are counted two independent ways, populated - available and
+//                           host allocs - host frees from the per-core counters, and must agree
+//                           exactly (bound 0: nothing allocates or frees while workers are
+//                           parked). ring_mp_mc keeps no counters: its running audit is
+//                           reported unchecked (checked = false) and ok says nothing.
 struct AuditResult {
   bool ok = false;
-  bool exact = false;  // taken with traffic stopped and ports closed
+  bool exact = false;    // final: taken with traffic stopped and ports closed
+  bool checked = false;  // a conservation equation was evaluated (see above)
   std::string message;
   uint64_t populated = 0, available = 0;
+  uint64_t in_flight = 0;  // populated - available
   bool has_pool = false;
   pool::AuditReport pool;
+};
+
+// What the engine's mbuf mempool is (mbuf_pool.cc).
+struct MempoolInfo {
+  std::string name;      // the rte_mempool's own name
+  std::string ops_name;  // "skbnf" or "ring_mp_mc"
+  uint64_t populated = 0;
+  uint32_t element_size = 0;  // bytes per mbuf (header + data room)
+  uint32_t cache_size = 0;    // DPDK lcore cache (0 for skbnf pools)
+  int socket_id = -1;
 };
 
 class Engine {
@@ -180,9 +198,13 @@ class Engine {
   bool running() const;
 
   const EngineConfig& config() const;
+  // Ports with their links and PMD counters (ethdev calls: one caller at a time).
   std::vector<PortInfo> Ports() const;
   std::vector<unsigned> WorkerLcores() const;
+  // NUMA socket of an lcore (rte_lcore_to_socket_id), -1 when unknown.
+  int LcoreSocket(unsigned lcore) const;
   EngineSnapshot Snapshot() const;
+  MempoolInfo mempool_info() const;
 
   // Strategy hot swap while workers forward. FailedPrecondition on the ring_mp_mc baseline,
   // InvalidArgument for a bad spec (nothing applied). Otherwise the pool's SwapReport: its
@@ -193,19 +215,30 @@ class Engine {
   std::string strategy() const;
   bool swappable() const;
 
-  // Parks the worker at its next quiescent point (its pool layers flushed); DeadlineExceeded
-  // if it does not get there within `timeout` (0: 200 ms).
+  // Parks the worker at its next quiescent point (its pool layers flushed) and returns once the
+  // worker itself reports parked; DeadlineExceeded if it does not get there within `timeout`
+  // (0: 500 ms). ResumeWorker returns once the worker reports running again.
   absl::Status PauseWorker(unsigned lcore,
                            std::chrono::microseconds timeout = std::chrono::microseconds(0));
-  absl::Status ResumeWorker(unsigned lcore);
+  absl::Status ResumeWorker(unsigned lcore,
+                            std::chrono::microseconds timeout = std::chrono::microseconds(0));
+  bool IsPaused(unsigned lcore) const;
+
+  // Test hook (tests only; skbnfd's hidden --test-stall-* flags): the worker on `lcore`, each
+  // time it sees a new strategy epoch published, sleeps `stall` before its quiescent point, as a
+  // worker stuck in a long burst would. A swap whose quiesce timeout is shorter fails naming
+  // that core and rolls back. 0 turns it off. Costs the packet path one predictable branch.
+  void SetTestStall(unsigned lcore, std::chrono::milliseconds stall);
 
   absl::Status AddRoute(const Route& route);
-  absl::Status DelRoute(uint32_t prefix, uint8_t depth);
+  absl::Status DelRoute(const Ipv4Prefix& prefix);
   std::vector<Route> Routes() const;
-  // Resolves a RouteSpec (port by name or id) against this engine's ports.
+  // Resolves a RouteSpec (port by name or id; prefix and MAC by net_text.h) against this
+  // engine's ports.
   absl::StatusOr<Route> ResolveRoute(const RouteSpec& spec) const;
 
-  // While running: approximate (mbufs in flight are unknown). After Stop: exact.
+  // While running: parks every worker, checks, resumes them (see AuditResult). After Stop: the
+  // final audit.
   AuditResult Audit();
   const AuditResult& final_audit() const;
 

@@ -1,4 +1,5 @@
-// Engine internals shared by the control side (engine.cc) and the packet path (forward.cc).
+// Engine internals shared by the control side (engine.cc, port_setup.cc, workers.cc,
+// mbuf_pool.cc, routes.cc, audit.cc, snapshot.cc) and the packet path (forward.cc).
 // DPDK headers allowed: not included outside dataplane/dpdk/.
 #ifndef SKBNF_DATAPLANE_DPDK_ENGINE_STATE_H_
 #define SKBNF_DATAPLANE_DPDK_ENGINE_STATE_H_
@@ -18,6 +19,7 @@
 #include <vector>
 
 #include "dataplane/dpdk/engine.h"
+#include "dataplane/pool/counters.h"
 
 namespace skbnf::dpdk {
 
@@ -30,24 +32,15 @@ inline uint64_t NowNs() {
                                    .count());
 }
 
-// Per-core counter: written by one worker (relaxed load + store), read by anyone.
-class Counter {
- public:
-  void Add(uint64_t d) {
-    v_.store(v_.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
-  }
-  uint64_t Get() const { return v_.load(std::memory_order_relaxed); }
-
- private:
-  std::atomic<uint64_t> v_{0};
-};
+// Per-core counters: the buffer core's Counter (written by one worker, read by anyone).
+using pool::Counter;
 
 struct alignas(64) WorkerCounters {
   struct Port {
     Counter rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+    Counter drops[kNumDropReasons];  // of packets received on this port
   };
   Port ports[kMaxPorts];
-  Counter drops[kNumDropReasons];
   Counter polls, busy_polls;
 };
 
@@ -81,6 +74,8 @@ struct PortState {
   uint16_t id = 0;
   std::string name;
   std::string driver;
+  std::string device;  // bus device name (PCI address, vdev name)
+  int socket_id = -1;  // rte_eth_dev_socket_id; -1 unknown
   int peer = -1;
   rte_ether_addr mac{};
   rte_ether_addr dst_mac{};  // mac mode: dst towards this port
@@ -98,6 +93,10 @@ struct Worker {
   std::atomic<bool> pause_requested{false};  // ring_mp_mc (no pool to park on)
   std::atomic<bool> parked{false};
   std::atomic<bool> launched{false};
+  // Test hook (Engine::SetTestStall): sleep this long before the quiescent point whenever a new
+  // epoch is published. 0: off.
+  std::atomic<uint32_t> test_stall_ms{0};
+  uint64_t test_seen_epoch = 0;  // worker-private
   WorkerCounters c;
 };
 
@@ -114,6 +113,8 @@ struct Engine::Impl {
   rte_lpm* lpm = nullptr;
   rte_rcu_qsbr* rcu = nullptr;
   std::unique_ptr<std::atomic<uint64_t>[]> hops;  // next-hop id -> packed hop
+  // 0.0.0.0/0 (rte_lpm has no depth 0): packed hop used when the LPM finds nothing; 0: none.
+  std::atomic<uint64_t> default_hop{0};
   mutable std::mutex route_mu;
   std::map<uint64_t, uint32_t> hop_ids;  // packed hop -> id
   std::map<std::pair<uint32_t, uint8_t>, Route> routes;
@@ -125,14 +126,18 @@ struct Engine::Impl {
   mutable std::mutex control_mu;
 
   ~Impl();
-  absl::Status Init();
-  absl::Status SetUpPorts();
-  absl::Status SetUpWorkers();
-  absl::Status SetUpPool();
-  absl::Status SetUpL3();
+  absl::Status Init();         // engine.cc
+  absl::Status SelectPorts();  // port_setup.cc: which ports, paired how
+  absl::Status SetUpPorts();   // port_setup.cc: queues and rings
   absl::StatusOr<uint16_t> ResolvePort(absl::string_view name) const;
-  AuditResult AuditNow(bool exact);
   void ClosePorts();
+  absl::Status SetUpWorkers();  // workers.cc
+  Worker* FindWorker(unsigned lcore) const;
+  absl::Status PauseLocked(Worker& w, std::chrono::microseconds timeout);
+  absl::Status ResumeLocked(Worker& w, std::chrono::microseconds timeout);
+  absl::Status SetUpPool();          // mbuf_pool.cc
+  absl::Status SetUpL3();            // routes.cc
+  AuditResult AuditNow(bool exact);  // audit.cc
 };
 
 // A worker's poll loop (rte_eal_remote_launch entry point); forward.cc.

@@ -7,6 +7,8 @@
 #include <rte_pause.h>
 
 #include <algorithm>
+#include <chrono>
+#include <thread>
 
 #include "dataplane/dpdk/engine_state.h"
 
@@ -16,9 +18,10 @@ namespace {
 // ---------------------------------------------------------------------------------------------
 // The packet path.
 
-// `bytes`: the packets' total length, known by the caller.
-inline void Send(Engine::Impl& e, Worker& w, uint16_t port, rte_mbuf** pkts, uint16_t n,
-                 uint64_t bytes) {
+// `bytes`: the packets' total length, known by the caller. What TX does not take counts as a
+// tx_full drop of the port the packets came in on.
+inline void Send(Engine::Impl& e, Worker& w, uint16_t in_port, uint16_t port, rte_mbuf** pkts,
+                 uint16_t n, uint64_t bytes) {
   if (n == 0) return;
   PortState& ps = e.ports[port];
   uint16_t sent;
@@ -31,7 +34,7 @@ inline void Send(Engine::Impl& e, Worker& w, uint16_t port, rte_mbuf** pkts, uin
   }
   if (__builtin_expect(sent < n, 0)) {
     for (uint16_t i = sent; i < n; ++i) bytes -= pkts[i]->pkt_len;
-    w.c.drops[kDropTxFull].Add(n - sent);
+    w.c.ports[in_port].drops[kDropTxFull].Add(n - sent);
     rte_pktmbuf_free_bulk(pkts + sent, n - sent);
   }
   w.c.ports[port].tx_pkts.Add(sent);
@@ -41,7 +44,7 @@ inline void Send(Engine::Impl& e, Worker& w, uint16_t port, rte_mbuf** pkts, uin
 void ForwardIo(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
                uint64_t bytes) {
   const int peer = e.ports[in_port].peer;
-  Send(e, w, static_cast<uint16_t>(peer), pkts, n, bytes);
+  Send(e, w, in_port, static_cast<uint16_t>(peer), pkts, n, bytes);
 }
 
 void ForwardMac(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
@@ -53,7 +56,7 @@ void ForwardMac(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, u
     rte_ether_addr_copy(&out.dst_mac, &eth->dst_addr);
     rte_ether_addr_copy(&out.mac, &eth->src_addr);
   }
-  Send(e, w, peer, pkts, n, bytes);
+  Send(e, w, in_port, peer, pkts, n, bytes);
 }
 
 // RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for the 16-bit word holding TTL and protocol.
@@ -71,7 +74,6 @@ inline void DecrementTtl(rte_ipv4_hdr* ip) {
 
 void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
                uint64_t bytes) {
-  (void)in_port;
   (void)bytes;
   rte_mbuf* out[kMaxPorts][64];
   uint16_t cnt[kMaxPorts];
@@ -109,6 +111,8 @@ void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, ui
           if (rte_lpm_lookup(e.lpm, rte_be_to_cpu_32(ip->dst_addr), &id) == 0 &&
               id < kMaxNextHops) {
             hop = e.hops[id].load(std::memory_order_relaxed);
+          } else {
+            hop = e.default_hop.load(std::memory_order_relaxed);
           }
           port = static_cast<uint16_t>(hop & 0xffff);
           if (hop == 0 || port >= kMaxPorts || !e.ports[port].active || e.ports[port].nb_txq == 0) {
@@ -139,19 +143,30 @@ void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, ui
     }
     for (uint16_t t = 0; t < ntouched; ++t) {
       const uint16_t p = touched[t];
-      Send(e, w, p, out[p], cnt[p], out_bytes[p]);
+      Send(e, w, in_port, p, out[p], cnt[p], out_bytes[p]);
     }
     ntouched = 0;
   }
   if (ndrop > 0) {
     rte_pktmbuf_free_bulk(drop, ndrop);
     for (int r = 0; r < kNumDropReasons; ++r) {
-      if (drops[r] != 0) w.c.drops[r].Add(drops[r]);
+      if (drops[r] != 0) w.c.ports[in_port].drops[r].Add(drops[r]);
     }
   }
 }
 
 using ForwardFn = void (*)(Engine::Impl&, Worker&, uint16_t, rte_mbuf**, uint16_t, uint64_t);
+
+// Engine::SetTestStall: a worker that, at each newly published epoch, is late to its quiescent
+// point by `test_stall_ms` (tests only; never set in production).
+void TestStall(Worker& w, const pool::Pool* pool) {
+  const uint32_t ms = w.test_stall_ms.load(std::memory_order_relaxed);
+  if (ms == 0 || pool == nullptr) return;
+  const uint64_t epoch = pool->epoch();
+  if (epoch == w.test_seen_epoch) return;
+  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
+  w.test_seen_epoch = pool->epoch();
+}
 
 }  // namespace
 
@@ -167,8 +182,12 @@ int WorkerMain(void* arg) {
   rte_rcu_qsbr* const rcu = e.rcu;
   if (rcu != nullptr) rte_rcu_qsbr_thread_online(rcu, w.index);
   rte_mbuf* pkts[kMaxBurst];
+  if (pool != nullptr) w.test_seen_epoch = pool->epoch();
   while (!e.stop.load(std::memory_order_relaxed)) {
     if (rcu != nullptr) rte_rcu_qsbr_quiescent(rcu, w.index);
+    if (__builtin_expect(w.test_stall_ms.load(std::memory_order_relaxed) != 0, 0)) {
+      TestStall(w, pool);
+    }
     // Quiescent point: strategy swaps and pauses take effect here.
     const bool run =
         pool != nullptr ? pool->Quiesce(core) : !w.pause_requested.load(std::memory_order_acquire);

@@ -19,6 +19,9 @@ import urllib.request
 DAEMON = os.environ.get("SKBNF_CONTROL_DAEMON", "")
 DAEMON_ARGS = os.environ.get("SKBNF_CONTROL_DAEMON_ARGS", "").split()
 SKBNFCTL = os.environ.get("SKBNFCTL", "")
+# Arguments that make worker core 1 late to its quiescent point (swaps with a short quiesce
+# timeout roll back); empty: tests that need it skip.
+STALL_ARGS = os.environ.get("SKBNF_CONTROL_DAEMON_STALL_ARGS", "").split()
 
 
 def daemon_is_fake():

@@ -4,14 +4,19 @@
 
 #include <deque>
 
+#include "dataplane/dpdk/net_text.h"
 #include "server/control_plane.h"
 #include "server/control_service.h"
-#include "server/net_text.h"
 #include "server/stats_sampler.h"
 #include "server/swap_metrics.h"
 
 namespace skbnf::control {
 namespace {
+
+using net::FormatIpv4Prefix;
+using net::FormatMac;
+using net::ParseIpv4Prefix;
+using net::ParseMac;
 
 TEST(IsLocalAddress, OnlyLoopbackAndUnixSocketsAreLocal) {
   for (const char* a :
@@ -46,7 +51,7 @@ TEST(NetText, PrefixRoundTripAndRefusals) {
 }
 
 TEST(NetText, Mac) {
-  absl::StatusOr<std::array<uint8_t, 6>> m = ParseMac("02:AB:cd:00:00:ff");
+  absl::StatusOr<MacAddr> m = ParseMac("02:AB:cd:00:00:ff");
   ASSERT_TRUE(m.ok());
   EXPECT_EQ(FormatMac(*m), "02:ab:cd:00:00:ff");
   for (const char* s : {"", "02:00:00:00:00", "02:00:00:00:00:00:00", "2:00:00:00:00:00",

@@ -1,6 +1,9 @@
 #include "tests/control/daemon_harness.h"
 
+#include <arpa/inet.h>
+#include <netinet/in.h>
 #include <signal.h>
+#include <sys/socket.h>
 #include <sys/wait.h>
 #include <unistd.h>
 
@@ -101,6 +104,38 @@ std::vector<std::string> NativePoolArgs() {
   if (env != nullptr) return absl::StrSplit(env, ' ', absl::SkipEmpty());
   if (DaemonIsFake()) return {"--sim-native"};
   return {};
+}
+
+std::vector<std::string> StallArgs() {
+  const char* env = std::getenv("SKBNF_CONTROL_DAEMON_STALL_ARGS");
+  if (env == nullptr) return {};
+  return absl::StrSplit(env, ' ', absl::SkipEmpty());
+}
+
+std::vector<std::string> IoModeArgs() {
+  const char* env = std::getenv("SKBNF_CONTROL_DAEMON_IO_ARGS");
+  if (env == nullptr) return {};
+  return absl::StrSplit(env, ' ', absl::SkipEmpty());
+}
+
+std::string HttpGet(int port, const std::string& path) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return "";
+  sockaddr_in sa = {};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  std::string out;
+  if (::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0) {
+    const std::string req = "GET " + path + " HTTP/1.0\r\nHost: 127.0.0.1\r\n\r\n";
+    if (::write(fd, req.data(), req.size()) == static_cast<ssize_t>(req.size())) {
+      char buf[65536];
+      for (ssize_t n; (n = ::read(fd, buf, sizeof(buf))) > 0;) out.append(buf, n);
+    }
+  }
+  ::close(fd);
+  const size_t body = out.find("\r\n\r\n");
+  return body == std::string::npos ? "" : out.substr(body + 4);
 }
 
 bool DaemonIsFake() { return absl::StrContains(DaemonPath(), "skbnf_fake_daemon"); }

@@ -34,6 +34,13 @@ bool DaemonIsFake();  // fake-only tests (sim flags) skip otherwise
 // Arguments that make the daemon run on DPDK's native mempool ($SKBNF_CONTROL_DAEMON_NATIVE_ARGS;
 // the fake's --sim-native by default); empty: the test that needs them skips.
 std::vector<std::string> NativePoolArgs();
+// Worker core 1 late to its quiescent point, so swaps with a short quiesce timeout roll back
+// ($SKBNF_CONTROL_DAEMON_STALL_ARGS); io forwarding mode ($SKBNF_CONTROL_DAEMON_IO_ARGS). Empty:
+// the test that needs them skips.
+std::vector<std::string> StallArgs();
+std::vector<std::string> IoModeArgs();
+// GET http://127.0.0.1:port/path; the body ("" on failure).
+std::string HttpGet(int port, const std::string& path);
 
 class Daemon {
  public:

@@ -4,6 +4,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "dataplane/dpdk/wait_until.h"
 
 namespace skbnf::control::testing {
 namespace {
@@ -173,12 +174,14 @@ std::vector<PortInfo> FakeBackend::GetPorts() const {
     pi.driver = "net_null";
     pi.device = absl::StrCat("net_null", p, ",size=64");
     pi.mac = {0x02, 0x00, 0x00, 0x00, 0x00, static_cast<uint8_t>(p + 1)};
+    pi.has_link = true;
     pi.link_up = options_.link_up;
     pi.link_speed_mbps = options_.link_up ? 10000 : 0;
     pi.rx_queues = 1;
     pi.tx_queues = static_cast<uint16_t>(options_.workers);
     pi.rx_ring_size = kRingSize;
     pi.tx_ring_size = kRingSize;
+    pi.peer = (p ^ 1) < options_.ports ? (p ^ 1) : p;
     out.push_back(pi);
   }
   return out;
@@ -319,14 +322,11 @@ absl::Status FakeBackend::ResumeWorker(int core, bool* was_paused) {
 // issue 4: buffer-core bug).
 absl::Status FakeBackend::WaitParked(int core, bool parked) {
   Worker& w = *workers_.at(static_cast<size_t>(core));
-  const auto deadline = std::chrono::steady_clock::now() + pool_->config().quiesce_timeout;
-  while (w.parked.load(std::memory_order_acquire) != parked) {
-    if (std::chrono::steady_clock::now() >= deadline) {
-      return absl::DeadlineExceededError(
-          absl::StrCat("core ", core, parked ? " did not park" : " did not leave its parked state",
-                       " within ", pool_->config().quiesce_timeout.count(), " us"));
-    }
-    std::this_thread::yield();
+  if (!WaitUntil(pool_->config().quiesce_timeout,
+                 [&] { return w.parked.load(std::memory_order_acquire) == parked; })) {
+    return absl::DeadlineExceededError(
+        absl::StrCat("core ", core, parked ? " did not park" : " did not leave its parked state",
+                     " within ", pool_->config().quiesce_timeout.count(), " us"));
   }
   return absl::OkStatus();
 }

@@ -1,9 +1,10 @@
 // skbnf_fake_daemon: the control plane (gRPC + Prometheus) over FakeBackend. Takes every flag
-// skbnfd takes for its control plane (server/control_plane.h) plus --sim-* flags for the fake.
+// skbnfd takes for its control plane (server/control_flags.cc) plus --sim-* flags for the fake.
 #include <iostream>
 
 #include "absl/flags/flag.h"
 #include "server/control_plane.h"
+#include "server/flags.h"
 #include "tests/control/fake_backend.h"
 
 ABSL_FLAG(int, sim_workers, 2, "fake: worker cores");

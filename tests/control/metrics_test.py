@@ -141,18 +141,58 @@ class MetricsTest(unittest.TestCase):
         self.assertEqual(counts, sorted(counts), "buckets must be cumulative")
         self.assertEqual(h.total(b, "skbnf_strategy_epoch"), h.total(a, "skbnf_strategy_epoch") + 1)
 
-    def test_pool_objects_add_up_and_build_info(self):
+    def test_in_flight_gauge_agrees_with_the_counters(self):
+        # Two independent figures of the objects out of the pool: the gauge (populated - store -
+        # layers - depots) and the counters (host allocs - host frees, every core and "other").
+        # With every worker parked nothing allocates or frees, so they must be equal.
+        cores = self.workers()
+        for core in cores:
+            code, _, err = self.d.ctl("worker", "pause", str(core))
+            self.assertEqual(code, 0, err)
+        try:
+            _, s = self.scrape()
+            self.assertGreater(h.total(s, "skbnf_pool_populated_objects"), 0)
+            states = {dict(k)["state"] for k in h.values(s, "skbnf_pool_objects")}
+            self.assertEqual(states, {"store", "depot", "in_flight", "lcache", "recycle",
+                                      "headpool", "magazine"})
+            held = (h.total(s, "skbnf_pool_host_allocs_total") -
+                    h.total(s, "skbnf_pool_host_frees_total"))
+            self.assertEqual(h.total(s, "skbnf_pool_objects", state="in_flight"), held)
+        finally:
+            for core in cores:
+                code, _, err = self.d.ctl("worker", "resume", str(core))
+                self.assertEqual(code, 0, err)
+
+    def test_build_info(self):
         _, s = self.scrape()
-        self.assertGreater(h.total(s, "skbnf_pool_populated_objects"), 0)
-        self.assertEqual(h.total(s, "skbnf_pool_objects"), h.total(s, "skbnf_pool_populated_objects"))
-        states = {dict(k)["state"] for k in h.values(s, "skbnf_pool_objects")}
-        self.assertEqual(states, {"store", "depot", "in_flight", "lcache", "recycle", "headpool",
-                                  "magazine"})
         info = h.values(s, "skbnf_build_info")
         self.assertEqual(len(info), 1)
         labels = dict(next(iter(info)))
         self.assertEqual(set(labels), {"version", "git_commit", "compiler", "build_type"})
         self.assertEqual(next(iter(info.values())), 1.0)
+
+    def test_port_link_and_pmd_counters(self):
+        types, s = self.scrape()
+        for name, typ in (("skbnf_port_info", "gauge"), ("skbnf_port_link_up", "gauge"),
+                          ("skbnf_port_link_speed_bytes_per_second", "gauge"),
+                          ("skbnf_port_pmd_packets_total", "counter"),
+                          ("skbnf_port_pmd_rx_missed_packets_total", "counter"),
+                          ("skbnf_port_pmd_rx_errors_total", "counter"),
+                          ("skbnf_port_pmd_tx_errors_total", "counter"),
+                          ("skbnf_port_pmd_rx_nombuf_total", "counter")):
+            self.assertEqual(types.get(name), typ, name)
+        code, out, err = self.d.ctl("--json", "ports")
+        self.assertEqual(code, 0, err)
+        ports = json.loads(out)["ports"]
+        ids = {str(p["id"]) for p in ports}
+        self.assertEqual({dict(k)["port"] for k in h.values(s, "skbnf_port_info")}, ids)
+        for p in ports:
+            self.assertEqual(h.total(s, "skbnf_port_link_up", port=str(p["id"])),
+                             1.0 if p.get("link_up") else 0.0)
+            if "pmd" in p:  # the PMD's own counters (scraped before this ListPorts)
+                self.assertLessEqual(
+                    h.total(s, "skbnf_port_pmd_packets_total", port=str(p["id"]), direction="rx"),
+                    int(p["pmd"]["ipackets"]))
 
     def test_paused_gauge_and_busy_ratio(self):
         core = self.workers()[-1]

@@ -76,7 +76,7 @@ def transcript(d):
     return "\n".join(out)
 
 
-class SkbnfctlGoldenTest(unittest.TestCase):
+class SkbnfctlTranscriptTest(unittest.TestCase):
     def test_transcript_matches_golden(self):
         if not h.daemon_is_fake():
             self.skipTest("golden transcript is the fake daemon's")
@@ -91,6 +91,8 @@ class SkbnfctlGoldenTest(unittest.TestCase):
         self.maxDiff = None
         self.assertEqual(got, want)
 
+
+class SkbnfctlBehaviourTest(unittest.TestCase):
     def test_stats_top_audit_and_exit_codes(self):
         with h.Daemon() as d:
             code, out, err = d.ctl("--json", "info")
@@ -132,9 +134,9 @@ class SkbnfctlGoldenTest(unittest.TestCase):
         self.assertRegex(err, r"^skbnfctl: (UNAVAILABLE|DEADLINE_EXCEEDED): ")
 
     def test_rolled_back_swap_is_exit_1_and_counted(self):
-        if not h.daemon_is_fake():
-            self.skipTest("needs the fake daemon's --sim-stuck-core")
-        with h.Daemon("--sim-stuck-core=1") as d:
+        if not h.STALL_ARGS:
+            self.skipTest("SKBNF_CONTROL_DAEMON_STALL_ARGS not set")
+        with h.Daemon(*h.STALL_ARGS) as d:
             code, out, err = d.ctl("strategy", "set", "headpool", "--quiesce-timeout-ms=50")
             self.assertEqual(code, 1, out + err)
             self.assertIn("ROLLED BACK", out)
@@ -144,6 +146,19 @@ class SkbnfctlGoldenTest(unittest.TestCase):
             self.assertEqual(h.total(samples, "skbnf_strategy_swaps_total", result="ok"), 0)
             code, out, _ = d.ctl("strategy", "get")
             self.assertIn("magazine", out, "the old strategy is back")
+
+    def test_strategy_set_deadline_covers_swap_and_rollback(self):
+        # --timeout=1 alone would expire under a 1.5 s quiesce wait: skbnfctl adds twice the
+        # quiesce timeout, so it reports the server's answer (rolled back), not a deadline.
+        if not h.STALL_ARGS:
+            self.skipTest("SKBNF_CONTROL_DAEMON_STALL_ARGS not set")
+        with h.Daemon(*h.STALL_ARGS) as d:
+            code, out, err = d.ctl("--timeout=1", "strategy", "set", "headpool",
+                                   "--quiesce-timeout-ms=1500")
+            self.assertEqual(code, 1, out + err)
+            self.assertNotIn("DEADLINE_EXCEEDED", err)
+            self.assertIn("ROLLED BACK", out)
+            self.assertTrue(err.startswith("skbnfctl: swap failed and rolled back: "), err)
 
     def test_help_and_no_command(self):
         code, out, _ = h.skbnfctl("--help")

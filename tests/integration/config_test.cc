@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "dataplane/dpdk/net_text.h"
 #include "dataplane/dpdk/traffic.h"
 #include "gtest/gtest.h"
 
@@ -62,6 +63,21 @@ TEST(ConfigTest, PciDeviceEnvBecomesEalAllowList) {
   EXPECT_NE(bad.status().message().find("PCIDEVICE_X"), std::string::npos);
 }
 
+// The default route goes through the configuration file like any other (the same parser as the
+// engine and the API); a prefix with host bits set or a bad MAC is refused naming the line.
+TEST(ConfigTest, DefaultRouteAndTheOneParser) {
+  auto dc = ParseConfig("route 0.0.0.0/0 p 02:00:00:00:00:01\n");
+  ASSERT_TRUE(dc.ok()) << dc.status();
+  ASSERT_EQ(dc->engine.routes.size(), 1u);
+  EXPECT_EQ(dc->engine.routes[0].prefix, "0.0.0.0/0");
+  auto bad = ParseConfig("mode l3\nroute 0.0.0.1/0 p 02:00:00:00:00:01\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2"), std::string::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("0.0.0.0/0"), std::string::npos) << bad.status();
+  EXPECT_FALSE(ParseConfig("route 10.0.0.0/8 p 2:0:0:0:0:1\n").ok());
+  EXPECT_FALSE(ParseConfig("port p dst_mac=02:00:00:00:00\n").ok());
+}
+
 TEST(ConfigTest, RandomRoutesAreDistinctDeterministicAndInside10Slash8) {
   auto a = RandomRoutes(10000, "p", 1);
   auto b = RandomRoutes(10000, "p", 1);
@@ -69,9 +85,10 @@ TEST(ConfigTest, RandomRoutesAreDistinctDeterministicAndInside10Slash8) {
   std::set<std::string> seen;
   for (size_t i = 0; i < a.size(); ++i) {
     EXPECT_EQ(a[i].prefix, b[i].prefix);
-    uint32_t p;
-    uint8_t d;
-    ASSERT_TRUE(ParsePrefix(a[i].prefix, &p, &d).ok()) << a[i].prefix;
+    auto parsed = net::ParseIpv4Prefix(a[i].prefix);
+    ASSERT_TRUE(parsed.ok()) << a[i].prefix;
+    const uint32_t p = parsed->addr;
+    const uint8_t d = parsed->len;
     EXPECT_EQ(p >> 24, 10u);
     EXPECT_GE(d, 16);
     EXPECT_LE(d, 24);

@@ -27,6 +27,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "dataplane/dpdk/engine.h"
+#include "dataplane/dpdk/net_text.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
 #include "dataplane/dpdk/traffic.h"
 #include "gtest/gtest.h"
@@ -321,7 +322,7 @@ TEST_F(DataplaneTest, MacModeRewritesAddresses) {
                           {{1, {{a, 0}, {b, 0}}}}));
   MacAddr mac_b{};
   for (const PortInfo& p : e.Ports()) {
-    if (p.name == b) mac_b = *ParseMac(p.mac);
+    if (p.name == b) mac_b = p.mac;
   }
   ASSERT_TRUE(e.Start().ok());
   std::vector<Frame> frames;
@@ -401,9 +402,7 @@ TEST_F(DataplaneTest, L3PcapOutputAndDropReasons) {
   const uint16_t ids[3] = {0, PortId(p1), PortId(p2)};
   std::map<uint16_t, MacAddr> port_mac;
   for (const PortInfo& p : e.Ports()) {
-    auto mac = ParseMac(p.mac);
-    ASSERT_TRUE(mac.ok());
-    port_mac[p.id] = *mac;
+    port_mac[p.id] = p.mac;
   }
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).rx == cases.size(); }));
@@ -448,6 +447,40 @@ TEST_F(DataplaneTest, L3PcapOutputAndDropReasons) {
   }
 }
 
+// 0.0.0.0/0 from the configuration (rte_lpm has no depth 0: the engine's default hop): what no
+// other prefix matches goes to the default next hop; once it is deleted the same traffic is
+// no_route.
+TEST_F(DataplaneTest, DefaultRouteForwardsWhatNoPrefixMatches) {
+  rte_ring *irx, *itx, *arx, *atx, *brx, *btx;
+  const std::string in = RingPort(&irx, &itx);
+  const std::string a = RingPort(&arx, &atx);
+  const std::string b = RingPort(&brx, &btx);
+  EngineConfig c = Config(Mode::kL3, {{in, a, ""}, {a, in, ""}, {b, in, ""}}, {{1, {{in, 0}}}});
+  c.routes = {{"10.0.0.0/8", a, "02:00:00:00:00:0a"}, {"0.0.0.0/0", b, "02:00:00:00:00:0b"}};
+  Engine& e = Make(c);
+  EXPECT_EQ(e.Routes().size(), 2u);
+  std::vector<Frame> batch;
+  for (int i = 0; i < 50; ++i) batch.push_back(UdpFrame(Ip(1, 1, 1, 1), Ip(10, 9, 9, i), 64));
+  for (int i = 0; i < 50; ++i) batch.push_back(UdpFrame(Ip(1, 1, 1, 1), Ip(198, 51, 100, i), 64));
+  ASSERT_TRUE(e.Start().ok());
+  Inject(irx, batch);
+  ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx == 100; }));
+  EXPECT_EQ(Drain(atx).size(), 50u);
+  auto via_default = Drain(btx);
+  ASSERT_EQ(via_default.size(), 50u);
+  EXPECT_EQ(via_default[0].bytes[5], 0x0b);
+  ASSERT_TRUE(e.DelRoute(Ipv4Prefix{0, 0}).ok());
+  Inject(irx, batch);
+  ASSERT_TRUE(WaitFor([&] {
+    const Totals t = Sum(e.Snapshot());
+    return t.tx + t.dropped == 200;
+  }));
+  EXPECT_EQ(Drain(atx).size(), 50u);
+  EXPECT_TRUE(Drain(btx).empty());
+  EXPECT_EQ(Sum(e.Snapshot()).drops[kDropNoRoute], 50u);
+  ExpectExactAudit();
+}
+
 // Routes change while traffic flows (net_ring, exact per packet).
 TEST_F(DataplaneTest, RoutesChangeWhileForwarding) {
   rte_ring *irx, *itx, *arx, *atx, *brx, *btx;
@@ -469,7 +502,9 @@ TEST_F(DataplaneTest, RoutesChangeWhileForwarding) {
   send();
   EXPECT_EQ(Drain(atx).size(), 100u);
   Route r;
-  ASSERT_TRUE(ParsePrefix("10.9.0.0/16", &r.prefix, &r.depth).ok());
+  auto prefix = net::ParseIpv4Prefix("10.9.0.0/16");
+  ASSERT_TRUE(prefix.ok());
+  r.prefix = *prefix;
   r.port = PortId(b);
   r.next_hop_mac = {0x02, 0, 0, 0, 0, 0x0b};
   ASSERT_TRUE(e.AddRoute(r).ok());
@@ -479,11 +514,11 @@ TEST_F(DataplaneTest, RoutesChangeWhileForwarding) {
   ASSERT_EQ(via_b.size(), 100u);
   EXPECT_EQ(via_b[0].bytes[5], 0x0b);
   EXPECT_TRUE(Drain(atx).empty());
-  ASSERT_TRUE(e.DelRoute(r.prefix, r.depth).ok());
+  ASSERT_TRUE(e.DelRoute(r.prefix).ok());
   send();
   EXPECT_EQ(Drain(atx).size(), 100u);
   EXPECT_TRUE(Drain(btx).empty());
-  EXPECT_EQ(e.DelRoute(r.prefix, r.depth).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(e.DelRoute(r.prefix).code(), absl::StatusCode::kNotFound);
   ExpectExactAudit();
 }
 

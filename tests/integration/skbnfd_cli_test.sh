@@ -14,6 +14,21 @@ if "$BIN" --helpfull 2>&1 | grep -q -- "--listen"; then
   CTL=(--listen=127.0.0.1:0 --metrics-addr=off)
 fi
 
+# --help lists the flags by group, with the EAL `--` convention and an example (absl's default
+# filter printed "No flags matched" for flags defined outside a file named after the program).
+"$BIN" --help >"$OUT" 2>&1 || true
+grep -q "No flags matched" "$OUT" && fail "--help: no flags listed"
+for want in "-- EAL arguments" "examples:" "Flags from server/daemon_flags.cc" \
+            "Flags from server/demo.cc" "Flags from server/console.cc" "--pool_ops" "--demo_routes" \
+            "--stats"; do
+  grep -q -- "$want" "$OUT" || fail "--help: no '$want'"
+done
+if "$BIN" --helpfull 2>&1 | grep -q -- "--listen"; then
+  grep -q "Flags from server/control_flags.cc" "$OUT" || fail "--help: no control-plane group"
+fi
+grep -q -- "--test_stall" "$OUT" && fail "--help lists the test hooks"
+echo "ok: --help lists the flags by group"
+
 expect_refusal() {  # pattern, flags...
   local pat=$1; shift
   set +e; "$BIN" "$@" >"$OUT" 2>&1; local rc=$?; set -e

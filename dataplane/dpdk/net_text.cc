@@ -1,4 +1,4 @@
-#include "server/net_text.h"
+#include "dataplane/dpdk/net_text.h"
 
 #include <charconv>
 #include <vector>
@@ -8,7 +8,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 
-namespace skbnf::control {
+namespace skbnf::net {
 namespace {
 
 bool ParseDecimal(absl::string_view s, uint32_t max, uint32_t* out) {
@@ -47,9 +47,10 @@ absl::StatusOr<Ipv4Prefix> ParseIpv4Prefix(absl::string_view text) {
     return absl::InvalidArgumentError(
         absl::StrCat("'", text, "': prefix length must be a number 0..32"));
   }
-  uint32_t mask = len == 0 ? 0 : ~uint32_t{0} << (32 - len);
-  if ((addr & ~mask) != 0) {
-    Ipv4Prefix canon{addr & mask, static_cast<uint8_t>(len)};
+  const Ipv4Prefix masked{addr & Ipv4Prefix{0, static_cast<uint8_t>(len)}.Mask(),
+                          static_cast<uint8_t>(len)};
+  if (masked.addr != addr) {
+    const Ipv4Prefix& canon = masked;
     return absl::InvalidArgumentError(absl::StrCat("'", text, "' has host bits set (did you mean ",
                                                    FormatIpv4Prefix(canon), "?)"));
   }
@@ -61,8 +62,8 @@ std::string FormatIpv4Prefix(const Ipv4Prefix& p) {
                          (p.addr >> 8) & 0xff, p.addr & 0xff, p.len);
 }
 
-absl::StatusOr<std::array<uint8_t, 6>> ParseMac(absl::string_view text) {
-  std::array<uint8_t, 6> mac{};
+absl::StatusOr<MacAddr> ParseMac(absl::string_view text) {
+  MacAddr mac{};
   std::vector<absl::string_view> parts = absl::StrSplit(text, ':');
   bool ok = parts.size() == 6;
   for (size_t i = 0; ok && i < 6; ++i) {
@@ -79,8 +80,8 @@ absl::StatusOr<std::array<uint8_t, 6>> ParseMac(absl::string_view text) {
   return mac;
 }
 
-std::string FormatMac(const std::array<uint8_t, 6>& m) {
+std::string FormatMac(const MacAddr& m) {
   return absl::StrFormat("%02x:%02x:%02x:%02x:%02x:%02x", m[0], m[1], m[2], m[3], m[4], m[5]);
 }
 
-}  // namespace skbnf::control
+}  // namespace skbnf::net

@@ -1,0 +1,230 @@
+// Engine ports: which ethdev ports the engine uses and how they pair (io/mac), their queues and
+// rings, and what Engine::Ports() reports of them (link, PMD counters).
+#include <rte_bus.h>
+#include <rte_dev.h>
+#include <rte_ethdev.h>
+#include <rte_lcore.h>
+
+#include <algorithm>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "dataplane/dpdk/engine_state.h"
+
+namespace skbnf::dpdk {
+
+absl::StatusOr<uint16_t> Engine::Impl::ResolvePort(absl::string_view name) const {
+  uint16_t id = 0;
+  if (rte_eth_dev_get_port_by_name(std::string(name).c_str(), &id) == 0) return id;
+  uint32_t n = 0;
+  if (absl::SimpleAtoi(name, &n) && n < RTE_MAX_ETHPORTS && rte_eth_dev_is_valid_port(n)) {
+    return static_cast<uint16_t>(n);
+  }
+  std::string known;
+  uint16_t pid;
+  RTE_ETH_FOREACH_DEV(pid) {
+    char buf[RTE_ETH_NAME_MAX_LEN];
+    if (rte_eth_dev_get_name_by_port(pid, buf) == 0) {
+      absl::StrAppend(&known, known.empty() ? "" : ", ", pid, "=", buf);
+    }
+  }
+  return absl::NotFoundError(
+      absl::StrCat("no port '", name, "' (ports: ", known.empty() ? "none" : known, ")"));
+}
+
+absl::Status Engine::Impl::SelectPorts() {
+  std::vector<std::pair<uint16_t, std::string>> peers;
+  if (config.ports.empty()) {
+    uint16_t pid;
+    RTE_ETH_FOREACH_DEV(pid) { port_ids.push_back(pid); }
+    for (size_t i = 0; i < port_ids.size(); ++i) {
+      peers.emplace_back(port_ids[i], "");
+    }
+  } else {
+    for (const PortSpec& ps : config.ports) {
+      auto id = ResolvePort(ps.name);
+      if (!id.ok()) return id.status();
+      if (std::find(port_ids.begin(), port_ids.end(), *id) != port_ids.end()) {
+        return absl::InvalidArgumentError(absl::StrCat("port '", ps.name, "' is listed twice"));
+      }
+      port_ids.push_back(*id);
+      peers.emplace_back(*id, ps.peer);
+    }
+  }
+  if (port_ids.empty()) {
+    return absl::FailedPreconditionError(
+        "no ports: give EAL a device, e.g. after `--`: --vdev=net_null0 --vdev=net_null1, or a "
+        "PCI address with -a");
+  }
+  for (uint16_t id : port_ids) {
+    if (id >= kMaxPorts) {
+      return absl::InvalidArgumentError(absl::StrCat("port id ", id, " >= ", kMaxPorts));
+    }
+    ports[id].active = true;
+    ports[id].id = id;
+  }
+  // Pairing: explicit peers, else 0<->1, 2<->3, ... in config order; an odd last port
+  // forwards to itself.
+  for (size_t i = 0; i < peers.size(); ++i) {
+    PortState& ps = ports[peers[i].first];
+    if (!peers[i].second.empty()) {
+      auto peer = ResolvePort(peers[i].second);
+      if (!peer.ok()) return peer.status();
+      if (*peer >= kMaxPorts || !ports[*peer].active) {
+        return absl::InvalidArgumentError(absl::StrCat("peer '", peers[i].second, "' of port ",
+                                                       ps.id, " is not one of the engine's ports"));
+      }
+      ps.peer = *peer;
+    } else {
+      const size_t j = (i % 2 == 0) ? (i + 1 < peers.size() ? i + 1 : i) : i - 1;
+      ps.peer = port_ids[j];
+    }
+  }
+  for (size_t i = 0; i < config.ports.size(); ++i) {
+    PortState& ps = ports[port_ids[i]];
+    if (!config.ports[i].dst_mac.empty()) {
+      auto mac = net::ParseMac(config.ports[i].dst_mac);
+      if (!mac.ok()) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("port '", config.ports[i].name, "' dst_mac: ", mac.status().message()));
+      }
+      std::copy(mac->begin(), mac->end(), ps.dst_mac.addr_bytes);
+    }
+  }
+  for (uint16_t id : port_ids) {
+    PortState& ps = ports[id];
+    if (config.ports.empty() || std::all_of(ps.dst_mac.addr_bytes, ps.dst_mac.addr_bytes + 6,
+                                            [](uint8_t b) { return b == 0; })) {
+      ps.dst_mac = rte_ether_addr{{0x02, 0, 0, 0, 0, static_cast<uint8_t>(id)}};
+    }
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::Impl::SetUpPorts() {
+  const uint16_t nworkers = static_cast<uint16_t>(workers.size());
+  for (uint16_t id : port_ids) {
+    PortState& ps = ports[id];
+    rte_eth_dev_info info{};
+    if (int rc = rte_eth_dev_info_get(id, &info); rc != 0) {
+      return absl::InternalError(absl::StrCat("port ", id, ": dev_info: ", rte_strerror(-rc)));
+    }
+    char name[RTE_ETH_NAME_MAX_LEN] = {};
+    rte_eth_dev_get_name_by_port(id, name);
+    ps.name = name;
+    ps.driver = info.driver_name != nullptr ? info.driver_name : "";
+    ps.device = info.device != nullptr ? rte_dev_name(info.device) : "";
+    ps.nb_rxq = 0;
+    for (const auto& w : workers) {
+      for (const RxQueue& q : w->rx) {
+        if (q.port == id) ps.nb_rxq = std::max<uint16_t>(ps.nb_rxq, q.queue + 1);
+      }
+    }
+    if (ps.nb_rxq > info.max_rx_queues) {
+      return absl::InvalidArgumentError(absl::StrCat("port ", id, " (", ps.name, ") has ",
+                                                     info.max_rx_queues, " RX queue(s); ",
+                                                     ps.nb_rxq, " asked"));
+    }
+    // TX: one queue per worker, or one shared queue when the PMD has fewer.
+    bool needs_tx = config.mode == Mode::kL3;
+    for (const auto& w : workers) {
+      for (const RxQueue& q : w->rx) needs_tx |= ports[q.port].peer == id;
+    }
+    if (info.max_tx_queues == 0 || !needs_tx) {
+      if (needs_tx && config.mode != Mode::kL3) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("port ", id, " (", ps.name, ") cannot transmit but is a peer"));
+      }
+      ps.nb_txq = 0;
+    } else if (info.max_tx_queues >= nworkers) {
+      ps.nb_txq = nworkers;
+    } else {
+      ps.nb_txq = 1;
+      ps.tx_shared = nworkers > 1;
+    }
+    rte_eth_conf conf{};
+    if (ps.nb_rxq > 1 && info.flow_type_rss_offloads != 0) {
+      // Several RX queues: spread flows over them by RSS (IP and L4 hashes the NIC has).
+      conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
+      conf.rx_adv_conf.rss_conf.rss_hf =
+          (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
+    }
+    if (int rc = rte_eth_dev_configure(id, ps.nb_rxq, ps.nb_txq, &conf); rc != 0) {
+      return absl::InternalError(
+          absl::StrCat("port ", id, " (", ps.name, "): configure: ", rte_strerror(-rc)));
+    }
+    uint16_t nrx = config.rx_ring, ntx = config.tx_ring;
+    if (int rc = rte_eth_dev_adjust_nb_rx_tx_desc(id, &nrx, &ntx); rc != 0) {
+      return absl::InternalError(absl::StrCat("port ", id, ": ring sizes: ", rte_strerror(-rc)));
+    }
+    ps.rx_ring = nrx;
+    ps.tx_ring = ntx;
+    ps.socket_id = rte_eth_dev_socket_id(id);
+    const int socket = ps.socket_id < 0 ? static_cast<int>(rte_socket_id()) : ps.socket_id;
+    for (uint16_t q = 0; q < ps.nb_rxq; ++q) {
+      if (int rc = rte_eth_rx_queue_setup(id, q, nrx, socket, nullptr, mp); rc != 0) {
+        return absl::InternalError(
+            absl::StrCat("port ", id, " (", ps.name, "): RX queue ", q, ": ", rte_strerror(-rc)));
+      }
+    }
+    for (uint16_t q = 0; q < ps.nb_txq; ++q) {
+      if (int rc = rte_eth_tx_queue_setup(id, q, ntx, socket, nullptr); rc != 0) {
+        return absl::InternalError(
+            absl::StrCat("port ", id, " (", ps.name, "): TX queue ", q, ": ", rte_strerror(-rc)));
+      }
+    }
+    rte_eth_macaddr_get(id, &ps.mac);
+  }
+  return absl::OkStatus();
+}
+
+void Engine::Impl::ClosePorts() {
+  for (uint16_t id : port_ids) {
+    rte_eth_dev_stop(id);
+    rte_eth_dev_close(id);
+  }
+}
+
+std::vector<PortInfo> Engine::Ports() const {
+  std::vector<PortInfo> out;
+  for (uint16_t id : impl_->port_ids) {
+    const PortState& ps = impl_->ports[id];
+    PortInfo p;
+    p.id = id;
+    p.name = ps.name;
+    p.driver = ps.driver;
+    p.device = ps.device.empty() ? ps.name : ps.device;
+    std::copy(ps.mac.addr_bytes, ps.mac.addr_bytes + 6, p.mac.begin());
+    p.peer = ps.peer;
+    p.socket_id = ps.socket_id;
+    p.rx_queues = ps.nb_rxq;
+    p.tx_queues = ps.nb_txq;
+    p.rx_ring_size = ps.rx_ring;
+    p.tx_ring_size = ps.tx_ring;
+    p.tx_shared = ps.tx_shared;
+    if (!impl_->stopped) {
+      rte_eth_link link{};
+      if (rte_eth_link_get_nowait(id, &link) == 0) {
+        p.has_link = true;
+        p.link_up = link.link_status == RTE_ETH_LINK_UP;
+        p.link_speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
+      }
+      rte_eth_stats st{};
+      if (rte_eth_stats_get(id, &st) == 0) {
+        p.has_pmd_stats = true;
+        p.pmd.ipackets = st.ipackets;
+        p.pmd.opackets = st.opackets;
+        p.pmd.ibytes = st.ibytes;
+        p.pmd.obytes = st.obytes;
+        p.pmd.imissed = st.imissed;
+        p.pmd.ierrors = st.ierrors;
+        p.pmd.oerrors = st.oerrors;
+        p.pmd.rx_nombuf = st.rx_nombuf;
+      }
+    }
+    out.push_back(std::move(p));
+  }
+  return out;
+}
+
+}  // namespace skbnf::dpdk

@@ -1,0 +1,138 @@
+// The l3 tables: routes in rte_lpm (with RCU QSBR reclamation: workers report quiescence every
+// loop), next hops in a table of atomic words (MAC << 16 | port) that workers read without a
+// lock, and the default route 0.0.0.0/0 in one more such word (rte_lpm has no depth 0): the
+// worker falls back to it when the LPM finds no prefix.
+#include <rte_errno.h>
+#include <rte_lcore.h>
+#include <rte_lpm.h>
+#include <rte_malloc.h>
+#include <rte_rcu_qsbr.h>
+
+#include "absl/strings/str_cat.h"
+#include "dataplane/dpdk/engine_state.h"
+
+namespace skbnf::dpdk {
+
+std::string Route::ToString() const {
+  return absl::StrCat(net::FormatIpv4Prefix(prefix), " port ", port, " mac ",
+                      net::FormatMac(next_hop_mac));
+}
+
+absl::Status Engine::Impl::SetUpL3() {
+  hops.reset(new std::atomic<uint64_t>[kMaxNextHops]);
+  for (uint32_t i = 0; i < kMaxNextHops; ++i) hops[i].store(0, std::memory_order_relaxed);
+  if (config.mode != Mode::kL3) return absl::OkStatus();
+  rte_lpm_config lc{};
+  lc.max_rules = config.lpm_max_rules;
+  lc.number_tbl8s = config.lpm_tbl8s;
+  lpm =
+      rte_lpm_create(absl::StrCat(mp_name, "_lpm").c_str(), static_cast<int>(rte_socket_id()), &lc);
+  if (lpm == nullptr) {
+    return absl::ResourceExhaustedError(absl::StrCat("rte_lpm_create: ", rte_strerror(rte_errno)));
+  }
+  const size_t sz = rte_rcu_qsbr_get_memsize(static_cast<uint32_t>(workers.size()));
+  rcu = static_cast<rte_rcu_qsbr*>(rte_zmalloc("skbnf_rcu", sz, RTE_CACHE_LINE_SIZE));
+  if (rcu == nullptr || rte_rcu_qsbr_init(rcu, static_cast<uint32_t>(workers.size())) != 0) {
+    return absl::ResourceExhaustedError("RCU QSBR variable");
+  }
+  for (const auto& w : workers) rte_rcu_qsbr_thread_register(rcu, w->index);
+  rte_lpm_rcu_config rc{};
+  rc.v = rcu;
+  rc.mode = RTE_LPM_QSBR_MODE_SYNC;
+  if (rte_lpm_rcu_qsbr_add(lpm, &rc) != 0) {
+    return absl::InternalError(absl::StrCat("rte_lpm_rcu_qsbr_add: ", rte_strerror(rte_errno)));
+  }
+  return absl::OkStatus();
+}
+
+absl::StatusOr<Route> Engine::ResolveRoute(const RouteSpec& spec) const {
+  Route r;
+  auto prefix = net::ParseIpv4Prefix(spec.prefix);
+  if (!prefix.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("route prefix: ", prefix.status().message()));
+  }
+  r.prefix = *prefix;
+  auto port = impl_->ResolvePort(spec.port);
+  if (!port.ok()) return port.status();
+  r.port = *port;
+  auto mac = net::ParseMac(spec.mac);
+  if (!mac.ok()) {
+    return absl::InvalidArgumentError(absl::StrCat("route next-hop MAC: ", mac.status().message()));
+  }
+  r.next_hop_mac = *mac;
+  return r;
+}
+
+absl::Status Engine::AddRoute(const Route& r) {
+  Impl& e = *impl_;
+  if (e.lpm == nullptr) {
+    return absl::FailedPreconditionError("routes need --mode=l3");
+  }
+  if (r.prefix.len > 32) {
+    return absl::InvalidArgumentError(absl::StrCat("route length ", r.prefix.len, " not in 0..32"));
+  }
+  if ((r.prefix.addr & ~r.prefix.Mask()) != 0) {
+    return absl::InvalidArgumentError(absl::StrCat(r.ToString(), ": host bits set"));
+  }
+  if (r.port >= kMaxPorts || !e.ports[r.port].active || e.ports[r.port].nb_txq == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("route ", r.ToString(), ": port ", r.port, " is not a TX port of the engine"));
+  }
+  const uint64_t hop = PackHop(r.port, r.next_hop_mac);
+  if ((hop >> 16) == 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("route ", r.ToString(), ": next-hop MAC is zero"));
+  }
+  std::lock_guard<std::mutex> lock(e.route_mu);
+  if (r.prefix.len == 0) {
+    e.default_hop.store(hop, std::memory_order_release);
+    e.routes[{r.prefix.addr, r.prefix.len}] = r;
+    return absl::OkStatus();
+  }
+  uint32_t id;
+  auto it = e.hop_ids.find(hop);
+  if (it != e.hop_ids.end()) {
+    id = it->second;
+  } else {
+    if (e.hop_ids.size() + 1 >= kMaxNextHops) {
+      return absl::ResourceExhaustedError(
+          absl::StrCat("more than ", kMaxNextHops - 1, " distinct next hops"));
+    }
+    id = static_cast<uint32_t>(e.hop_ids.size()) + 1;
+    e.hops[id].store(hop, std::memory_order_release);
+    e.hop_ids.emplace(hop, id);
+  }
+  if (int rc = rte_lpm_add(e.lpm, r.prefix.addr, r.prefix.len, id); rc != 0) {
+    return absl::ResourceExhaustedError(
+        absl::StrCat("rte_lpm_add ", r.ToString(), ": ", rte_strerror(-rc)));
+  }
+  e.routes[{r.prefix.addr, r.prefix.len}] = r;
+  return absl::OkStatus();
+}
+
+absl::Status Engine::DelRoute(const Ipv4Prefix& prefix) {
+  Impl& e = *impl_;
+  if (e.lpm == nullptr) return absl::FailedPreconditionError("routes need --mode=l3");
+  std::lock_guard<std::mutex> lock(e.route_mu);
+  auto it = e.routes.find({prefix.addr, prefix.len});
+  if (it == e.routes.end()) {
+    return absl::NotFoundError(absl::StrCat("no route ", net::FormatIpv4Prefix(prefix)));
+  }
+  if (prefix.len == 0) {
+    e.default_hop.store(0, std::memory_order_release);
+  } else if (int rc = rte_lpm_delete(e.lpm, prefix.addr, prefix.len); rc != 0) {
+    return absl::InternalError(absl::StrCat("rte_lpm_delete: ", rte_strerror(-rc)));
+  }
+  e.routes.erase(it);
+  return absl::OkStatus();
+}
+
+std::vector<Route> Engine::Routes() const {
+  std::lock_guard<std::mutex> lock(impl_->route_mu);
+  std::vector<Route> out;
+  out.reserve(impl_->routes.size());
+  for (const auto& [k, r] : impl_->routes) out.push_back(r);
+  return out;
+}
+
+}  // namespace skbnf::dpdk

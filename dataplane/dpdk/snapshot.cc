@@ -1,0 +1,46 @@
+// Engine::Snapshot: every worker's counters for readers (the control plane, skbnfd's console).
+// Plain relaxed loads of per-core counters: never waits for a worker or a control operation.
+#include "dataplane/dpdk/engine_state.h"
+
+namespace skbnf::dpdk {
+
+EngineSnapshot Engine::Snapshot() const {
+  const Impl& e = *impl_;
+  EngineSnapshot s;
+  s.monotonic_ns = NowNs();
+  s.pool_ops = e.config.pool_ops;
+  s.strategy = strategy();
+  s.epoch = e.pool != nullptr ? e.pool->epoch() : 0;
+  for (const auto& w : e.workers) {
+    WorkerSnapshot ws;
+    ws.lcore = w->lcore;
+    ws.paused = w->parked.load(std::memory_order_acquire);
+    for (const RxQueue& q : w->rx) ws.rx.emplace_back(q.port, q.queue);
+    for (int p = 0; p < kMaxPorts; ++p) {
+      PortCounters& pc = ws.ports[p];
+      pc.rx_pkts = w->c.ports[p].rx_pkts.Get();
+      pc.rx_bytes = w->c.ports[p].rx_bytes.Get();
+      pc.tx_pkts = w->c.ports[p].tx_pkts.Get();
+      pc.tx_bytes = w->c.ports[p].tx_bytes.Get();
+      ws.rx_pkts += pc.rx_pkts;
+      ws.tx_pkts += pc.tx_pkts;
+      for (int r = 0; r < kNumDropReasons; ++r) {
+        pc.drops[r] = w->c.ports[p].drops[r].Get();
+        ws.drops[r] += pc.drops[r];
+        ws.dropped += pc.drops[r];
+      }
+    }
+    ws.polls = w->c.polls.Get();
+    ws.busy_polls = w->c.busy_polls.Get();
+    if (e.pool != nullptr) {
+      ws.has_pool = true;
+      ws.pool = e.pool->CoreStats(static_cast<int>(w->lcore));
+      ws.gauges = e.pool->CoreGauges(static_cast<int>(w->lcore));
+      ws.rx_nombuf = ws.pool.alloc_failures;
+    }
+    s.workers.push_back(std::move(ws));
+  }
+  return s;
+}
+
+}  // namespace skbnf::dpdk

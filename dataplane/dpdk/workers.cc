@@ -1,0 +1,151 @@
+// Engine workers: one run-to-completion worker per lcore (their poll loop is forward.cc), which
+// RX queues each polls, and the control operations on them: pause, resume, the test stall.
+#include <rte_lcore.h>
+
+#include "absl/strings/str_cat.h"
+#include "dataplane/dpdk/engine_state.h"
+#include "dataplane/dpdk/wait_until.h"
+
+namespace skbnf::dpdk {
+
+absl::Status Engine::Impl::SetUpWorkers() {
+  std::vector<unsigned> lcores;
+  if (config.workers.empty()) {
+    unsigned lc;
+    RTE_LCORE_FOREACH_WORKER(lc) { lcores.push_back(lc); }
+    if (lcores.empty()) {
+      return absl::FailedPreconditionError(
+          "no worker lcores: give EAL at least two, e.g. -l 0,1 (the first is the main lcore, "
+          "which runs control)");
+    }
+    for (unsigned i = 0; i < lcores.size(); ++i) {
+      auto w = std::make_unique<Worker>();
+      w->lcore = lcores[i];
+      w->index = i;
+      workers.push_back(std::move(w));
+    }
+    // RX queues round-robin over the workers.
+    size_t k = 0;
+    for (uint16_t q = 0; q < config.rx_queues; ++q) {
+      for (uint16_t id : port_ids) {
+        workers[k++ % workers.size()]->rx.push_back({id, q});
+      }
+    }
+  } else {
+    for (const WorkerSpec& ws : config.workers) {
+      if (ws.lcore >= RTE_MAX_LCORE || !rte_lcore_is_enabled(ws.lcore) ||
+          ws.lcore == rte_get_main_lcore()) {
+        return absl::InvalidArgumentError(absl::StrCat(
+            "worker lcore ", ws.lcore,
+            " is not an enabled non-main EAL lcore; give EAL -l with it (main lcore is ",
+            rte_get_main_lcore(), ")"));
+      }
+      auto w = std::make_unique<Worker>();
+      w->lcore = ws.lcore;
+      w->index = static_cast<unsigned>(workers.size());
+      for (const auto& [name, q] : ws.rx) {
+        auto id = ResolvePort(name);
+        if (!id.ok()) return id.status();
+        if (*id >= kMaxPorts || !ports[*id].active) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("worker ", ws.lcore, ": port '", name, "' is not an engine port"));
+        }
+        if (q >= config.rx_queues) {
+          return absl::InvalidArgumentError(
+              absl::StrCat("worker ", ws.lcore, ": queue ", q, " >= rx_queues ", config.rx_queues));
+        }
+        w->rx.push_back({*id, q});
+      }
+      workers.push_back(std::move(w));
+    }
+  }
+  for (auto& w : workers) w->engine = this;
+  return absl::OkStatus();
+}
+
+Worker* Engine::Impl::FindWorker(unsigned lcore) const {
+  for (const auto& w : workers) {
+    if (w->lcore == lcore) return w.get();
+  }
+  return nullptr;
+}
+
+// Both wait for the worker's own flag (Worker::parked, written at its quiescent point), so a
+// pause has taken effect when it returns, on the skbnf pool and on ring_mp_mc alike.
+absl::Status Engine::Impl::PauseLocked(Worker& w, std::chrono::microseconds timeout) {
+  if (!started || stopped) return absl::FailedPreconditionError("engine not running");
+  if (pool != nullptr) {
+    if (absl::Status st = pool->PauseWorker(static_cast<int>(w.lcore), timeout); !st.ok()) {
+      return st;
+    }
+  } else {
+    w.pause_requested.store(true, std::memory_order_release);
+  }
+  if (!WaitUntil(timeout, [&] { return w.parked.load(std::memory_order_acquire); })) {
+    if (pool == nullptr) w.pause_requested.store(false);
+    return absl::DeadlineExceededError(absl::StrCat(
+        "worker ", w.lcore, " did not reach its quiescent point in ", timeout.count(), " us"));
+  }
+  return absl::OkStatus();
+}
+
+absl::Status Engine::Impl::ResumeLocked(Worker& w, std::chrono::microseconds timeout) {
+  if (pool != nullptr) {
+    if (absl::Status st = pool->ResumeWorker(static_cast<int>(w.lcore), timeout); !st.ok()) {
+      return st;
+    }
+  } else {
+    w.pause_requested.store(false, std::memory_order_release);
+  }
+  if (!started || stopped) return absl::OkStatus();
+  if (!WaitUntil(timeout, [&] { return !w.parked.load(std::memory_order_acquire); })) {
+    return absl::DeadlineExceededError(absl::StrCat(
+        "worker ", w.lcore, " did not leave its parked state in ", timeout.count(), " us"));
+  }
+  return absl::OkStatus();
+}
+
+namespace {
+std::chrono::microseconds OrDefault(std::chrono::microseconds t) {
+  return t.count() > 0 ? t : std::chrono::microseconds(500'000);
+}
+}  // namespace
+
+absl::Status Engine::PauseWorker(unsigned lcore, std::chrono::microseconds timeout) {
+  std::lock_guard<std::mutex> lock(impl_->control_mu);
+  Worker* w = impl_->FindWorker(lcore);
+  if (w == nullptr) return absl::NotFoundError(absl::StrCat("lcore ", lcore, " is not a worker"));
+  return impl_->PauseLocked(*w, OrDefault(timeout));
+}
+
+absl::Status Engine::ResumeWorker(unsigned lcore, std::chrono::microseconds timeout) {
+  std::lock_guard<std::mutex> lock(impl_->control_mu);
+  Worker* w = impl_->FindWorker(lcore);
+  if (w == nullptr) return absl::NotFoundError(absl::StrCat("lcore ", lcore, " is not a worker"));
+  return impl_->ResumeLocked(*w, OrDefault(timeout));
+}
+
+bool Engine::IsPaused(unsigned lcore) const {
+  const Worker* w = impl_->FindWorker(lcore);
+  return w != nullptr && w->parked.load(std::memory_order_acquire);
+}
+
+void Engine::SetTestStall(unsigned lcore, std::chrono::milliseconds stall) {
+  if (Worker* w = impl_->FindWorker(lcore); w != nullptr) {
+    w->test_stall_ms.store(static_cast<uint32_t>(stall.count()), std::memory_order_relaxed);
+  }
+}
+
+std::vector<unsigned> Engine::WorkerLcores() const {
+  std::vector<unsigned> out;
+  for (const auto& w : impl_->workers) out.push_back(w->lcore);
+  return out;
+}
+
+int Engine::LcoreSocket(unsigned lcore) const {
+  if (lcore >= RTE_MAX_LCORE) return -1;
+  const unsigned s = rte_lcore_to_socket_id(lcore);
+  return s == static_cast<unsigned>(SOCKET_ID_ANY) ? -1 : static_cast<int>(s);
+}
+
+}  // namespace skbnf::dpdk

@@ -1,0 +1,59 @@
+// skbnfd's console (the "console" group of --help): what skbnfd prints on stdout for people and
+// scripts. Start-up: one line per port, then its link, then "mode ..., pool ..., strategy ...,
+// workers on lcores ..., N routes". Every --stats seconds: one line per worker (rates from
+// server/rates.h). Hot swaps of --swap-cycle: one line each. At exit: one summary line with the
+// totals, the drop reasons, the swap counts and the final audit.
+#ifndef SKBNF_SERVER_CONSOLE_H_
+#define SKBNF_SERVER_CONSOLE_H_
+
+#include <chrono>
+#include <string>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "dataplane/dpdk/engine.h"
+#include "dataplane/pool/pool.h"
+
+namespace skbnf::control {
+
+// --swap-cycle is valid for `pool_ops` (it needs skbnf) and every spec in it parses.
+absl::Status CheckSwapCycle(const std::string& pool_ops);
+
+class Console {
+ public:
+  explicit Console(const dpdk::Engine& engine);
+
+  void PrintPorts() const;    // after Create
+  void PrintRunning() const;  // after Start: links, mode, pool, strategy, workers, routes
+  // Prints the per-worker lines when --stats says it is time; returns false once --duration
+  // has passed.
+  bool Tick();
+  static void PrintSwap(const pool::SwapReport& report);
+  // After Stop; returns the exit code (0, or 1 when the final audit failed).
+  int PrintSummary() const;
+
+ private:
+  const dpdk::Engine& engine_;
+  const double stats_s_;
+  const double duration_s_;
+  const std::chrono::steady_clock::time_point t0_ = std::chrono::steady_clock::now();
+  std::chrono::steady_clock::time_point next_;
+  dpdk::EngineSnapshot prev_;
+};
+
+// --swap-cycle / --swap-every: hot swaps while forwarding, one console line each.
+class SwapCycle {
+ public:
+  SwapCycle();
+  void Tick(dpdk::Engine& engine);  // swaps when it is time
+
+ private:
+  const std::vector<std::string> cycle_;
+  const std::chrono::duration<double> every_;
+  std::chrono::steady_clock::time_point next_;
+  size_t index_ = 0;
+};
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_CONSOLE_H_

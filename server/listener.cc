@@ -1,0 +1,134 @@
+#include "server/listener.h"
+
+#include <sys/socket.h>
+#include <sys/stat.h>
+#include <sys/un.h>
+#include <unistd.h>
+
+#include <cstdio>
+#include <cstring>
+#include <fstream>
+#include <sstream>
+
+#include "absl/strings/match.h"
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+
+namespace skbnf::control {
+namespace {
+
+absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
+  std::ifstream in(path);
+  if (!in)
+    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read '", path, "'"));
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+bool UnixSocketAnswers(const std::string& path) {
+  sockaddr_un sa = {};
+  if (path.size() >= sizeof(sa.sun_path)) return false;
+  sa.sun_family = AF_UNIX;
+  std::memcpy(sa.sun_path, path.c_str(), path.size() + 1);
+  int fd = ::socket(AF_UNIX, SOCK_STREAM, 0);
+  if (fd < 0) return false;
+  bool answers = ::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa)) == 0;
+  ::close(fd);
+  return answers;
+}
+
+}  // namespace
+
+bool SplitHostPort(const std::string& addr, std::string* host, std::string* port) {
+  size_t colon = addr.rfind(':');
+  if (colon == std::string::npos) return false;
+  *host = addr.substr(0, colon);
+  *port = addr.substr(colon + 1);
+  if (host->size() >= 2 && host->front() == '[' && host->back() == ']') {
+    *host = host->substr(1, host->size() - 2);
+  }
+  int p = 0;
+  return absl::SimpleAtoi(*port, &p) && p >= 0 && p <= 65535;
+}
+
+bool IsLocalAddress(const std::string& addr) {
+  if (absl::StartsWith(addr, "unix:") || absl::StartsWith(addr, "unix-abstract:")) return true;
+  std::string host, port;
+  if (!SplitHostPort(addr, &host, &port)) return false;
+  if (host == "localhost" || host == "::1") return true;
+  // 127.0.0.0/8, dotted quad.
+  int a = 0, b = 0, c = 0, d = 0;
+  char tail = 0;
+  if (std::sscanf(host.c_str(), "%d.%d.%d.%d%c", &a, &b, &c, &d, &tail) == 4) {
+    return a == 127 && b >= 0 && b < 256 && c >= 0 && c < 256 && d >= 0 && d < 256;
+  }
+  return false;
+}
+
+absl::StatusOr<Listener> PrepareListener(const ControlOptions& o) {
+  Listener l;
+  const bool tls = !o.tls_cert.empty() || !o.tls_key.empty();
+  if (o.tls_cert.empty() != o.tls_key.empty()) {
+    return absl::InvalidArgumentError("--tls-cert and --tls-key must be given together");
+  }
+  if (!o.tls_client_ca.empty() && !tls) {
+    return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
+  }
+  l.unix_socket = absl::StartsWith(o.listen, "unix:");
+  std::string port;
+  if (!l.unix_socket && !absl::StartsWith(o.listen, "unix-abstract:") &&
+      !SplitHostPort(o.listen, &l.host, &port)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--listen: '", o.listen, "' is not host:port or unix:/path"));
+  }
+  const bool local = IsLocalAddress(o.listen);
+  if (!local && !tls && !o.insecure_remote) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "refusing to serve the control API on non-loopback address '", o.listen,
+        "' without TLS: give --tls-cert and --tls-key (and --tls-client-ca so that mutations "
+        "are possible), listen on 127.0.0.1 or a unix socket, or pass --insecure-remote to "
+        "accept plaintext from the network"));
+  }
+  if (tls) {
+    absl::StatusOr<std::string> cert = ReadFile("tls-cert", o.tls_cert);
+    if (!cert.ok()) return cert.status();
+    absl::StatusOr<std::string> key = ReadFile("tls-key", o.tls_key);
+    if (!key.ok()) return key.status();
+    grpc::SslServerCredentialsOptions so(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
+    if (!o.tls_client_ca.empty()) {
+      absl::StatusOr<std::string> ca = ReadFile("tls-client-ca", o.tls_client_ca);
+      if (!ca.ok()) return ca.status();
+      // Verify a certificate when one is presented, but let certificate-less clients in: they
+      // may read; ControlService refuses their mutations.
+      so.client_certificate_request = GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
+      so.pem_root_certs = *ca;
+    }
+    so.pem_key_cert_pairs.push_back({*key, *cert});
+    l.credentials = grpc::SslServerCredentials(so);
+    l.policy = MutationPolicy::kVerifiedClientCert;
+    l.description = o.tls_client_ca.empty() ? "(TLS, read-only)" : "(mTLS for mutations)";
+  } else {
+    l.credentials = grpc::InsecureServerCredentials();
+    l.description = local ? "(local plaintext)" : "(INSECURE remote plaintext)";
+  }
+  if (l.unix_socket) {
+    l.unix_path = o.listen.substr(5);
+    if (absl::StartsWith(l.unix_path, "//")) l.unix_path = l.unix_path.substr(2);
+    struct stat st;
+    if (::lstat(l.unix_path.c_str(), &st) == 0 && S_ISSOCK(st.st_mode)) {
+      if (UnixSocketAnswers(l.unix_path)) {
+        return absl::UnavailableError(absl::StrCat("--listen: unix socket '", l.unix_path,
+                                                   "' is in use by a running process"));
+      }
+      ::unlink(l.unix_path.c_str());
+    }
+  }
+  return l;
+}
+
+void RestrictUnixSocket(const Listener& l) {
+  if (l.unix_socket) ::chmod(l.unix_path.c_str(), 0660);
+}
+
+}  // namespace skbnf::control

@@ -1,0 +1,22 @@
+#include "server/rates.h"
+
+#include "absl/strings/str_format.h"
+
+namespace skbnf::control {
+
+double Rate(uint64_t now, uint64_t before, double seconds) {
+  if (seconds <= 0 || now < before) return 0;
+  return static_cast<double>(now - before) / seconds;
+}
+
+double Seconds(std::chrono::steady_clock::duration d) {
+  return std::chrono::duration<double>(d).count();
+}
+
+std::string HumanRate(double v) {
+  if (v >= 1e6) return absl::StrFormat("%.2fM", v / 1e6);
+  if (v >= 1e3) return absl::StrFormat("%.1fk", v / 1e3);
+  return absl::StrFormat("%.0f", v);
+}
+
+}  // namespace skbnf::control

@@ -1,0 +1,121 @@
+// skbnfctl routes, worker, audit: the commands that change or check the data plane (besides
+// strategy set).
+#include <iostream>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "server/skbnfctl/client.h"
+#include "server/skbnfctl/table.h"
+
+namespace skbnf::ctl {
+
+int Client::Routes(const std::vector<std::string>& p) {
+  const char* usage = "routes add PREFIX PORT DST_MAC | routes del PREFIX | routes list";
+  if (p.size() < 2) throw UsageError{absl::StrCat("usage: skbnfctl ", usage)};
+  if (p[1] == "add") {
+    Need(p, 5, "routes add PREFIX PORT DST_MAC");
+    v1::AddRouteRequest req;
+    req.set_prefix(p[2]);
+    req.mutable_next_hop()->set_port(ParseUint("PORT", p[3]));
+    req.mutable_next_hop()->set_dst_mac(p[4]);
+    v1::AddRouteResponse r;
+    grpc::Status s = stub_->AddRoute(Ctx().get(), req, &r);
+    if (!s.ok()) return Fail(s);
+    if (json_) return Json(r), 0;
+    std::cout << "added " << p[2] << " via next hop " << r.next_hop_id() << "\n";
+    return 0;
+  }
+  if (p[1] == "del") {
+    Need(p, 3, "routes del PREFIX");
+    v1::DeleteRouteRequest req;
+    req.set_prefix(p[2]);
+    v1::DeleteRouteResponse r;
+    grpc::Status s = stub_->DeleteRoute(Ctx().get(), req, &r);
+    if (!s.ok()) return Fail(s);
+    if (json_) return Json(r), 0;
+    std::cout << "deleted " << p[2] << "\n";
+    return 0;
+  }
+  if (p[1] == "list") {
+    Need(p, 2, "routes list");
+    v1::ListRoutesResponse r;
+    grpc::Status s = stub_->ListRoutes(Ctx().get(), v1::ListRoutesRequest(), &r);
+    if (!s.ok()) return Fail(s);
+    if (json_) return Json(r), 0;
+    std::map<uint32_t, const v1::NextHopEntry*> nh;
+    for (const v1::NextHopEntry& n : r.next_hops()) nh[n.id()] = &n;
+    Table t({"PREFIX", "NEXT_HOP", "PORT", "DST_MAC"});
+    for (const v1::Route& rt : r.routes()) {
+      const v1::NextHopEntry* n = nh.count(rt.next_hop_id()) ? nh[rt.next_hop_id()] : nullptr;
+      t.Add({rt.prefix(), absl::StrCat(rt.next_hop_id()),
+             n ? absl::StrCat(n->next_hop().port()) : "?", n ? n->next_hop().dst_mac() : "?"});
+    }
+    t.Print(std::cout);
+    return 0;
+  }
+  throw UsageError{absl::StrCat("usage: skbnfctl ", usage)};
+}
+
+int Client::Worker(const std::vector<std::string>& p) {
+  if (p.size() != 3 || (p[1] != "pause" && p[1] != "resume")) {
+    throw UsageError{"usage: skbnfctl worker pause CORE | worker resume CORE"};
+  }
+  uint32_t core = ParseUint("CORE", p[2]);
+  bool was = false;
+  grpc::Status s;
+  if (p[1] == "pause") {
+    v1::PauseWorkerRequest req;
+    req.set_core(core);
+    v1::PauseWorkerResponse r;
+    s = stub_->PauseWorker(Ctx().get(), req, &r);
+    if (s.ok() && json_) Json(r);
+    was = r.was_paused();
+  } else {
+    v1::ResumeWorkerRequest req;
+    req.set_core(core);
+    v1::ResumeWorkerResponse r;
+    s = stub_->ResumeWorker(Ctx().get(), req, &r);
+    if (s.ok() && json_) Json(r);
+    was = r.was_paused();
+  }
+  if (!s.ok()) return Fail(s);
+  if (!json_) {
+    if (p[1] == "pause") {
+      std::cout << "core " << core << (was ? " was already paused" : " paused") << "\n";
+    } else {
+      std::cout << "core " << core << (was ? " resumed" : " was not paused") << "\n";
+    }
+  }
+  return 0;
+}
+
+int Client::Audit() {
+  v1::AuditPoolResponse r;
+  grpc::Status s = stub_->AuditPool(Ctx().get(), v1::AuditPoolRequest(), &r);
+  if (!s.ok()) return Fail(s);
+  if (json_) {
+    Json(r);
+  } else {
+    uint64_t layers = 0;
+    std::vector<std::string> parts;
+    for (const v1::LayerObjectCount& l : r.in_layers()) {
+      layers += l.objects();
+      parts.push_back(absl::StrCat(LayerName(l.layer()), " ", l.objects()));
+    }
+    std::cout << "audit " << (r.ok() ? "ok" : "FAILED") << ": populated " << r.populated()
+              << (r.ok() ? " = " : " != ") << "store " << r.in_store() << " + layers " << layers
+              << " + depots " << r.in_depots() << " + in flight " << r.in_flight() << "\n";
+    std::cout << "  layers: " << absl::StrJoin(parts, ", ") << "\n";
+    std::cout << "  handed out " << r.handed_out() << ", double frees " << r.double_frees()
+              << ", foreign frees " << r.foreign_frees() << "\n";
+    if (!r.message().empty()) std::cout << "  " << r.message() << "\n";
+  }
+  if (!r.ok()) {
+    std::cerr << "skbnfctl: audit failed: " << r.message() << "\n";
+    return 1;
+  }
+  return 0;
+}
+
+}  // namespace skbnf::ctl

@@ -1,0 +1,93 @@
+// skbnfctl stats, skbnfctl top: per-core counters and rates (GetStats, WatchStats).
+#include <unistd.h>
+
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "server/rates.h"
+#include "server/skbnfctl/client.h"
+#include "server/skbnfctl/table.h"
+
+namespace skbnf::ctl {
+
+using control::HumanRate;
+
+void Client::PrintStats(const v1::Stats& s) const {
+  std::cout << "strategy " << s.spec() << " (epoch " << s.epoch() << ")  rates over "
+            << absl::StrFormat("%.2f", s.window_seconds()) << " s\n";
+  Table t({"CORE", "LCORE", "STATE", "RX_PPS", "TX_PPS", "RX_PKTS", "TX_PKTS", "DROPS", "NOMBUF",
+           "BUSY", "ALLOC/S", "FREE/S", "FAILS"});
+  for (const v1::CoreStats& c : s.cores()) {
+    uint64_t rx = 0, tx = 0, drops = 0, nombuf = 0;
+    for (const v1::PortStats& p : c.ports()) {
+      rx += p.rx_packets();
+      tx += p.tx_packets();
+      nombuf += p.rx_nombuf();
+      for (const v1::DropCount& d : p.drops()) drops += d.packets();
+    }
+    t.Add({absl::StrCat(c.core()), absl::StrCat(c.lcore()), c.paused() ? "paused" : "running",
+           HumanRate(c.rx_pps()), HumanRate(c.tx_pps()), absl::StrCat(rx), absl::StrCat(tx),
+           absl::StrCat(drops), absl::StrCat(nombuf),
+           absl::StrFormat("%.0f%%", 100 * c.busy_ratio()), HumanRate(c.pool().allocs_per_second()),
+           HumanRate(c.pool().frees_per_second()), absl::StrCat(c.pool().alloc_failures())});
+  }
+  t.Print(std::cout);
+  std::cout << "per-layer allocs (hit/miss) per core:\n";
+  Table l(
+      {"CORE", "LAYER", "OBJECTS", "ALLOC_HIT", "ALLOC_MISS", "FREE_HIT", "FREE_MISS", "ALLOC/S"});
+  for (const v1::CoreStats& c : s.cores()) {
+    for (const v1::LayerStats& ls : c.pool().layers()) {
+      if (ls.alloc_hits() + ls.alloc_misses() + ls.free_hits() + ls.free_misses() == 0) continue;
+      l.Add({absl::StrCat(c.core()), LayerName(ls.layer()), absl::StrCat(ls.objects()),
+             absl::StrCat(ls.alloc_hits()), absl::StrCat(ls.alloc_misses()),
+             absl::StrCat(ls.free_hits()), absl::StrCat(ls.free_misses()),
+             HumanRate(ls.allocs_per_second())});
+    }
+  }
+  l.Print(std::cout, "  ");
+  const v1::PoolObjects& po = s.pool();
+  std::cout << "pool: " << po.populated() << " objects: store " << po.in_store() << ", depots "
+            << po.in_depots();
+  for (const v1::LayerObjectCount& lo : po.in_layers()) {
+    std::cout << ", " << LayerName(lo.layer()) << " " << lo.objects();
+  }
+  std::cout << ", in flight " << po.in_flight() << "\n";
+}
+
+int Client::Stats(bool top) {
+  std::vector<uint32_t> cores;
+  for (const std::string& c : args_.cores) cores.push_back(ParseUint("--core", c));
+  if (!top) {
+    v1::GetStatsRequest req;
+    for (uint32_t c : cores) req.add_cores(c);
+    v1::Stats r;
+    grpc::Status s = stub_->GetStats(Ctx().get(), req, &r);
+    if (!s.ok()) return Fail(s);
+    if (json_) return Json(r), 0;
+    PrintStats(r);
+    return 0;
+  }
+  v1::WatchStatsRequest req;
+  req.set_interval_ms(args_.Has("interval") ? ParseUint("--interval", args_.Get("interval"))
+                                            : 1000);
+  if (args_.Has("count")) req.set_max_updates(ParseUint("--count", args_.Get("count")));
+  for (uint32_t c : cores) req.add_cores(c);
+  grpc::ClientContext ctx;
+  std::unique_ptr<grpc::ClientReader<v1::Stats>> reader = stub_->WatchStats(&ctx, req);
+  v1::Stats st;
+  const bool tty = isatty(STDOUT_FILENO);
+  while (reader->Read(&st)) {
+    if (json_) {
+      Json(st, true);
+    } else {
+      if (tty) std::cout << "\033[H\033[2J";  // home + clear, like top
+      PrintStats(st);
+    }
+    std::cout.flush();
+  }
+  grpc::Status s = reader->Finish();
+  return s.ok() ? 0 : Fail(s);
+}
+
+}  // namespace skbnf::ctl

@@ -1,0 +1,126 @@
+// skbnfd: the skbnf network function. This file is its composition root, the one place that
+// puts the data plane (dataplane/dpdk: EAL, the engine) and the control plane (server/: gRPC,
+// /metrics, health) together:
+//
+//   flags (server/flags.h) -> configuration (--config, then flags; or the demo) -> EAL ->
+//   Engine::Create -> Engine::Start -> ControlPlane::Start over an EngineBackend ->
+//   console loop (stats lines, swap cycle) until SIGINT/SIGTERM or --duration ->
+//   ControlPlane::Shutdown -> Engine::Stop (drain, final audit) -> summary line.
+//
+// Exit codes: 0, 1 when the final audit failed, 2 when start-up was refused (bad flag, config,
+// EAL arguments, port set-up): the message says what to write instead.
+#include <csignal>
+#include <cstdio>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "dataplane/dpdk/eal.h"
+#include "dataplane/dpdk/engine.h"
+#include "server/console.h"
+#include "server/control_plane.h"
+#include "server/daemon_flags.h"
+#include "server/demo.h"
+#include "server/engine_backend.h"
+#include "server/flags.h"
+#include "server/test_hooks.h"
+
+namespace skbnf::control {
+namespace {
+
+constexpr char kUsage[] =
+    R"(a DPDK network function whose packet-buffer strategies are hot-swapped over gRPC.
+
+usage: skbnfd [flags] [-- EAL arguments]
+
+  With neither EAL arguments nor --config, skbnfd runs its demo (no NIC, no hugepages needed:
+  net_pcap replays generated IPv4 traffic through 10,000 routes into net_null).
+  EAL arguments go after `--`, exactly as for any DPDK application; they come after the `eal`
+  line of a --config file. Flags are written --pool-ops or --pool_ops alike.
+
+examples:
+  skbnfd                                          # the demo; Ctrl-C stops it
+  skbnfd --config=dataplane/dpdk/skbnfd.conf.example --duration=10
+  skbnfd --mode=io --strategy=recycle+magazine -- -l 0-2 -a 0000:3b:02.0 -a 0000:3b:02.1
+  skbnfd --pcidevice-env --mode=l3 --config=/etc/skbnf/skbnfd.conf   # Kubernetes SR-IOV pod
+  skbnfctl strategy set headpool                  # swap while it runs (see skbnfctl --help)
+
+Flags by group: server/daemon_flags.cc (data plane), server/demo.cc (demo), server/console.cc
+(console), server/control_flags.cc (control plane: gRPC, TLS, /metrics).)";
+
+std::atomic<bool> g_quit{false};
+void OnSignal(int) { g_quit.store(true); }
+
+int Fail(const absl::Status& st) {
+  std::fprintf(stderr, "skbnfd: %s\n", std::string(st.message()).c_str());
+  return 2;
+}
+
+int Run(int argc, char** argv) {
+  // First thing: a SIGINT/SIGTERM during start-up means "stop as soon as running" (and a
+  // shell's background job would otherwise inherit SIGINT ignored).
+  std::signal(SIGINT, &OnSignal);
+  std::signal(SIGTERM, &OnSignal);
+  SetUsage(kUsage, {"server/daemon_flags.cc", "server/demo.cc", "server/console.cc",
+                    "server/control_flags.cc"});
+  const std::vector<char*> rest = ParseFlags(argc, argv);
+
+  // Configuration: the file, then flags; bad flags stop start-up before anything else happens.
+  absl::StatusOr<dpdk::DaemonConfig> dc = ConfigFromFlags();
+  if (!dc.ok()) return Fail(dc.status());
+  if (dpdk::EngineConfig check = dc->engine; true) {
+    if (absl::Status st = ApplyEngineFlags(check); !st.ok()) return Fail(st);
+  }
+  absl::StatusOr<std::vector<std::string>> pci_args = PciDeviceEalArgs();
+  if (!pci_args.ok()) return Fail(pci_args.status());
+  Demo demo;
+  if (!HasConfigFile() && rest.size() <= 1 && pci_args->empty()) {
+    if (absl::Status st = demo.SetUp(*dc); !st.ok()) return Fail(st);
+  }
+  if (absl::Status st = ApplyEngineFlags(dc->engine); !st.ok()) return Fail(st);
+  demo.Finish(dc->engine);
+
+  std::vector<std::string> eal_args = {argv[0]};
+  eal_args.insert(eal_args.end(), dc->eal.begin(), dc->eal.end());
+  eal_args.insert(eal_args.end(), pci_args->begin(), pci_args->end());
+  for (size_t i = 1; i < rest.size(); ++i) eal_args.emplace_back(rest[i]);
+  if (absl::Status st = dpdk::EalInit(eal_args); !st.ok()) return Fail(st);
+
+  int rc = 2;
+  {
+    absl::StatusOr<std::unique_ptr<dpdk::Engine>> created = dpdk::Engine::Create(dc->engine);
+    if (!created.ok()) {
+      Fail(created.status());
+      dpdk::EalCleanup();
+      return 2;
+    }
+    dpdk::Engine& engine = **created;
+    Console console(engine);
+    console.PrintPorts();
+    if (absl::Status st = ApplyTestHooks(engine); !st.ok()) return Fail(st);
+    if (absl::Status st = engine.Start(); !st.ok()) return Fail(st);
+    EngineBackend backend(engine, eal_args, dpdk::EalMainLcore());
+    auto control = ControlPlane::Start(backend, OptionsFromFlags());
+    if (!control.ok()) {
+      (void)engine.Stop();
+      return Fail(control.status());
+    }
+    console.PrintRunning();
+    SwapCycle cycle;
+    while (!g_quit.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (!console.Tick()) break;
+      cycle.Tick(engine);
+    }
+    (*control)->Shutdown();  // before the engine stops
+    (void)engine.Stop();
+    rc = console.PrintSummary();
+  }
+  dpdk::EalCleanup();
+  return rc;
+}
+
+}  // namespace
+}  // namespace skbnf::control
+
+int main(int argc, char** argv) { return skbnf::control::Run(argc, argv); }

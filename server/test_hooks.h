@@ -1,0 +1,21 @@
+// Test hooks of skbnfd: flags that exist for the test suite only and are left out of --help
+// (listed by --helpfull). They make states reachable from outside that production never asks
+// for, so the control tests can run against skbnfd itself:
+//   --test-stall-lcore=L --test-stall-ms=N   the worker on lcore L, each time a new strategy
+//       epoch is published, is late to its quiescent point by N ms (Engine::SetTestStall): a
+//       SetStrategy with a shorter quiesce timeout fails naming core L and rolls back, and the
+//       reads the API promises never wait for a swap can be shown not to.
+#ifndef SKBNF_SERVER_TEST_HOOKS_H_
+#define SKBNF_SERVER_TEST_HOOKS_H_
+
+#include "absl/status/status.h"
+#include "dataplane/dpdk/engine.h"
+
+namespace skbnf::control {
+
+// Before Engine::Start. InvalidArgument when the lcore is not a worker.
+absl::Status ApplyTestHooks(dpdk::Engine& engine);
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_TEST_HOOKS_H_
