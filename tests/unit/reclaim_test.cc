@@ -8,6 +8,7 @@
 #include <atomic>
 #include <chrono>
 #include <future>
+#include <initializer_list>
 #include <thread>
 #include <vector>
 
@@ -77,6 +78,15 @@ int TakeAllOneByOne(Pool& pool, int core, std::vector<void*>& out) {
   return got;
 }
 
+// Unregisters the cores (their threads have stopped); then the audit is exact and every object
+// is back in the store.
+void ExpectAllBackAfterUnregistering(Pool& pool, std::initializer_list<int> cores) {
+  for (int c : cores) ASSERT_TRUE(pool.UnregisterWorker(c).ok()) << "core " << c;
+  AuditReport a = pool.Audit(0);
+  EXPECT_TRUE(a.ok) << a.message;
+  EXPECT_EQ(pool.in_store(), kObjects);
+}
+
 // Core 1 allocates everything, frees it into its layers and goes idle (still reaching its
 // quiescent point: an skbnfd worker whose ports are quiet); a non-worker thread then needs
 // every object. Fails on the pre-reclaim pool for every hoarding spec.
@@ -101,10 +111,7 @@ TEST(ReclaimTest, IdleWorkerGivesBackWhatItsLayersHold) {
     EXPECT_GT(pool.reclaims(), 0u);
     pool.Put(kNoCore, held.data(), static_cast<unsigned>(held.size()));
     b.Stop();
-    ASSERT_TRUE(pool.UnregisterWorker(1).ok());
-    AuditReport a = pool.Audit(0);
-    EXPECT_TRUE(a.ok) << a.message;
-    EXPECT_EQ(pool.in_store(), kObjects);
+    ExpectAllBackAfterUnregistering(pool, {1});
   }
 }
 
@@ -144,11 +151,7 @@ TEST(ReclaimTest, BusyWorkerGivesBackToAnotherWorker) {
     churn.store(false);
     pool.Put(0, held.data(), static_cast<unsigned>(held.size()));
     b.Stop();
-    ASSERT_TRUE(pool.UnregisterWorker(1).ok());
-    ASSERT_TRUE(pool.UnregisterWorker(0).ok());
-    AuditReport a = pool.Audit(0);
-    EXPECT_TRUE(a.ok) << a.message;
-    EXPECT_EQ(pool.in_store(), kObjects);
+    ExpectAllBackAfterUnregistering(pool, {1, 0});
   }
 }
 
@@ -205,9 +208,7 @@ TEST(ReclaimTest, TwoWorkersFailingAtOnceDoNotWaitForEachOther) {
     auto b = std::async(std::launch::async, run, 1);
     const bool a_ok = a.get(), b_ok = b.get();
     EXPECT_TRUE(a_ok || b_ok) << "round " << round;
-    ASSERT_TRUE(pool.UnregisterWorker(0).ok());
-    ASSERT_TRUE(pool.UnregisterWorker(1).ok());
-    EXPECT_EQ(pool.in_store(), kObjects);
+    ExpectAllBackAfterUnregistering(pool, {0, 1});
   }
 }
 
@@ -266,9 +267,7 @@ TEST_P(ForeignReclaimTest, IdleAndGoneOwnersAreRobbed) {
       // The strategy of a pool with foreign owners is fixed.
       EXPECT_EQ(pool.Swap(testing::Spec("slab")).status.code(),
                 absl::StatusCode::kFailedPrecondition);
-      ASSERT_TRUE(pool.UnregisterWorker(0).ok());
-      ASSERT_TRUE(pool.UnregisterWorker(1).ok());
-      EXPECT_EQ(pool.in_store(), kObjects);
+      ExpectAllBackAfterUnregistering(pool, {0, 1});
     }
   }
 }
