@@ -3,7 +3,7 @@
 // The input is a program. Its first two bytes configure the pool (debug switch, slab colouring,
 // initial strategy, 16..256 objects); every following op takes 1-3 bytes:
 //   Get / Put          n objects on worker core 0, worker core 1 or kNoCore (another thread)
-//   SetRxPort          -1, 0 or 1 on a worker (recycle lists per RX port)
+//   SetRxPort          -1, 0, 1 or 2 on a worker (its RX ports are 0 and 1)
 //   Swap               to a strategy built from the input (any layer mask, small tunables):
 //                      from a control thread while this thread, the workers' one thread,
 //                      keeps reaching their quiescent points; directly when none runs
@@ -29,7 +29,9 @@
 #include <cstddef>
 #include <cstdint>
 #include <cstdlib>
+#include <cstring>
 #include <functional>
+#include <iterator>
 #include <memory>
 #include <mutex>
 #include <thread>
@@ -120,6 +122,13 @@ StrategySpec SpecFrom(Program& p) {
   return s;
 }
 
+// A burst size in [1, max]: half of the bytes give 1..4, so that the single-object fast paths
+// (n == 1) and the bulk paths are both common.
+unsigned Burst(uint8_t b, size_t max) {
+  const size_t span = b < 128 ? std::min<size_t>(max, 4) : max;
+  return 1 + static_cast<unsigned>(b % span);
+}
+
 uint64_t LayerTotal(const LayerGauges& g) {
   uint64_t n = 0;
   for (uint64_t v : g.objects) n += v;
@@ -198,13 +207,14 @@ class Interpreter {
   void Step() {
     const uint8_t op = prog_.Next() % 16;
     if (op < 6) {
-      DoGet(PickCore(prog_.Next()), 1 + prog_.Next() % kMaxBurst);
+      DoGet(PickCore(prog_.Next()), Burst(prog_.Next(), kMaxBurst));
     } else if (op < 11) {
       DoPut(PickCore(prog_.Next()));
     } else if (op == 11) {
       const uint8_t b = prog_.Next();
       const int c = b & 1;
-      if (state_[c] == WorkerState::kRunning) pool_->SetRxPort(c, static_cast<int>(b >> 1) % 3 - 1);
+      // -1 (none), its RX ports 0 and 1, or port 2 (valid, but not one of its RX ports).
+      if (state_[c] == WorkerState::kRunning) pool_->SetRxPort(c, static_cast<int>(b >> 1) % 4 - 1);
     } else if (op == 12) {
       DoSwap(SpecFrom(prog_));
     } else if (op == 13) {
@@ -230,7 +240,10 @@ class Interpreter {
         FUZZ_CHECK(pool_->store().IndexOf(o) >= 0, "op %d: Get returned a foreign %p", op_, o);
         FUZZ_CHECK(held_set_.insert(o).second, "op %d: %p handed out twice (%s)", op_, o,
                    pool_->strategy().ToString().c_str());
-        Tag(o, static_cast<int16_t>(prog_.Next() % 3) - 1);  // the port it "came in on"
+        // The port the host's recycle check will name for it: none, an RX port of the
+        // workers, another port, the last valid port, out of range.
+        static constexpr int16_t kTags[] = {-1, 0, 1, 2, kMaxPorts - 1, kMaxPorts, -2};
+        Tag(o, kTags[prog_.Next() % std::size(kTags)]);
         held_.push_back(o);
       }
       return;
@@ -251,7 +264,7 @@ class Interpreter {
 
   void DoPut(int core) {
     if (held_.empty()) return;
-    const unsigned n = 1 + prog_.Next() % std::min<size_t>(held_.size(), kMaxBurst);
+    const unsigned n = Burst(prog_.Next(), std::min<size_t>(held_.size(), kMaxBurst));
     std::vector<void*> out;
     for (unsigned i = 0; i < n; ++i) {
       const size_t k = prog_.Next() % held_.size();
