@@ -2,7 +2,8 @@
 # Builds the libFuzzer targets of tests/fuzz with clang 14 (ASan+UBSan) and runs each for a
 # bounded time. Usage:
 #   tests/fuzz/run_fuzz.sh [seconds-per-target] [--merge] [target...]
-#     seconds-per-target   default 60 (3 targets: about 3 minutes plus the build)
+#     seconds-per-target   default 60 (3 targets: about 3 minutes plus the build); 0 runs
+#                          every corpus input once and stops (a quick regression check)
 #     --merge              afterwards, add the inputs that found new coverage to
 #                          tests/fuzz/corpus/<target>/ (libFuzzer -merge=1: only those that add
 #                          coverage); without it the committed corpus is only read
@@ -56,8 +57,12 @@ for t in "${TARGETS[@]}"; do
   fi
   work="$B/corpus/$t"
   mkdir -p "$work" "tests/fuzz/corpus/$t"
-  args=(-max_total_time="$SECONDS_PER_TARGET" -timeout=20 -rss_limit_mb=4096 -print_final_stats=1
-        -artifact_prefix="tests/fuzz/crashes/$t-")
+  args=(-timeout=20 -rss_limit_mb=4096 -print_final_stats=1 -artifact_prefix="tests/fuzz/crashes/$t-")
+  if ((SECONDS_PER_TARGET == 0)); then
+    args+=(-runs=0)  # regression only: every corpus input once (max_total_time=0 is unbounded)
+  else
+    args+=(-max_total_time="$SECONDS_PER_TARGET")
+  fi
   [ -f "tests/fuzz/dict/$t.dict" ] && args+=(-dict="tests/fuzz/dict/$t.dict")
   log="$B/$t.log"
   echo "== $t: ${SECONDS_PER_TARGET} s (log $log)"
