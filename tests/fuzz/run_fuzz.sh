@@ -4,9 +4,9 @@
 #   tests/fuzz/run_fuzz.sh [seconds-per-target] [--merge] [target...]
 #     seconds-per-target   default 60 (3 targets: about 3 minutes plus the build); 0 runs
 #                          every corpus input once and stops (a quick regression check)
-#     --merge              afterwards, add the inputs that found new coverage to
-#                          tests/fuzz/corpus/<target>/ (libFuzzer -merge=1: only those that add
-#                          coverage); without it the committed corpus is only read
+#     --merge              afterwards, add to tests/fuzz/corpus/<target>/ a small set of the
+#                          new inputs that covers what they found (libFuzzer
+#                          -set_cover_merge=1); without it the committed corpus is only read
 #     target...            a subset (strategy_spec pool_ops net_text); default all
 # Environment: SKBNF_BUILD_FUZZ (build dir, default build-fuzz), SKBNF_JOBS (default 2).
 # Each target starts from its committed corpus (tests/fuzz/corpus/<target>/, which also holds
@@ -88,7 +88,7 @@ for t in "${TARGETS[@]}"; do
   fi
   if ((MERGE)); then
     before=$(find "tests/fuzz/corpus/$t" -type f | wc -l)
-    "$bin" -merge=1 "tests/fuzz/corpus/$t" "$work" >"$B/$t.merge.log" 2>&1
+    "$bin" -set_cover_merge=1 "tests/fuzz/corpus/$t" "$work" >"$B/$t.merge.log" 2>&1
     echo "   merged: $before -> $(find "tests/fuzz/corpus/$t" -type f | wc -l) files in tests/fuzz/corpus/$t"
   fi
 done
