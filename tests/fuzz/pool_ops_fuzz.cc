@@ -1,7 +1,8 @@
 // Fuzz target: the buffer core (dataplane/pool/pool.h) driven by a small interpreter.
 //
-// The input is a program. Its first two bytes configure the pool (debug switch, slab colouring,
-// initial strategy, 16..256 objects); every following op takes 1-3 bytes:
+// The input is a program. Its first bytes configure the pool (debug switch, slab colouring,
+// foreign owners fenced by membarrier(2) or per operation, 16..256 objects, the initial
+// strategy); every following op takes 1-3 bytes:
 //   Get / Put          n objects on worker core 0, worker core 1 or kNoCore (another thread)
 //   SetRxPort          -1, 0, 1 or 2 on a worker (its RX ports are 0 and 1)
 //   Swap               to a strategy built from the input (any layer mask, small tunables):
@@ -11,6 +12,8 @@
 //   Register / Unregister a worker (from this thread: the worker itself)
 //   bad Put            (debug pools) a double free or a foreign pointer: counted and dropped
 //   DrainDepots
+//   Register / Unregister a foreign owner (core 2: ForeignGet/ForeignPut, no quiescent point;
+//                      reclaimers rob it; swaps are refused while it is registered)
 // Both workers are driven by this one thread, so a Get on one of them cannot wait for the
 // other to serve its reclaim request (reclaim_wait is 1 us, as in tests/unit/model_test.cc).
 // Invariants, checked after every op:
@@ -45,6 +48,7 @@ namespace skbnf::pool {
 namespace {
 
 constexpr int kWorkers = 2;  // cores 0 and 1
+constexpr int kForeign = 2;  // a foreign owner (a DPDK app's lcore: no quiescent point)
 constexpr int kMaxOps = 256;
 constexpr unsigned kMaxBurst = 48;
 
@@ -159,6 +163,7 @@ class Interpreter {
     c.store.objs_per_slab = 8;
     c.store.colour = (cfg & 2) != 0;
     c.debug = (cfg & 1) != 0;
+    c.asymmetric_fence = (cfg & 4) == 0;  // foreign owners: membarrier(2), or a fence per op
     c.quiesce_timeout = std::chrono::seconds(10);  // only a hang would reach it
     c.reclaim_wait = std::chrono::microseconds(1);
     c.classify = [](void*, void* const* objs, unsigned n, int16_t* ports) {
@@ -205,7 +210,7 @@ class Interpreter {
   }
 
   void Step() {
-    const uint8_t op = prog_.Next() % 16;
+    const uint8_t op = prog_.Next() % 20;
     if (op < 6) {
       DoGet(PickCore(prog_.Next()), Burst(prog_.Next(), kMaxBurst));
     } else if (op < 11) {
@@ -226,16 +231,44 @@ class Interpreter {
       } else {
         Unregister(c);
       }
-    } else if (pool_->debug()) {
-      DoBadPut(prog_.Next());
+    } else if (op == 15) {
+      if (pool_->debug()) {
+        DoBadPut(prog_.Next());
+      } else {
+        pool_->DrainDepots();
+      }
+    } else if (op == 16) {
+      ToggleForeign();
+    } else if (!foreign_) {
+      return;
+    } else if (op < 19) {
+      DoGet(kForeign, Burst(prog_.Next(), kMaxBurst));
     } else {
-      pool_->DrainDepots();
+      DoPut(kForeign);
+    }
+  }
+
+  // The foreign owner is this thread too (RegisterForeignCore is called from the core's own
+  // thread); it is never inside an operation when a reclaimer robs it.
+  void ToggleForeign() {
+    absl::Status s;
+    if (!foreign_) {
+      s = pool_->RegisterForeignCore(kForeign);
+      FUZZ_CHECK(s.ok(), "op %d: RegisterForeignCore: %s", op_, s.ToString().c_str());
+      foreign_ = true;
+    } else {
+      s = pool_->UnregisterWorker(kForeign);
+      FUZZ_CHECK(s.ok(), "op %d: Unregister(foreign): %s", op_, s.ToString().c_str());
+      foreign_ = false;
+      CheckAllBackIfNoOwner();
     }
   }
 
   void DoGet(int core, unsigned n) {
     std::vector<void*> got(n);
-    if (pool_->Get(core, got.data(), n)) {
+    const bool ok =
+        core == kForeign ? pool_->ForeignGet(core, got.data(), n) : pool_->Get(core, got.data(), n);
+    if (ok) {
       for (void* o : got) {
         FUZZ_CHECK(pool_->store().IndexOf(o) >= 0, "op %d: Get returned a foreign %p", op_, o);
         FUZZ_CHECK(held_set_.insert(o).second, "op %d: %p handed out twice (%s)", op_, o,
@@ -250,7 +283,8 @@ class Interpreter {
     }
     if (core == kNoCore && Running() > 0) return;  // the workers serve it at their next Quiesce
     // Reachable to the caller: every free object except those in another running worker's
-    // layers (it cannot answer within reclaim_wait: this thread is that worker too).
+    // layers (it cannot answer within reclaim_wait: this thread is that worker too). The
+    // foreign owner's layers are reachable: a reclaimer robs them.
     uint64_t stranded = 0;
     for (int c = 0; c < kWorkers; ++c) {
       if (c != core && state_[c] == WorkerState::kRunning) {
@@ -273,7 +307,11 @@ class Interpreter {
       held_[k] = held_.back();
       held_.pop_back();
     }
-    pool_->Put(core, out.data(), n);
+    if (core == kForeign) {
+      pool_->ForeignPut(core, out.data(), n);
+    } else {
+      pool_->Put(core, out.data(), n);
+    }
   }
 
   // Runs `task` on the control thread while this thread keeps the running workers quiescing.
@@ -291,6 +329,17 @@ class Interpreter {
 
   void DoSwap(const StrategySpec& next) {
     SwapReport r;
+    if (foreign_) {
+      // A foreign owner fixes the strategy: refused, nothing changed.
+      const StrategySpec before = pool_->strategy();
+      const uint64_t epoch = pool_->epoch();
+      OnControl([&] { r = pool_->Swap(next); });
+      FUZZ_CHECK(r.status.code() == absl::StatusCode::kFailedPrecondition,
+                 "op %d: Swap with a foreign owner: %s", op_, r.status.ToString().c_str());
+      FUZZ_CHECK(pool_->strategy() == before && pool_->epoch() == epoch,
+                 "op %d: a refused swap changed the strategy", op_);
+      return;
+    }
     OnControl([&] { r = pool_->Swap(next); });
     FUZZ_CHECK(r.status.ok(), "op %d: Swap to %s: %s", op_, next.ToString().c_str(),
                r.status.ToString().c_str());
@@ -328,7 +377,11 @@ class Interpreter {
     absl::Status s = pool_->UnregisterWorker(core);
     FUZZ_CHECK(s.ok(), "op %d: Unregister(%d): %s", op_, core, s.ToString().c_str());
     state_[core] = WorkerState::kGone;
-    if (state_[0] == WorkerState::kGone && state_[1] == WorkerState::kGone) {
+    CheckAllBackIfNoOwner();
+  }
+
+  void CheckAllBackIfNoOwner() {
+    if (state_[0] == WorkerState::kGone && state_[1] == WorkerState::kGone && !foreign_) {
       FUZZ_CHECK(pool_->in_store() + held_.size() == n_objects_,
                  "op %d: no worker left, but %llu in store + %zu held != %u", op_,
                  static_cast<unsigned long long>(pool_->in_store()), held_.size(), n_objects_);
@@ -398,6 +451,7 @@ class Interpreter {
     for (int c = 0; c < kWorkers; ++c) {
       if (state_[c] != WorkerState::kGone) Unregister(c);
     }
+    if (foreign_) ToggleForeign();
     FUZZ_CHECK(pool_->in_store() == n_objects_, "end: %llu of %u in the store",
                static_cast<unsigned long long>(pool_->in_store()), n_objects_);
     FUZZ_CHECK(pool_->double_frees() == expect_double_ && pool_->foreign_frees() == expect_foreign_,
@@ -412,6 +466,7 @@ class Interpreter {
   std::vector<void*> held_;
   std::unordered_set<void*> held_set_;
   WorkerState state_[kWorkers] = {WorkerState::kGone, WorkerState::kGone};
+  bool foreign_ = false;  // core kForeign is a registered foreign owner
   uint64_t expect_double_ = 0;
   uint64_t expect_foreign_ = 0;
   int op_ = -1;
