@@ -40,3 +40,19 @@ if [ "$(cat "$NODE_DIR/.skbnf-stamp" 2>/dev/null)" != "$stamp" ] || [ ! -x "$NOD
   (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   echo "$stamp" >"$NODE_DIR/.skbnf-stamp"
 fi
+
+# Fuzzing (tests/fuzz/run_fuzz.sh): clang 14 and its runtimes (libFuzzer, ASan, UBSan for
+# -fsanitize=fuzzer,address,undefined live in libclang-rt-14-dev; libfuzzer-14-dev is only the
+# standalone -lFuzzer library and is not needed).
+FUZZ_PKGS=(clang-14 libclang-rt-14-dev)
+missing=()
+for p in "${FUZZ_PKGS[@]}"; do
+  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
+done
+if ((${#missing[@]})); then
+  echo "deps: installing ${missing[*]}"
+  SUDO=""
+  [ "$(id -u)" -eq 0 ] || SUDO=sudo
+  $SUDO apt-get update -qq
+  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
+fi
