@@ -14,7 +14,7 @@
 // alloc_touch_loop.h for what one iteration touches and why.
 //
 // --bursts=N runs exactly N bursts per measurement instead of --ms (for callgrind: the loop is
-// RunLoop<...>, so `--toggle-collect='*RunLoop*'` counts only it).
+// RunLoop<...>, so `--toggle-collect='*RunLoop<*'` counts only it).
 #include <unistd.h>
 
 #include <cstdint>
@@ -147,7 +147,10 @@ int Main(int argc, char** argv) {
   }
   const unsigned n = static_cast<unsigned>(burst);
   // Warm-up: both allocators reach their steady state (caches filled, pages touched).
-  for (Impl& im : impls) im.Run(n, static_cast<unsigned>(inflight), 20, 0);
+  // With --bursts the warm-up is counted in bursts too, so a callgrind count is exact.
+  for (Impl& im : impls) {
+    im.Run(n, static_cast<unsigned>(inflight), 20, static_cast<uint64_t>(bursts));
+  }
   std::printf("# pair,slot,role,ns_per_object,objects  (A=%s B=%s burst=%u inflight=%ld)\n",
               a.c_str(), b.c_str(), n, inflight);
   for (long p = 0; p < pairs; ++p) {

@@ -274,13 +274,13 @@ def single_pcap(workdir, dests, routes):
 # ------------------------------------------------------------------------------------------
 
 
-def callgrind_run(cmd, env=None, stdin_after=None, workers=1):
+def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False, extra=()):
     """Runs cmd under callgrind, one output file per thread; returns the instructions of the
     `workers` busiest threads other than the main one (thread 1), and the program's output."""
     w = tempfile.mkdtemp(prefix="cg-", dir=os.path.expanduser("~"))
     try:
         vg = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
-              f"--callgrind-out-file={w}/cg.%p"]
+              f"--callgrind-out-file={w}/cg.%p", *extra]
         p = subprocess.Popen(vg + cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, env=env, text=True)
         if stdin_after is not None:
@@ -294,7 +294,7 @@ def callgrind_run(cmd, env=None, stdin_after=None, workers=1):
         out, _ = p.communicate(timeout=600)
         irs = []
         for f in glob.glob(f"{w}/cg.*-*"):
-            if f.endswith("-01"):
+            if f.endswith("-01") != main_thread:
                 continue
             for line in open(f):
                 if line.startswith("summary:"):
@@ -415,7 +415,7 @@ def report(exp, outdir, machine, command, eal):
         hdr += " cycles/pkt A -> B |"
         sep += "---|"
     if has_ins:
-        hdr += " instr/pkt A -> B |"
+        hdr += " instr/object A -> B |" if exp.name == "exp6" else " instr/pkt A -> B |"
         sep += "---|"
     hdr += " seed |"
     sep += "---|"
