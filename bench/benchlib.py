@@ -244,8 +244,8 @@ def flow_routes(routes):
 def flow_pcaps(workdir, dests, routes=100000):
     """Two pcaps of `dests` random destinations each (flow A inside 10/8's prefixes, flow B
     inside 11/8's), TTL 2 (the second hop drops them as ttl_expired, on the other core)."""
-    pa = os.path.join(workdir, f"flowA-{dests}.pcap")
-    pb = os.path.join(workdir, f"flowB-{dests}.pcap")
+    pa = os.path.join(workdir, f"flowA-{dests}-{routes}.pcap")
+    pb = os.path.join(workdir, f"flowB-{dests}-{routes}.pcap")
     if not os.path.exists(pa):
         write_pcap(pa, [udp_frame(d, 2) for d in _dests(random_prefixes(routes // 2, 10, 1),
                                                          dests, 3)])
