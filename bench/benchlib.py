@@ -152,6 +152,13 @@ class Binaries:
         return self._cache["ctl"]
 
 
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
 MALLOC_LIBS = {
     "jemalloc": ["libjemalloc.so.2"],
     "tcmalloc": ["libtcmalloc_minimal.so.4", "libtcmalloc.so.4"],
