@@ -337,6 +337,22 @@ def _f(x, nd=2):
     return f"{x:.{nd}f}"
 
 
+def _drop_share(detail, name):
+    """Two-flow experiments: share of the offered packets dropped because the ring to the
+    other core was full (freed at once on the receiving core), from skbnfd's summary line."""
+    m = re.search(r", tx (\d+), .*tx_full=(\d+)", detail or "")
+    if not m:
+        return None
+    tx, full = int(m.group(1)), int(m.group(2))
+    fwd = tx / 2 if name == "exp1" else tx
+    return full / (full + fwd) if full + fwd else None
+
+
+def _median_or_none(v):
+    v = [x for x in v if x is not None]
+    return statistics.median(v) if v else None
+
+
 def summarize(exp, rows, cg):
     order = []
     for quick in (False, True):
@@ -383,6 +399,8 @@ def summarize(exp, rows, cg):
             "instr_b": cg.get(next((r["key"] for r in rs if r["role"] == "B"), "")),
             "seed": c.seed if c else None, "seed_ratio": c.seed_ratio if c else None,
             "load1": [min(float(r["load1"]) for r in rs), max(float(r["load1"]) for r in rs)],
+            "drop_a": _median_or_none([_drop_share(a["detail"], exp.name) for a, _ in full]),
+            "drop_b": _median_or_none([_drop_share(b["detail"], exp.name) for _, b in full]),
         }
         out.append(s)
     return out
@@ -418,6 +436,10 @@ def report(exp, outdir, machine, command, eal):
     if exp.plot == "spread":
         hdr += " CV A | CV B | CV B/CV A (95 %) |"
         sep += "---:|---:|---|"
+    has_drop = exp.name in ("exp1", "exp5") and any(s["drop_a"] is not None for s in summ)
+    if has_drop:
+        hdr += " dropped at the ring A -> B |"
+        sep += "---|"
     if has_cyc:
         hdr += " cycles/pkt A -> B |"
         sep += "---|"
@@ -436,6 +458,10 @@ def report(exp, outdir, machine, command, eal):
             row += (f" {_f(100 * s['cv_a'], 1)} % | {_f(100 * s['cv_b'], 1)} % | "
                     f"{_f(s['cv_b'] / s['cv_a'] if s['cv_a'] else float('nan'))} "
                     f"({_f(sr[0])}–{_f(sr[1])}) |")
+        if has_drop:
+            da, db = s["drop_a"], s["drop_b"]
+            row += (f" {_f(100 * da if da is not None else None, 0)} % -> "
+                    f"{_f(100 * db if db is not None else None, 0)} % |")
         if has_cyc:
             row += f" {_f(s['cycles_a'], 1)} -> {_f(s['cycles_b'], 1)} |"
         if has_ins:
