@@ -96,7 +96,6 @@ def machine_info():
         "dpdk": _cmd_out(["pkg-config", "--modversion", "libdpdk"]),
         "valgrind": _cmd_out(["valgrind", "--version"]),
         "virtualized": "hypervisor" in cpuinfo,
-        "hostname_hash": abs(hash(platform.node())) % 10**6,
     }
 
 
@@ -599,7 +598,8 @@ def plot(exp, summ, swaps, path, machine, loads):
         fig, ax = plt.subplots(figsize=(9, 1.6 + 0.45 * len(summ)))
         ratio_axes(ax, summ, xl)
         if exp.name == "exp6":
-            ax.axvline(0.8, color="C2", lw=0.8, ls="--")
+            ax.axvline(0.8, color="C2", lw=0.8, ls="--", label="target 0.8")
+            ax.set_xscale("log")
     fig.suptitle(exp.title, fontsize=10)
     fig.text(0.01, 0.005, foot, fontsize=6, color="0.4")
     fig.tight_layout(rect=(0, 0.03, 1, 0.96))
