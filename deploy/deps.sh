@@ -12,6 +12,10 @@ PKGS=(
   openssl iproute2 curl jq valgrind
   # deploy tests (tests/deploy): rules, dashboard renderer, container image
   python3-yaml python3-matplotlib nodejs docker.io debootstrap
+  # fuzzing (tests/fuzz): clang 14; the libFuzzer/ASan/UBSan runtimes are in libclang-rt-14-dev
+  clang-14 libclang-rt-14-dev
+  # benchmarks (bench/run): the allocators experiment 6 loads with LD_PRELOAD
+  libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 )
 # npm: its own Debian package, unless the installed nodejs ships it (NodeSource's does).
 command -v npm >/dev/null || PKGS+=(npm)
@@ -39,20 +43,4 @@ if [ "$(cat "$NODE_DIR/.skbnf-stamp" 2>/dev/null)" != "$stamp" ] || [ ! -x "$NOD
   cp "$TOOLS/package.json" "$TOOLS/package-lock.json" "$NODE_DIR/"
   (cd "$NODE_DIR" && npm ci --no-audit --no-fund --loglevel=error >/dev/null)
   echo "$stamp" >"$NODE_DIR/.skbnf-stamp"
-fi
-
-# Fuzzing (tests/fuzz/run_fuzz.sh): clang 14 and its runtimes (libFuzzer, ASan, UBSan for
-# -fsanitize=fuzzer,address,undefined live in libclang-rt-14-dev; libfuzzer-14-dev is only the
-# standalone -lFuzzer library and is not needed).
-FUZZ_PKGS=(clang-14 libclang-rt-14-dev)
-missing=()
-for p in "${FUZZ_PKGS[@]}"; do
-  dpkg-query -W -f='${Status}' "$p" 2>/dev/null | grep -q "install ok installed" || missing+=("$p")
-done
-if ((${#missing[@]})); then
-  echo "deps: installing ${missing[*]}"
-  SUDO=""
-  [ "$(id -u)" -eq 0 ] || SUDO=sudo
-  $SUDO apt-get update -qq
-  DEBIAN_FRONTEND=noninteractive $SUDO apt-get install -y -qq --no-install-recommends "${missing[@]}"
 fi

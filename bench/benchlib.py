@@ -1,0 +1,607 @@
+"""Helpers for bench/run: statistics, the machine, binaries, traffic files, callgrind, reports.
+
+Pure Python 3 (Debian's /usr/bin/python3); matplotlib (python3-matplotlib) only for the plots.
+"""
+import csv
+import glob
+import ipaddress
+import json
+import math
+import os
+import platform
+import random
+import re
+import shutil
+import statistics
+import struct
+import subprocess
+import tempfile
+import time
+
+# ------------------------------------------------------------------------------------------
+# Statistics
+# ------------------------------------------------------------------------------------------
+
+
+def bootstrap_ci(values, stat=statistics.median, resamples=10000, level=0.95, seed=12345):
+    """Percentile bootstrap interval of stat(values), resampling the values (the pairs)."""
+    if not values:
+        return (float("nan"), float("nan"))
+    if len(values) == 1:
+        return (values[0], values[0])
+    rng = random.Random(seed)
+    n = len(values)
+    est = sorted(stat([values[rng.randrange(n)] for _ in range(n)]) for _ in range(resamples))
+    lo = est[int((1 - level) / 2 * resamples)]
+    hi = est[min(resamples - 1, int((1 + level) / 2 * resamples))]
+    return (lo, hi)
+
+
+def cv(values):
+    if len(values) < 2:
+        return float("nan")
+    m = statistics.mean(values)
+    return statistics.stdev(values) / m if m else float("nan")
+
+
+def spread_ratio_ci(pairs, resamples=10000, seed=12345):
+    """Ratio of coefficients of variation CV(B)/CV(A) over runs, bootstrapped over pairs."""
+    if len(pairs) < 3:
+        return (float("nan"), float("nan"))
+    rng = random.Random(seed)
+    n = len(pairs)
+    est = []
+    for _ in range(resamples):
+        s = [pairs[rng.randrange(n)] for _ in range(n)]
+        ca, cb = cv([a for a, _ in s]), cv([b for _, b in s])
+        if ca and ca == ca and cb == cb:
+            est.append(cb / ca)
+    if not est:
+        return (float("nan"), float("nan"))
+    est.sort()
+    return (est[int(0.025 * len(est))], est[min(len(est) - 1, int(0.975 * len(est)))])
+
+
+# ------------------------------------------------------------------------------------------
+# The machine and the binaries
+# ------------------------------------------------------------------------------------------
+
+
+def _cmd_out(cmd):
+    try:
+        return subprocess.run(cmd, stdout=subprocess.PIPE, stderr=subprocess.STDOUT, text=True,
+                              timeout=30).stdout.strip()
+    except (OSError, subprocess.SubprocessError):
+        return ""
+
+
+def machine_info():
+    cpuinfo = open("/proc/cpuinfo").read()
+    model = re.search(r"^model name\s*:\s*(.*)$", cpuinfo, re.M)
+    mhz = re.search(r"^cpu MHz\s*:\s*([\d.]+)", cpuinfo, re.M)
+    mem = re.search(r"^MemTotal:\s*(\d+)", open("/proc/meminfo").read(), re.M)
+    huge = re.search(r"^HugePages_Total:\s*(\d+)", open("/proc/meminfo").read(), re.M)
+    distro = ""
+    if os.path.exists("/etc/os-release"):
+        m = re.search(r'^PRETTY_NAME="?([^"\n]*)', open("/etc/os-release").read(), re.M)
+        distro = m.group(1) if m else ""
+    return {
+        "cpu_model": model.group(1).strip() if model else "unknown",
+        "cpu_mhz": float(mhz.group(1)) if mhz else None,
+        "cores": os.cpu_count(),
+        "memory_gib": round(int(mem.group(1)) / 2**20, 1) if mem else None,
+        "hugepages": int(huge.group(1)) if huge else 0,
+        "kernel": platform.release(),
+        "distro": distro,
+        "dpdk": _cmd_out(["pkg-config", "--modversion", "libdpdk"]),
+        "valgrind": _cmd_out(["valgrind", "--version"]),
+        "virtualized": "hypervisor" in cpuinfo,
+    }
+
+
+def machine_line(m, eal):
+    return (f"{m['cpu_model']}, {m['cores']} cores"
+            f"{' (VM)' if m.get('virtualized') else ''}, {m.get('memory_gib')} GiB, "
+            f"{m['distro']}, kernel {m['kernel']}, DPDK {m['dpdk']}, "
+            f"hugepages {m['hugepages']} (EAL {' '.join(eal)})")
+
+
+class Binaries:
+    """Finds the programs in the build tree wherever they are built (skbnfd moves from
+    dataplane/dpdk/ to server/): the newest executable of that name under the build dir."""
+
+    def __init__(self, build):
+        self.build = build
+        self._cache = {}
+
+    def _find(self, name, want_exec=True):
+        if name in self._cache:
+            return self._cache[name]
+        best = None
+        for dirpath, dirnames, filenames in os.walk(self.build):
+            dirnames[:] = [d for d in dirnames if d != "CMakeFiles" and not d.startswith(".")]
+            if name in filenames:
+                p = os.path.join(dirpath, name)
+                if want_exec and not os.access(p, os.X_OK):
+                    continue
+                if best is None or os.path.getmtime(p) > os.path.getmtime(best):
+                    best = p
+        if best is None:
+            raise FileNotFoundError(
+                f"{name} not found under {self.build}: build it first (cmake --build "
+                f"{self.build} --target {name.replace('lib', '', 1).replace('.so', '')})")
+        self._cache[name] = best
+        return best
+
+    def skbnfd(self):
+        return self._find("skbnfd")
+
+    def plugin(self):
+        return self._find("libskbnf_mempool.so", want_exec=False)
+
+    def alloc_bench(self):
+        return self._find("alloc_touch_bench")
+
+    def control_flags(self):
+        if "ctl" not in self._cache:
+            h = _cmd_out([self.skbnfd(), "--helpfull"])
+            # With the control plane built in: a kernel-chosen loopback port, no /metrics.
+            self._cache["ctl"] = (["--listen=127.0.0.1:0", "--metrics-addr=off"]
+                                  if re.search(r"-listen\b", h) else [])
+        return self._cache["ctl"]
+
+
+def free_port():
+    import socket
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+MALLOC_LIBS = {
+    "jemalloc": ["libjemalloc.so.2"],
+    "tcmalloc": ["libtcmalloc_minimal.so.4", "libtcmalloc.so.4"],
+    "mimalloc": ["libmimalloc.so.2", "libmimalloc.so"],
+}
+
+
+def malloc_lib(name):
+    for lib in MALLOC_LIBS.get(name, []):
+        for d in ("/usr/lib/x86_64-linux-gnu", "/usr/lib64", "/usr/lib"):
+            p = os.path.join(d, lib)
+            if os.path.exists(p):
+                return p
+    return None
+
+
+# ------------------------------------------------------------------------------------------
+# Traffic: routes and pcap files (classic libpcap format)
+# ------------------------------------------------------------------------------------------
+
+
+def _csum(b):
+    if len(b) % 2:
+        b += b"\0"
+    s = sum(struct.unpack(f"!{len(b) // 2}H", b))
+    while s >> 16:
+        s = (s & 0xFFFF) + (s >> 16)
+    return (~s) & 0xFFFF
+
+
+def udp_frame(dst, ttl, frame_len=64):
+    eth = bytes.fromhex("020000000001020000000002") + b"\x08\x00"
+    ip_len = frame_len - 14
+    hdr = struct.pack("!BBHHHBBH4s4s", 0x45, 0, ip_len, 0, 0, ttl, 17, 0,
+                      ipaddress.IPv4Address("192.168.0.1").packed, struct.pack("!I", dst))
+    hdr = hdr[:10] + struct.pack("!H", _csum(hdr)) + hdr[12:]
+    udp = struct.pack("!HHHH", 1024, 4789, ip_len - 20, 0)
+    return eth + hdr + udp + b"\0" * (ip_len - 28)
+
+
+def write_pcap(path, frames):
+    with open(path, "wb") as f:
+        f.write(struct.pack("<IHHiIII", 0xA1B2C3D4, 2, 4, 0, 0, 65535, 1))
+        for i, fr in enumerate(frames):
+            f.write(struct.pack("<IIII", i // 1000000, i % 1000000, len(fr), len(fr)))
+            f.write(fr)
+
+
+def random_prefixes(count, base, seed):
+    """`count` distinct prefixes inside base/8 (base: first octet), lengths 16..24, half of
+    them /24 (as in real tables, where /24s dominate)."""
+    rng = random.Random(seed)
+    seen, out = set(), []
+    while len(out) < count:
+        ln = 24 if rng.random() < 0.5 else rng.randint(16, 23)
+        p = (base << 24) | (rng.getrandbits(24) & ~((1 << (32 - ln)) - 1) & 0xFFFFFF)
+        if (p, ln) in seen:
+            continue
+        seen.add((p, ln))
+        out.append((p, ln))
+    return out
+
+
+def _dests(prefixes, count, seed):
+    rng = random.Random(seed)
+    out = []
+    for _ in range(count):
+        p, ln = prefixes[rng.randrange(len(prefixes))]
+        out.append(p | (rng.getrandbits(32 - ln) if ln < 32 else 0))
+    return out
+
+
+def _route_lines(prefixes, port, hop):
+    return [f"route {ipaddress.IPv4Address(p)}/{ln} {port} 02:00:00:00:01:{hop:02x}"
+            for p, ln in prefixes]
+
+
+_MEMO = {}
+
+
+def flow_routes(routes):
+    """Two flows' tables: half the prefixes in 10/8 -> net_ring0, half in 11/8 -> net_ring1."""
+    key = ("fr", routes)
+    if key not in _MEMO:
+        _MEMO[key] = (_route_lines(random_prefixes(routes // 2, 10, 1), "net_ring0", 1)
+                      + _route_lines(random_prefixes(routes - routes // 2, 11, 2), "net_ring1", 2))
+    return _MEMO[key]
+
+
+def flow_pcaps(workdir, dests, routes=100000):
+    """Two pcaps of `dests` random destinations each (flow A inside 10/8's prefixes, flow B
+    inside 11/8's), TTL 2 (the second hop drops them as ttl_expired, on the other core)."""
+    pa = os.path.join(workdir, f"flowA-{dests}-{routes}.pcap")
+    pb = os.path.join(workdir, f"flowB-{dests}-{routes}.pcap")
+    if not os.path.exists(pa):
+        write_pcap(pa, [udp_frame(d, 2) for d in _dests(random_prefixes(routes // 2, 10, 1),
+                                                         dests, 3)])
+        write_pcap(pb, [udp_frame(d, 2) for d in _dests(
+            random_prefixes(routes - routes // 2, 11, 2), dests, 4)])
+    return pa, pb
+
+
+def single_routes(routes):
+    key = ("sr", routes)
+    if key not in _MEMO:
+        _MEMO[key] = _route_lines(random_prefixes(routes, 10, 1), "net_null0", 1)
+    return _MEMO[key]
+
+
+def single_pcap(workdir, dests, routes):
+    p = os.path.join(workdir, f"single-{dests}-{routes}.pcap")
+    if not os.path.exists(p):
+        write_pcap(p, [udp_frame(d, 64) for d in _dests(random_prefixes(routes, 10, 1), dests,
+                                                         5)])
+    return p
+
+
+# ------------------------------------------------------------------------------------------
+# callgrind
+# ------------------------------------------------------------------------------------------
+
+
+def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False, extra=()):
+    """Runs cmd under callgrind, one output file per thread; returns the instructions of the
+    `workers` busiest threads other than the main one (thread 1), and the program's output."""
+    w = tempfile.mkdtemp(prefix="cg-", dir=os.path.expanduser("~"))
+    try:
+        vg = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
+              f"--callgrind-out-file={w}/cg.%p", *extra]
+        p = subprocess.Popen(vg + cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
+                             stderr=subprocess.STDOUT, env=env, text=True)
+        if stdin_after is not None:
+            # testpmd without a terminal waits for a line on stdin and then stops.
+            time.sleep(stdin_after)
+            try:
+                p.stdin.write("\n")
+                p.stdin.flush()
+            except BrokenPipeError:
+                pass
+        out, _ = p.communicate(timeout=600)
+        irs = []
+        for f in glob.glob(f"{w}/cg.*-*"):
+            if f.endswith("-01") != main_thread:
+                continue
+            for line in open(f):
+                if line.startswith("summary:"):
+                    irs.append(int(line.split()[1]))
+        irs.sort(reverse=True)
+        return {"ir": sum(irs[:workers]), "output": out}
+    finally:
+        shutil.rmtree(w, ignore_errors=True)
+
+
+def parse_swaps(text):
+    """skbnfd --swap-cycle lines: 'swap ok: A -> B, epoch E, T us; lcore L: ack Q us, F
+    flushed; ... D from retired depots'."""
+    out = []
+    for m in re.finditer(r"^swap (ok|FAILED): (\S+) -> (\S+), epoch (\d+), (\d+) us;(.*)$", text,
+                         re.M):
+        q = [int(x) for x in re.findall(r"ack (\d+) us", m.group(6))]
+        fl = [int(x) for x in re.findall(r"(\d+) flushed", m.group(6))]
+        out.append({"ok": m.group(1) == "ok", "from": m.group(2), "to": m.group(3),
+                    "total_us": int(m.group(5)), "quiesce_us": max(q) if q else "",
+                    "flushed": sum(fl)})
+    return out
+
+
+# ------------------------------------------------------------------------------------------
+# Reports
+# ------------------------------------------------------------------------------------------
+
+
+def _f(x, nd=2):
+    if x is None or x == "" or (isinstance(x, float) and math.isnan(x)):
+        return "–"
+    return f"{x:.{nd}f}"
+
+
+def _drop_share(detail, name):
+    """Two-flow experiments: share of the offered packets dropped because the ring to the
+    other core was full (freed at once on the receiving core), from skbnfd's summary line."""
+    m = re.search(r", tx (\d+), .*tx_full=(\d+)", detail or "")
+    if not m:
+        return None
+    tx, full = int(m.group(1)), int(m.group(2))
+    fwd = tx / 2 if name == "exp1" else tx
+    return full / (full + fwd) if full + fwd else None
+
+
+def _median_or_none(v):
+    v = [x for x in v if x is not None]
+    return statistics.median(v) if v else None
+
+
+def summarize(exp, rows, cg):
+    order = []
+    for quick in (False, True):
+        try:
+            for c in exp.build(quick):
+                if c.label not in order:
+                    order.append(c.label)
+        except Exception:  # noqa: BLE001  (report from whatever the CSV has)
+            pass
+    defs = {}
+    for quick in (True, False):
+        for c in exp.build(quick):
+            defs[c.label] = c
+    labels = [l for l in order if any(r["comparison"] == l for r in rows)]
+    labels += [l for l in dict.fromkeys(r["comparison"] for r in rows) if l not in labels]
+    out = []
+    for label in labels:
+        rs = [r for r in rows if r["comparison"] == label]
+        pairs = {}
+        for r in rs:
+            pairs.setdefault(int(r["pair"]), {})[r["role"]] = r
+        full = [(p["A"], p["B"]) for _, p in sorted(pairs.items()) if "A" in p and "B" in p]
+        av = [float(a["value"]) for a, _ in full]
+        bv = [float(b["value"]) for _, b in full]
+        ratios = [b / a for a, b in zip(av, bv) if a > 0]
+        lo, hi = bootstrap_ci(ratios)
+        ca = [float(a["cycles_per_packet"]) for a, _ in full if a["cycles_per_packet"]]
+        cb = [float(b["cycles_per_packet"]) for _, b in full if b["cycles_per_packet"]]
+        c = defs.get(label)
+        s = {
+            "comparison": label, "group": rs[0]["group"],
+            "a": next((r["config"] for r in rs if r["role"] == "A"), ""),
+            "b": next((r["config"] for r in rs if r["role"] == "B"), ""),
+            "pairs": len(full), "ratios": ratios,
+            "median_ratio": statistics.median(ratios) if ratios else float("nan"),
+            "ci95": [lo, hi],
+            "median_a": statistics.median(av) if av else float("nan"),
+            "median_b": statistics.median(bv) if bv else float("nan"),
+            "cv_a": cv(av), "cv_b": cv(bv), "values_a": av, "values_b": bv,
+            "spread_ratio_ci95": list(spread_ratio_ci(list(zip(av, bv)))),
+            "cycles_a": statistics.median(ca) if ca else None,
+            "cycles_b": statistics.median(cb) if cb else None,
+            "instr_a": cg.get(next((r["key"] for r in rs if r["role"] == "A"), "")),
+            "instr_b": cg.get(next((r["key"] for r in rs if r["role"] == "B"), "")),
+            "seed": c.seed if c else None, "seed_ratio": c.seed_ratio if c else None,
+            "load1": [min(float(r["load1"]) for r in rs), max(float(r["load1"]) for r in rs)],
+            "drop_a": _median_or_none([_drop_share(a["detail"], exp.name) for a, _ in full]),
+            "drop_b": _median_or_none([_drop_share(b["detail"], exp.name) for _, b in full]),
+        }
+        out.append(s)
+    return out
+
+
+def report(exp, outdir, machine, command, eal):
+    rows = list(csv.DictReader(open(os.path.join(outdir, f"{exp.name}.csv"))))
+    cg = {}
+    cgp = os.path.join(outdir, f"{exp.name}_callgrind.csv")
+    if os.path.exists(cgp):
+        for r in csv.DictReader(open(cgp)):
+            try:
+                cg[r["key"]] = float(r["instructions_per_packet"])
+            except ValueError:
+                pass
+    meta_p = os.path.join(outdir, f"{exp.name}.meta.json")
+    meta = json.load(open(meta_p)) if os.path.exists(meta_p) else {}
+    summ = summarize(exp, rows, cg)
+    swaps = []
+    sp = os.path.join(outdir, f"{exp.name}_swaps.csv")
+    if os.path.exists(sp):
+        swaps = list(csv.DictReader(open(sp)))
+    loads = [float(r["load1"]) for r in rows]
+    lines = [f"### {exp.title}", "", exp.desc, ""]
+    if exp.seed_note:
+        lines += [exp.seed_note, ""]
+    lower = "" if exp.higher_better else " (lower is better)"
+    has_cyc = any(s["cycles_a"] or s["cycles_b"] for s in summ)
+    has_ins = any(s["instr_a"] or s["instr_b"] for s in summ)
+    hdr = (f"| comparison (A -> B) | pairs | A median ({exp.unit}) | B median ({exp.unit}) | "
+           f"B/A: median of pair ratios{lower} | 95 % interval |")
+    sep = "|---|---:|---:|---:|---:|---|"
+    if exp.plot == "spread":
+        hdr += " CV A | CV B | CV B/CV A (95 %) |"
+        sep += "---:|---:|---|"
+    has_drop = exp.name in ("exp1", "exp5") and any(s["drop_a"] is not None for s in summ)
+    if has_drop:
+        hdr += " dropped at the ring A -> B |"
+        sep += "---|"
+    if has_cyc:
+        hdr += " cycles/pkt A -> B |"
+        sep += "---|"
+    if has_ins:
+        hdr += " instr/object A -> B |" if exp.name == "exp6" else " instr/pkt A -> B |"
+        sep += "---|"
+    hdr += " seed |"
+    sep += "---|"
+    lines += [hdr, sep]
+    for s in summ:
+        row = (f"| {s['comparison']} | {s['pairs']} | {_f(s['median_a'])} | {_f(s['median_b'])} "
+               f"| **{_f(s['median_ratio'], 3)}x** | {_f(s['ci95'][0], 3)}–{_f(s['ci95'][1], 3)}"
+               " |")
+        if exp.plot == "spread":
+            sr = s["spread_ratio_ci95"]
+            row += (f" {_f(100 * s['cv_a'], 1)} % | {_f(100 * s['cv_b'], 1)} % | "
+                    f"{_f(s['cv_b'] / s['cv_a'] if s['cv_a'] else float('nan'))} "
+                    f"({_f(sr[0])}–{_f(sr[1])}) |")
+        if has_drop:
+            da, db = s["drop_a"], s["drop_b"]
+            row += (f" {_f(100 * da if da is not None else None, 0)} % -> "
+                    f"{_f(100 * db if db is not None else None, 0)} % |")
+        if has_cyc:
+            row += f" {_f(s['cycles_a'], 1)} -> {_f(s['cycles_b'], 1)} |"
+        if has_ins:
+            row += f" {_f(s['instr_a'], 1)} -> {_f(s['instr_b'], 1)} |"
+        row += f" {s['seed'] or ''} |"
+        lines.append(row)
+    lines.append("")
+    if swaps:
+        lines += ["Swap latency (publish -> every worker acknowledged -> old generation retired), "
+                  "per strategy pair, µs:", "",
+                  "| swap | swaps | failed | p50 | p90 | p99 | max | worker ack p50 / max |",
+                  "|---|---:|---:|---:|---:|---:|---:|---|"]
+        for label in dict.fromkeys(r["comparison"] for r in swaps):
+            for direction in dict.fromkeys((r["from"], r["to"]) for r in swaps
+                                           if r["comparison"] == label):
+                ss = [r for r in swaps if r["comparison"] == label
+                      and (r["from"], r["to"]) == direction]
+                t = sorted(int(r["total_us"]) for r in ss)
+                q = sorted(int(r["quiesce_us"]) for r in ss if r["quiesce_us"] != "")
+                pct = lambda v, p: v[min(len(v) - 1, int(p * len(v)))] if v else float("nan")
+                lines.append(f"| `{direction[0]}` -> `{direction[1]}` | {len(ss)} | "
+                             f"{sum(1 for r in ss if r['ok'] != 'True')} | {pct(t, .5)} | "
+                             f"{pct(t, .9)} | {pct(t, .99)} | {t[-1]} | "
+                             f"{pct(q, .5)} / {q[-1] if q else '–'} |")
+        lost = []
+        for r in rows:
+            if r["role"] == "B" and r["detail"]:
+                m = re.search(r"drops (.*?), rx_nombuf (\d+).*swaps ok (\d+) failed (\d+); "
+                              r"audit (\w+)", r["detail"])
+                if m:
+                    dropped = sum(int(x) for x in re.findall(r"=(\d+)", m.group(1)))
+                    lost.append((dropped, int(m.group(2)), int(m.group(3)), int(m.group(4)),
+                                 m.group(5)))
+        if lost:
+            sw = sum(x[2] + x[3] for x in lost)
+            lines += ["", f"Packets lost per swap: {sum(x[0] for x in lost)} dropped and "
+                      f"{sum(x[1] for x in lost)} failed RX refills over {sw} swaps in "
+                      f"{len(lost)} runs "
+                      f"({(sum(x[0] for x in lost) / sw) if sw else 0:.2f} drops per swap); "
+                      f"exact pool audit at exit: "
+                      f"{'OK in every run' if all(x[4] == 'OK' for x in lost) else 'FAILED'}."]
+        lines.append("")
+    lines += [f"Machine: {machine_line(machine, eal)}. Load average (1 min) at the start of the "
+              f"runs: {min(loads):.2f}–{max(loads):.2f}. PMDs: "
+              f"{meta.get('pmds', '')}. {meta.get('started', '')} – {meta.get('ended', '')} UTC.",
+              "",
+              f"Command: `{meta.get('command', command)}` ({meta.get('protocol', '')}). Raw runs: "
+              f"`{exp.name}.csv`; plot: `{exp.name}.png`.", ""]
+    text = "\n".join(lines)
+    with open(os.path.join(outdir, f"{exp.name}.md"), "w") as f:
+        f.write(text)
+    with open(os.path.join(outdir, f"{exp.name}.json"), "w") as f:
+        json.dump({"experiment": exp.name, "title": exp.title, "unit": exp.unit,
+                   "machine": machine, "meta": meta, "comparisons": summ,
+                   "load1_range": [min(loads), max(loads)]}, f, indent=1, default=str)
+    plot(exp, summ, swaps, os.path.join(outdir, f"{exp.name}.png"), machine, loads)
+    return text
+
+
+def plot(exp, summ, swaps, path, machine, loads):
+    import matplotlib
+    matplotlib.use("Agg")
+    import matplotlib.pyplot as plt
+
+    def ratio_axes(ax, items, xlabel):
+        for i, s in enumerate(items):
+            y = len(items) - 1 - i
+            rng = random.Random(i)
+            ax.scatter(s["ratios"], [y + rng.uniform(-0.12, 0.12) for _ in s["ratios"]], s=12,
+                       color="0.55", zorder=2, label="pairs" if i == 0 else None)
+            lo, hi = s["ci95"]
+            if lo == lo:
+                ax.plot([lo, hi], [y, y], color="C0", lw=4, alpha=0.6, zorder=3,
+                        label="95 % interval" if i == 0 else None)
+            ax.plot([s["median_ratio"]], [y], "o", color="C0", ms=8, zorder=4,
+                    label="median" if i == 0 else None)
+            if s.get("seed_ratio"):
+                ax.plot([s["seed_ratio"]], [y], "D", color="C3", ms=7, zorder=5,
+                        label="seed" if not any(t.get("seed_ratio") for t in items[:i]) else None)
+        ax.axvline(1.0, color="k", lw=0.8)
+        ax.set_ylim(-0.6, len(items) - 0.4)
+        ax.set_yticks(range(len(items)))
+        ax.set_yticklabels([s["comparison"] for s in reversed(items)], fontsize=7)
+        ax.set_xlabel(xlabel)
+        ax.legend(fontsize=7, loc="best")
+        ax.grid(axis="x", alpha=0.3)
+
+    foot = (f"{machine['cpu_model']}, {machine['cores']} cores, DPDK {machine['dpdk']}, "
+            f"--no-huge; load {min(loads):.1f}–{max(loads):.1f}")
+    xl = f"B/A ({exp.unit}{', lower is better' if not exp.higher_better else ''})"
+    if exp.plot == "sweep":
+        fig, ax = plt.subplots(figsize=(8, 4.5))
+        by = {}
+        for s in summ:
+            by.setdefault(s["b"], []).append(s)
+        for k, (name, items) in enumerate(by.items()):
+            xs = [int(s["group"]) for s in items]
+            ys = [s["median_ratio"] for s in items]
+            lo = [s["median_ratio"] - s["ci95"][0] for s in items]
+            hi = [s["ci95"][1] - s["median_ratio"] for s in items]
+            ax.errorbar(xs, ys, yerr=[lo, hi], marker="o", capsize=4, label=f"{name} / slab")
+        ax.axhline(1.0, color="k", lw=0.8)
+        ax.set_xscale("log", base=2)
+        ax.set_xlabel("destinations per flow")
+        ax.set_ylabel("Mpps ratio to slab (median of pairs, 95 %)")
+        ax.legend(fontsize=8)
+        ax.grid(alpha=0.3)
+    elif exp.plot == "spread":
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 1.6 + 0.7 * len(summ)),
+                                      gridspec_kw={"width_ratios": [3, 2]})
+        ratio_axes(ax, summ, xl)
+        data, names = [], []
+        for s in summ:
+            data += [s["values_a"], s["values_b"]]
+        for s in summ:
+            names += [f"{s['a']}\n({s['group']})", f"{s['b']}\n({s['group']})"]
+        if data:
+            ax2.boxplot(data, vert=True)
+            ax2.set_xticks(range(1, len(names) + 1))
+            ax2.set_xticklabels(names, fontsize=7)
+            ax2.set_ylabel(exp.unit + " per run")
+            ax2.set_title("run-to-run spread", fontsize=9)
+    elif exp.plot == "swaps" and swaps:
+        fig, (ax, ax2) = plt.subplots(1, 2, figsize=(11, 1.6 + 0.7 * len(summ)))
+        ratio_axes(ax, summ, xl)
+        for direction in dict.fromkeys((r["from"], r["to"]) for r in swaps):
+            t = sorted(int(r["total_us"]) for r in swaps if (r["from"], r["to"]) == direction)
+            ax2.plot(t, [(i + 1) / len(t) for i in range(len(t))], label=" -> ".join(direction))
+        ax2.set_xscale("log")
+        ax2.set_xlabel("swap commit latency (µs)")
+        ax2.set_ylabel("fraction of swaps")
+        ax2.legend(fontsize=6)
+        ax2.grid(alpha=0.3)
+    else:
+        fig, ax = plt.subplots(figsize=(9, 1.6 + 0.45 * len(summ)))
+        ratio_axes(ax, summ, xl)
+        if exp.name == "exp6":
+            ax.axvline(0.8, color="C2", lw=0.8, ls="--", label="target 0.8")
+            ax.set_xscale("log")
+    fig.suptitle(exp.title, fontsize=10)
+    fig.text(0.01, 0.005, foot, fontsize=6, color="0.4")
+    fig.tight_layout(rect=(0, 0.03, 1, 0.96))
+    fig.savefig(path, dpi=110)
+    plt.close(fig)
