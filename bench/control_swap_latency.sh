@@ -8,7 +8,7 @@
 #
 # Environment: BUILD (build dir, default build), DAEMON (default: the fake daemon
 # $BUILD/tests/control/skbnf_fake_daemon; the real DPDK engine under load:
-# $BUILD/tests/control/skbnf_engine_daemon), DAEMON_ARGS (extra daemon arguments; for the fake,
+# $BUILD/server/skbnfd), DAEMON_ARGS (extra daemon arguments; for the fake,
 # e.g. "--sim-workers=1 --sim-poll-pause-us=0" for a busy-polling worker), SWAPS (1000).
 # The daemon is started on a kernel-chosen loopback port and stopped at the end.
 set -euo pipefail

@@ -6,6 +6,8 @@
 #   4. ThreadSanitizer build of the buffer-core unit tests and the mempool driver tests (the
 #      plugin in a two-lcore DPDK program); no suppressions (the driver test publishes its
 #      hand-over with atomics, since TSan cannot see rte_ring's or EAL's own ordering)
+#   5. libFuzzer (clang 14, ASan+UBSan): every target in tests/fuzz replays its corpus and fuzzes
+#      for SKBNF_FUZZ_SECONDS (45 s) each; a crash fails the run and its input is kept
 # Build trees: build/, build-asan/, build-tsan/ (override with SKBNF_BUILD / SKBNF_BUILD_ASAN /
 # SKBNF_BUILD_TSAN).
 set -euo pipefail
@@ -38,3 +40,6 @@ echo "== unit and driver tests (TSan)"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 ctest --test-dir "$BT" --output-on-failure -L unit -j "$JOBS" --timeout 900
 ctest --test-dir "$BT" --output-on-failure -R "StrandingTest|LcacheFidelityTest" -j 1 --timeout 900
+
+echo "== fuzzing (tests/fuzz/run_fuzz.sh)"
+bash tests/fuzz/run_fuzz.sh "${SKBNF_FUZZ_SECONDS:-45}"
