@@ -251,7 +251,9 @@ TEST_F(ControlApiTest, SwapThroughAllStrategiesUnderTrafficThenAudit) {
       spec.layers = mask;
       spec.prefetch = prefetch != 0;
       v1::SetStrategyResponse r;
-      grpc::Status s = Set(spec.ToString(), &r);
+      // 5 s, not the default 200 ms: on a loaded 2-CPU machine a worker can be preempted for
+      // longer than 200 ms, and this test is about 32 swaps committing, not their latency.
+      grpc::Status s = Set(spec.ToString(), &r, false, /*quiesce_timeout_ms=*/5000);
       ASSERT_TRUE(s.ok()) << spec.ToString() << ": " << s.error_message();
       ASSERT_TRUE(r.report().ok()) << spec.ToString() << ": " << r.report().error();
       EXPECT_EQ(r.report().epoch(), ++epoch);
