@@ -217,20 +217,7 @@ TEST(ReclaimTest, TwoWorkersFailingAtOnceDoNotWaitForEachOther) {
 class ForeignReclaimTest : public ::testing::TestWithParam<bool> {};
 
 testing::TestPool MakeForeignPool(const char* spec, bool asymmetric) {
-  PoolConfig c;
-  c.store.elt_size = 128;
-  c.store.objs_per_slab = 16;
-  c.asymmetric_fence = asymmetric;
-  testing::TestPool t;
-  auto p = Pool::Create(c, testing::Spec(spec));
-  EXPECT_TRUE(p.ok()) << p.status();
-  t.pool = std::move(*p);
-  const size_t bytes = t.pool->MemSize(kObjects);
-  t.mem.reset(std::aligned_alloc(4096, (bytes + 4095) & ~size_t{4095}));
-  EXPECT_TRUE(
-      t.pool->Populate(t.mem.get(), bytes, kObjects, [&](void* o) { t.objects.push_back(o); })
-          .ok());
-  return t;
+  return MakePool(spec, {.n = kObjects, .asymmetric_fence = asymmetric});
 }
 
 // The two-lcore sequence at pool level: lcore 1 frees everything and goes back to
@@ -395,19 +382,12 @@ struct AdoptRace {
 
 TEST(AdoptRaceTest, GenerationAdoptedAcrossARollBackStaysAlive) {
   AdoptRace race;
-  PoolConfig c;
-  c.store.elt_size = 128;
-  c.store.objs_per_slab = 16;
-  c.test_hooks = {.adopt_validated = &AdoptRace::Validated,
-                  .adopt_published = &AdoptRace::Published,
-                  .retire_between_reads = &AdoptRace::BetweenReads,
-                  .ctx = &race};
-  auto p = Pool::Create(c, testing::Spec("magazine:size=4"));
-  ASSERT_TRUE(p.ok());
-  Pool& pool = **p;
-  const size_t bytes = pool.MemSize(kObjects);
-  std::unique_ptr<void, testing::FreeDeleter> mem(std::aligned_alloc(4096, (bytes + 4095) & ~4095));
-  ASSERT_TRUE(pool.Populate(mem.get(), bytes, kObjects, [](void*) {}).ok());
+  auto t = MakePool("magazine:size=4", {.n = kObjects,
+                                        .hooks = {.adopt_validated = &AdoptRace::Validated,
+                                                  .adopt_published = &AdoptRace::Published,
+                                                  .retire_between_reads = &AdoptRace::BetweenReads,
+                                                  .ctx = &race}});
+  Pool& pool = *t.pool;
   ASSERT_TRUE(pool.RegisterWorker(0).ok());
   std::atomic<bool> stop{false};
   std::thread worker([&] {
@@ -453,16 +433,10 @@ struct StallAdopt {
 
 TEST(ReadsTest, GaugesCountersAndDepotsAnswerWhileASwapWaits) {
   StallAdopt stall;
-  PoolConfig c;
-  c.store.elt_size = 128;
-  c.store.objs_per_slab = 16;
-  c.test_hooks = {.adopt_validated = &StallAdopt::Validated, .ctx = &stall};
-  auto p = Pool::Create(c, testing::Spec("magazine"));
-  ASSERT_TRUE(p.ok());
-  Pool& pool = **p;
-  const size_t bytes = pool.MemSize(kObjects);
-  std::unique_ptr<void, testing::FreeDeleter> mem(std::aligned_alloc(4096, (bytes + 4095) & ~4095));
-  ASSERT_TRUE(pool.Populate(mem.get(), bytes, kObjects, [](void*) {}).ok());
+  auto t = MakePool(
+      "magazine",
+      {.n = kObjects, .hooks = {.adopt_validated = &StallAdopt::Validated, .ctx = &stall}});
+  Pool& pool = *t.pool;
   ASSERT_TRUE(pool.RegisterWorker(0).ok());
   std::atomic<bool> stop{false};
   std::thread worker([&] {

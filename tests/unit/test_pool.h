@@ -47,6 +47,8 @@ struct TestPoolOptions {
   bool classify = true;
   std::chrono::microseconds timeout{std::chrono::milliseconds(2000)};
   std::chrono::microseconds reclaim_wait{std::chrono::milliseconds(1)};  // the default
+  bool asymmetric_fence = true;
+  PoolTestHooks hooks = {};
 };
 
 inline TestPool MakePool(const std::string& spec, TestPoolOptions o = {}) {
@@ -57,6 +59,8 @@ inline TestPool MakePool(const std::string& spec, TestPoolOptions o = {}) {
   c.debug = o.debug;
   c.quiesce_timeout = o.timeout;
   c.reclaim_wait = o.reclaim_wait;
+  c.asymmetric_fence = o.asymmetric_fence;
+  c.test_hooks = o.hooks;
   if (o.classify) c.classify = &TagClassify;
   TestPool t;
   auto p = Pool::Create(c, Spec(spec));
