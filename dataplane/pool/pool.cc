@@ -444,16 +444,20 @@ absl::Status Pool::UnregisterWorker(int core) {
   RetireGenerations();
   bool any = false;
   for (int c = 0; c < kMaxCores; ++c) any = any || Owned(slots_[c]);
-  if (!any) DrainDepotsLocked();
+  if (!any) DrainGenerationDepots();
   return absl::OkStatus();
 }
 
 uint64_t Pool::DrainDepots() {
   std::lock_guard<std::mutex> lock(control_mu_);
-  return DrainDepotsLocked();
+  return DrainGenerationDepots();
 }
 
-uint64_t Pool::DrainDepotsLocked() {
+// Under gen_mu_ only: reclaimers call it without control_mu_, control with it (control_mu_
+// before gen_mu_ everywhere).
+
+uint64_t Pool::DrainGenerationDepots() {
+  std::lock_guard<std::mutex> lock(gen_mu_);
   uint64_t n = 0;
   for (auto& g : generations_) {
     if (g->depot) n += g->depot->DrainTo(*store_);
@@ -744,15 +748,6 @@ void Pool::EnterSlow(CoreSlot& s) {
   } while ((s.steal.load(std::memory_order_seq_cst) & kStealBit) != 0);
 }
 
-uint64_t Pool::DrainDepotsShared() {
-  std::lock_guard<std::mutex> lock(gen_mu_);
-  uint64_t n = 0;
-  for (auto& g : generations_) {
-    if (g->depot) n += g->depot->DrainTo(*store_);
-  }
-  return n;
-}
-
 void Pool::Reclaim(CoreSlot& self) {
   reclaims_.fetch_add(1, std::memory_order_relaxed);
   const bool owner = &self != &other_ && Owned(self);
@@ -763,7 +758,7 @@ void Pool::Reclaim(CoreSlot& self) {
     moved += FlushSlot(self);
     if (self.foreign) Exit(self);
   }
-  moved += DrainDepotsShared();
+  moved += DrainGenerationDepots();
   // 2. Ask quiescent-point workers; 3. rob foreign owners.
   uint32_t served0[kMaxCores];
   int asked[kMaxCores];

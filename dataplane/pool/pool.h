@@ -328,7 +328,6 @@ class Pool {
   void Reclaim(CoreSlot& self);
   // A worker's answer to a reclaim request: the host's cache and its layers to the store.
   void ServeReclaim(CoreSlot& s);
-  uint64_t DrainDepotsShared();
   // Writes epoch and pause into the slot's word, keeping a raised reclaim bit.
   void PublishWord(CoreSlot& s, uint64_t epoch);
   // Back to an "other" slot: no layers, no fast path, no RX ports.
@@ -408,7 +407,7 @@ class Pool {
   bool PublishAndWait(std::unique_ptr<Generation> g, std::chrono::microseconds timeout,
                       SwapReport& report, const std::vector<int>& skip);
   uint64_t RetireGenerations();
-  uint64_t DrainDepotsLocked();
+  uint64_t DrainGenerationDepots();  // takes gen_mu_ (not control_mu_): reclaimers use it too
   void FailedGet(CoreSlot& s);
   int CoreOfSlot(const CoreSlot& s) const { return static_cast<int>(&s - slots_); }
   void MarkHandedOut(void* const* objs, unsigned n);
