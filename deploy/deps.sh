@@ -3,7 +3,7 @@
 # Idempotent: does nothing (and needs no network) when everything is installed.
 set -euo pipefail
 PKGS=(
-  build-essential cmake ninja-build pkg-config git
+  build-essential cmake ninja-build pkg-config git ccache
   dpdk dpdk-dev libdpdk-dev libpcap-dev
   libabsl-dev libgtest-dev libgmock-dev libbenchmark-dev
   libgrpc++-dev libprotobuf-dev protobuf-compiler protobuf-compiler-grpc

@@ -17,6 +17,14 @@ JOBS=${SKBNF_JOBS:-$(nproc)}
 B=${SKBNF_BUILD:-build}
 BA=${SKBNF_BUILD_ASAN:-build-asan}
 BT=${SKBNF_BUILD_TSAN:-build-tsan}
+# Compiler cache between runs on the same machine (CI clones afresh each time): ccache keyed on
+# paths relative to the checkout, so two clones at different paths share it. SKBNF_CCACHE=0
+# turns it off.
+if [ "${SKBNF_CCACHE:-1}" = 1 ] && command -v ccache >/dev/null; then
+  export CCACHE_DIR=${CCACHE_DIR:-/var/cache/skbnf/ccache} CCACHE_BASEDIR=$PWD CCACHE_NOHASHDIR=1
+  export CCACHE_MAXSIZE=${CCACHE_MAXSIZE:-8G}
+  export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
+fi
 
 echo "== release build ($B)"
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKBNF_WERROR=ON >/dev/null
