@@ -1,19 +1,36 @@
 // Flags of the control plane (gRPC listener, TLS, Prometheus endpoint, ready file): the
 // "control plane" group of --help. server/listener.h says why the listener rules are as they are.
 #include "absl/flags/flag.h"
+#include "absl/strings/str_split.h"
 #include "server/control_plane.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
-          "gRPC listen address: host:port (port 0 picks a free one) or unix:/path. Anything but "
-          "loopback or a unix socket needs --tls-cert/--tls-key (or --insecure-remote).");
+          "gRPC listen address: host:port (port 0 picks a free one), unix:/path or "
+          "unix-abstract:name. Anything but loopback or a unix:/path socket needs "
+          "--tls-cert/--tls-key (or --insecure-remote).");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (chain) for the gRPC listener.");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA bundle: on a TLS listener, only clients presenting a certificate it signed may "
           "call mutating RPCs (mTLS). Without it a TLS listener is read-only.");
+ABSL_FLAG(std::string, tls_client_names, "",
+          "Comma-separated names: with --tls-client-ca, only clients whose certificate carries "
+          "one of them as a subject alternative name (DNS, URI, e-mail or IP) may change the "
+          "data plane; other verified clients may read. Empty: any certificate the CA signed.");
 ABSL_FLAG(bool, insecure_remote, false,
-          "Allow a plaintext gRPC listener on a non-loopback address, with mutations open to "
-          "anyone who can connect. For isolated labs only.");
+          "Allow a plaintext gRPC listener on a non-loopback address (or an abstract unix "
+          "socket). Reads are open to anyone who can connect; changes only to loopback clients. "
+          "For isolated labs only.");
+ABSL_FLAG(int64_t, watch_streams_per_client, 8,
+          "Most WatchStats streams one client may hold open (1..1024); more: RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int64_t, watch_streams_total, 64,
+          "Most WatchStats streams open at once, all clients together (1..4096, at least "
+          "--watch-streams-per-client).");
+ABSL_FLAG(int64_t, watch_min_interval_ms, 50,
+          "Shortest WatchStats interval accepted (10..60000 ms); shorter: RESOURCE_EXHAUSTED.");
+ABSL_FLAG(int64_t, audit_min_interval_ms, 200,
+          "AuditPool parks every worker: at most one call per this many ms, all clients "
+          "together (0..3600000; 0 = no limit).");
 ABSL_FLAG(std::string, metrics_addr, ":9478",
           "Prometheus endpoint [host]:port, served at /metrics (port 0 picks a free one); "
           "'off' disables it.");
@@ -28,7 +45,15 @@ ControlOptions OptionsFromFlags() {
   o.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   o.tls_key = absl::GetFlag(FLAGS_tls_key);
   o.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  for (absl::string_view n :
+       absl::StrSplit(absl::GetFlag(FLAGS_tls_client_names), ',', absl::SkipWhitespace())) {
+    o.tls_client_names.emplace_back(n);
+  }
   o.insecure_remote = absl::GetFlag(FLAGS_insecure_remote);
+  o.limits.watch_streams_per_client = absl::GetFlag(FLAGS_watch_streams_per_client);
+  o.limits.watch_streams_total = absl::GetFlag(FLAGS_watch_streams_total);
+  o.limits.watch_min_interval_ms = absl::GetFlag(FLAGS_watch_min_interval_ms);
+  o.limits.audit_min_interval_ms = absl::GetFlag(FLAGS_audit_min_interval_ms);
   o.metrics_addr = absl::GetFlag(FLAGS_metrics_addr);
   o.ready_file = absl::GetFlag(FLAGS_ready_file);
   return o;

@@ -17,8 +17,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "prometheus/exposer.h"
+#include "server/change_log.h"
 #include "server/control_service.h"
 #include "server/health.h"
+#include "server/limits.h"
 #include "server/metrics.h"
 #include "server/stats_sampler.h"
 #include "server/swap_metrics.h"
@@ -50,6 +52,8 @@ struct ControlPlane::Impl {
   int metrics_port = 0;
   std::string metrics_address;  // host part of --metrics-addr ("" = every address)
   SwapMetrics swaps;
+  std::shared_ptr<ChangeLog> changes = std::make_shared<ChangeLog>();  // shared with the exposer
+  std::shared_ptr<CallLimits> limits;
   std::unique_ptr<StatsSampler> sampler;
   std::unique_ptr<ControlService> service;
   std::unique_ptr<grpc::Server> server;
@@ -72,8 +76,9 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   auto impl = std::make_unique<Impl>();
   impl->sampler = std::make_unique<StatsSampler>(backend, std::chrono::milliseconds(250),
                                                  std::chrono::milliseconds(1000));
-  impl->service =
-      std::make_unique<ControlService>(backend, *impl->sampler, impl->swaps, listener->policy);
+  impl->limits = std::make_shared<CallLimits>(o.limits);
+  impl->service = std::make_unique<ControlService>(backend, *impl->sampler, impl->swaps,
+                                                   listener->access, *impl->changes, *impl->limits);
 
   grpc::EnableDefaultHealthCheckService(true);
   grpc::reflection::InitProtoReflectionServerBuilderPlugin();
@@ -84,13 +89,16 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   int selected_port = 0;
   builder.AddListeningPort(o.listen, listener->credentials, &selected_port);
   builder.RegisterService(impl->service.get());
-  impl->server = builder.BuildAndStart();
-  if (impl->server == nullptr || (!listener->unix_socket && selected_port == 0)) {
+  {
+    UnixSocketUmask umask(*listener);  // the socket is born 0660: no chmod window
+    impl->server = builder.BuildAndStart();
+  }
+  if (impl->server == nullptr ||
+      (!listener->unix_socket && !listener->abstract_socket && selected_port == 0)) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on '", o.listen, "'"));
   }
-  RestrictUnixSocket(*listener);
   impl->grpc_address =
-      listener->unix_socket || listener->host.empty()
+      listener->unix_socket || listener->abstract_socket || listener->host.empty()
           ? o.listen
           : absl::StrCat(o.listen.substr(0, o.listen.rfind(':')), ":", selected_port);
 
@@ -107,6 +115,8 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
     }
     impl->collector = std::make_shared<MetricsCollector>(backend, *impl->sampler, impl->swaps);
     impl->exposer->RegisterCollectable(impl->collector, "/metrics");
+    impl->exposer->RegisterCollectable(impl->changes, "/metrics");
+    impl->exposer->RegisterCollectable(impl->limits, "/metrics");
     impl->metrics_address =
         bind.find(':') == std::string::npos ? "" : bind.substr(0, bind.rfind(':'));
     std::vector<int> ports = impl->exposer->GetListeningPorts();

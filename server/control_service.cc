@@ -9,6 +9,7 @@
 #include "dataplane/dpdk/net_text.h"
 #include "dataplane/dpdk/wait_until.h"
 #include "server/build_info.h"
+#include "server/pool_share.h"
 #include "server/stats_convert.h"
 #include "server/strategy_convert.h"
 
@@ -39,23 +40,17 @@ std::vector<int> WorkerCores(const Info& info) {
 }  // namespace
 
 ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps,
-                               MutationPolicy policy)
+                               const AccessPolicy& access, ChangeLog& changes, CallLimits& limits)
     : backend_(backend),
       sampler_(sampler),
       swaps_(swaps),
-      policy_(policy),
+      access_(access),
+      changes_(changes),
+      limits_(limits),
       pool_(backend.GetInfo().pool) {}
 
 grpc::Status ControlService::CheckMutation(grpc::ServerContext* ctx, const char* what) const {
-  if (policy_ == MutationPolicy::kAnyClient) return grpc::Status::OK;
-  std::shared_ptr<const grpc::AuthContext> auth = ctx->auth_context();
-  // On a TLS listener with client-certificate verification, the peer identity is set only when
-  // the client presented a certificate that chains to --tls-client-ca.
-  if (auth != nullptr && auth->IsPeerAuthenticated()) return grpc::Status::OK;
-  return grpc::Status(grpc::StatusCode::PERMISSION_DENIED,
-                      absl::StrCat(what,
-                                   " changes the data plane and needs a client certificate "
-                                   "signed by the server's --tls-client-ca"));
+  return AuthorizeChange(access_, IdentifyCaller(*ctx), what);
 }
 
 absl::Status ControlService::CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores,
@@ -218,10 +213,22 @@ grpc::Status ControlService::GetStrategy(grpc::ServerContext*, const v1::GetStra
 grpc::Status ControlService::SetStrategy(grpc::ServerContext* ctx,
                                          const v1::SetStrategyRequest* req,
                                          v1::SetStrategyResponse* resp) {
-  if (!req->validate_only()) {
-    grpc::Status auth = CheckMutation(ctx, "SetStrategy");
-    if (!auth.ok()) return auth;
-  }
+  if (req->validate_only()) return SetStrategyImpl(ctx, req, resp);  // a read
+  const std::string what = absl::StrCat(StrategyText(backend_, pool_), " -> ",
+                                        req->strategy_case() == v1::SetStrategyRequest::kStructured
+                                            ? req->structured().ShortDebugString()
+                                            : req->spec());
+  return RunChange(access_, changes_, ctx, "SetStrategy", what, [&](std::string* result) {
+    grpc::Status s = SetStrategyImpl(ctx, req, resp);
+    if (s.ok() && !resp->applied())
+      *result = resp->report().rolled_back() ? "rolled_back" : "failed";
+    return s;
+  });
+}
+
+grpc::Status ControlService::SetStrategyImpl(grpc::ServerContext* ctx,
+                                             const v1::SetStrategyRequest* req,
+                                             v1::SetStrategyResponse* resp) {
   StrategySpec spec;
   switch (req->strategy_case()) {
     case v1::SetStrategyRequest::kSpec: {
@@ -246,6 +253,9 @@ grpc::Status ControlService::SetStrategy(grpc::ServerContext* ctx,
   resp->set_canonical_spec(spec.ToString());
   std::lock_guard<std::mutex> l(mutation_mu_);
   absl::Status valid = backend_.ValidateStrategy(spec);
+  if (!valid.ok()) return ToGrpc(valid);
+  // The tunables against the pool in use: per-core holdings must leave half of it reachable.
+  valid = CheckPoolShare(spec, backend_.GetInfo(), backend_.GetPorts());
   if (!valid.ok()) return ToGrpc(valid);
   if (req->validate_only()) return grpc::Status::OK;
   // A client that gave up while another mutation held the lock must not have its swap run
@@ -308,6 +318,12 @@ grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::Watc
   std::vector<int> cores;
   absl::Status s = CheckCores(req->cores(), "cores", &cores);
   if (!s.ok()) return ToGrpc(s);
+  if (grpc::Status l = limits_.CheckInterval("WatchStats", interval_ms); !l.ok()) return l;
+  CallLimits::StreamSlot slot;  // held until the stream ends
+  if (grpc::Status l = limits_.AcquireStream("WatchStats", IdentifyCaller(*ctx).ClientKey(), &slot);
+      !l.ok()) {
+    return l;
+  }
   StatsSnapshot now = backend_.GetStats();
   std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
   for (uint32_t sent = 0; req->max_updates() == 0 || sent < req->max_updates(); ++sent) {
@@ -331,8 +347,14 @@ grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::Watc
 
 grpc::Status ControlService::AddRoute(grpc::ServerContext* ctx, const v1::AddRouteRequest* req,
                                       v1::AddRouteResponse* resp) {
-  grpc::Status auth = CheckMutation(ctx, "AddRoute");
-  if (!auth.ok()) return auth;
+  const std::string what = absl::StrCat(req->prefix(), " via port ", req->next_hop().port(), " ",
+                                        req->next_hop().dst_mac());
+  return RunChange(access_, changes_, ctx, "AddRoute", what,
+                   [&](std::string*) { return AddRouteImpl(req, resp); });
+}
+
+grpc::Status ControlService::AddRouteImpl(const v1::AddRouteRequest* req,
+                                          v1::AddRouteResponse* resp) {
   absl::StatusOr<Ipv4Prefix> prefix = net::ParseIpv4Prefix(req->prefix());
   if (!prefix.ok()) return Invalid("prefix", prefix.status().message());
   if (!req->has_next_hop()) return Invalid("next_hop", "required");
@@ -369,8 +391,11 @@ grpc::Status ControlService::AddRoute(grpc::ServerContext* ctx, const v1::AddRou
 grpc::Status ControlService::DeleteRoute(grpc::ServerContext* ctx,
                                          const v1::DeleteRouteRequest* req,
                                          v1::DeleteRouteResponse*) {
-  grpc::Status auth = CheckMutation(ctx, "DeleteRoute");
-  if (!auth.ok()) return auth;
+  return RunChange(access_, changes_, ctx, "DeleteRoute", req->prefix(),
+                   [&](std::string*) { return DeleteRouteImpl(req); });
+}
+
+grpc::Status ControlService::DeleteRouteImpl(const v1::DeleteRouteRequest* req) {
   absl::StatusOr<Ipv4Prefix> prefix = net::ParseIpv4Prefix(req->prefix());
   if (!prefix.ok()) return Invalid("prefix", prefix.status().message());
   if (backend_.GetInfo().mode != ForwardingMode::kL3) {
@@ -401,13 +426,15 @@ grpc::Status ControlService::ListRoutes(grpc::ServerContext*, const v1::ListRout
 
 grpc::Status ControlService::SetWorkerPaused(grpc::ServerContext* ctx, bool has_core, uint32_t core,
                                              bool pause, bool* was_paused) {
-  grpc::Status auth = CheckMutation(ctx, pause ? "PauseWorker" : "ResumeWorker");
-  if (!auth.ok()) return auth;
-  absl::Status s = CheckWorkerCore(has_core, core);
-  if (!s.ok()) return ToGrpc(s);
-  std::lock_guard<std::mutex> l(mutation_mu_);
-  return ToGrpc(pause ? backend_.PauseWorker(static_cast<int>(core), was_paused)
-                      : backend_.ResumeWorker(static_cast<int>(core), was_paused));
+  const char* rpc = pause ? "PauseWorker" : "ResumeWorker";
+  const std::string what = has_core ? absl::StrCat("core ", core) : std::string("core unset");
+  return RunChange(access_, changes_, ctx, rpc, what, [&](std::string*) {
+    absl::Status s = CheckWorkerCore(has_core, core);
+    if (!s.ok()) return ToGrpc(s);
+    std::lock_guard<std::mutex> l(mutation_mu_);
+    return ToGrpc(pause ? backend_.PauseWorker(static_cast<int>(core), was_paused)
+                        : backend_.ResumeWorker(static_cast<int>(core), was_paused));
+  });
 }
 
 grpc::Status ControlService::PauseWorker(grpc::ServerContext* ctx,
@@ -430,8 +457,14 @@ grpc::Status ControlService::ResumeWorker(grpc::ServerContext* ctx,
 
 grpc::Status ControlService::AuditPool(grpc::ServerContext* ctx, const v1::AuditPoolRequest*,
                                        v1::AuditPoolResponse* resp) {
-  grpc::Status auth = CheckMutation(ctx, "AuditPool (it parks the workers briefly)");
-  if (!auth.ok()) return auth;
+  // Not a change, but it parks every worker: the same access rule, logged, and rate-limited.
+  return RunChange(access_, changes_, ctx, "AuditPool", "audit", [&](std::string*) {
+    grpc::Status l = limits_.Admit("AuditPool", limits_.audit_min_interval());
+    return l.ok() ? AuditPoolImpl(resp) : l;
+  });
+}
+
+grpc::Status ControlService::AuditPoolImpl(v1::AuditPoolResponse* resp) {
   std::lock_guard<std::mutex> l(mutation_mu_);
   absl::StatusOr<pool::AuditReport> r = backend_.Audit();
   if (!r.ok()) return ToGrpc(r.status());

@@ -4,9 +4,11 @@
 // Every handler validates its whole request before touching the Backend; the first bad field
 // gives INVALID_ARGUMENT whose message starts with the field path, and nothing is applied.
 // Mutations (SetStrategy commit, AddRoute, DeleteRoute, Pause/ResumeWorker, AuditPool, which
-// parks workers briefly) are serialised by one mutex and, on a TLS listener, need a client
-// whose certificate the TLS layer verified against --tls-client-ca (PERMISSION_DENIED
-// otherwise). Reads never take that mutex and never wait for a worker: GetInfo, ListPorts,
+// parks workers briefly) are serialised by one mutex, are allowed only to the callers access.h
+// says may change the data plane (PERMISSION_DENIED otherwise), and are logged and counted,
+// whatever their result (change_log.h: RunChange). A strategy is also checked against the pool in
+// use (pool_share.h). WatchStats and AuditPool are bounded (limits.h: RESOURCE_EXHAUSTED).
+// Reads never take that mutex and never wait for a worker: GetInfo, ListPorts,
 // GetStrategy, GetStats, WatchStats, ListRoutes and /metrics complete while a swap is waiting
 // for a stalled worker (tested against the fake and against skbnfd). A SetStrategy whose client
 // has gone (deadline, cancel) by the time it holds the mutex is not started.
@@ -18,7 +20,10 @@
 #include <optional>
 
 #include "absl/status/statusor.h"
+#include "server/access.h"
 #include "server/backend.h"
+#include "server/change_log.h"
+#include "server/limits.h"
 #include "server/stats_convert.h"
 #include "server/stats_sampler.h"
 #include "server/strategy_convert.h"
@@ -27,16 +32,10 @@
 
 namespace skbnf::control {
 
-// Who may mutate through a listener.
-enum class MutationPolicy {
-  kAnyClient,          // loopback / unix socket plaintext, or --insecure-remote
-  kVerifiedClientCert  // TLS: only clients with a certificate verified by the client CA
-};
-
 class ControlService final : public v1::Control::Service {
  public:
   ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps,
-                 MutationPolicy policy);
+                 const AccessPolicy& access, ChangeLog& changes, CallLimits& limits);
 
   // Makes streaming calls return promptly (server shutdown).
   void Stop() { stopping_.store(true); }
@@ -69,7 +68,14 @@ class ControlService final : public v1::Control::Service {
                          v1::AuditPoolResponse* resp) override;
 
  private:
+  // PERMISSION_DENIED unless the caller may change the data plane (access.h); not logged: a
+  // mutating handler goes through RunChange (change_log.h), which checks and logs.
   grpc::Status CheckMutation(grpc::ServerContext* ctx, const char* what) const;
+  grpc::Status SetStrategyImpl(grpc::ServerContext* ctx, const v1::SetStrategyRequest* req,
+                               v1::SetStrategyResponse* resp);
+  grpc::Status AddRouteImpl(const v1::AddRouteRequest* req, v1::AddRouteResponse* resp);
+  grpc::Status DeleteRouteImpl(const v1::DeleteRouteRequest* req);
+  grpc::Status AuditPoolImpl(v1::AuditPoolResponse* resp);
   absl::Status CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores, const char* field,
                           std::vector<int>* out) const;
   absl::Status CheckWorkerCore(bool has, uint32_t core) const;
@@ -79,7 +85,9 @@ class ControlService final : public v1::Control::Service {
   Backend& backend_;
   StatsSampler& sampler_;
   SwapMetrics& swaps_;
-  const MutationPolicy policy_;
+  const AccessPolicy access_;
+  ChangeLog& changes_;
+  CallLimits& limits_;
   const PoolInfo pool_;     // native or not, ops name: fixed for the daemon's life
   std::mutex mutation_mu_;  // serialises every mutation (and concurrent SetStrategy calls)
   std::atomic<bool> stopping_{false};

@@ -53,7 +53,8 @@ bool SplitHostPort(const std::string& addr, std::string* host, std::string* port
 }
 
 bool IsLocalAddress(const std::string& addr) {
-  if (absl::StartsWith(addr, "unix:") || absl::StartsWith(addr, "unix-abstract:")) return true;
+  // unix-abstract: is not local: no file, no permissions, open to the whole network namespace.
+  if (absl::StartsWith(addr, "unix:")) return true;
   std::string host, port;
   if (!SplitHostPort(addr, &host, &port)) return false;
   if (host == "localhost" || host == "::1") return true;
@@ -75,20 +76,28 @@ absl::StatusOr<Listener> PrepareListener(const ControlOptions& o) {
   if (!o.tls_client_ca.empty() && !tls) {
     return absl::InvalidArgumentError("--tls-client-ca needs --tls-cert and --tls-key");
   }
+  if (!o.tls_client_names.empty() && o.tls_client_ca.empty()) {
+    return absl::InvalidArgumentError(
+        "--tls-client-names needs --tls-client-ca (and --tls-cert, --tls-key): names are "
+        "checked on client certificates the CA verified");
+  }
+  if (absl::Status s = CheckLimitOptions(o.limits); !s.ok()) return s;
+  const bool abstract = absl::StartsWith(o.listen, "unix-abstract:");
+  l.abstract_socket = abstract;
   l.unix_socket = absl::StartsWith(o.listen, "unix:");
   std::string port;
-  if (!l.unix_socket && !absl::StartsWith(o.listen, "unix-abstract:") &&
-      !SplitHostPort(o.listen, &l.host, &port)) {
+  if (!l.unix_socket && !abstract && !SplitHostPort(o.listen, &l.host, &port)) {
     return absl::InvalidArgumentError(
         absl::StrCat("--listen: '", o.listen, "' is not host:port or unix:/path"));
   }
   const bool local = IsLocalAddress(o.listen);
   if (!local && !tls && !o.insecure_remote) {
     return absl::FailedPreconditionError(absl::StrCat(
-        "refusing to serve the control API on non-loopback address '", o.listen,
+        "refusing to serve the control API on ",
+        abstract ? "abstract unix socket '" : "non-loopback address '", o.listen,
         "' without TLS: give --tls-cert and --tls-key (and --tls-client-ca so that mutations "
-        "are possible), listen on 127.0.0.1 or a unix socket, or pass --insecure-remote to "
-        "accept plaintext from the network"));
+        "are possible), listen on 127.0.0.1 or a unix:/path socket, or pass --insecure-remote "
+        "to accept plaintext from the network (reads only; changes stay loopback-only)"));
   }
   if (tls) {
     absl::StatusOr<std::string> cert = ReadFile("tls-cert", o.tls_cert);
@@ -106,11 +115,19 @@ absl::StatusOr<Listener> PrepareListener(const ControlOptions& o) {
     }
     so.pem_key_cert_pairs.push_back({*key, *cert});
     l.credentials = grpc::SslServerCredentials(so);
-    l.policy = MutationPolicy::kVerifiedClientCert;
-    l.description = o.tls_client_ca.empty() ? "(TLS, read-only)" : "(mTLS for mutations)";
+    l.access.listener = AccessPolicy::Listener::kTls;
+    l.access.client_ca = !o.tls_client_ca.empty();
+    l.access.allowed_names = o.tls_client_names;
+    l.description = o.tls_client_ca.empty()      ? "(TLS, read-only)"
+                    : o.tls_client_names.empty() ? "(mTLS for mutations)"
+                                                 : "(mTLS for mutations, allowed names)";
   } else {
     l.credentials = grpc::InsecureServerCredentials();
-    l.description = local ? "(local plaintext)" : "(INSECURE remote plaintext)";
+    l.access.listener = l.unix_socket ? AccessPolicy::Listener::kUnixPath
+                        : abstract    ? AccessPolicy::Listener::kAbstract
+                                      : AccessPolicy::Listener::kPlaintext;
+    l.description = local ? "(local plaintext)"
+                          : "(INSECURE remote plaintext: reads open, changes loopback-only)";
   }
   if (l.unix_socket) {
     l.unix_path = o.listen.substr(5);
@@ -127,8 +144,14 @@ absl::StatusOr<Listener> PrepareListener(const ControlOptions& o) {
   return l;
 }
 
-void RestrictUnixSocket(const Listener& l) {
-  if (l.unix_socket) ::chmod(l.unix_path.c_str(), 0660);
+UnixSocketUmask::UnixSocketUmask(const Listener& l) {
+  if (!l.unix_socket) return;
+  old_ = ::umask(0117);  // sockets are created 0777 & ~umask = 0660
+  set_ = true;
+}
+
+UnixSocketUmask::~UnixSocketUmask() {
+  if (set_) ::umask(static_cast<mode_t>(old_));
 }
 
 }  // namespace skbnf::control

@@ -1,16 +1,21 @@
 // Listener policy of the gRPC control API: where it may listen and with which credentials, and
-// who may mutate through it.
+// who may mutate through it (the per-call decision is access.h's).
 //
 // Why: the API can change how every packet buffer is managed, so by default it is reachable
 // only from this host (loopback or a unix socket). Off-host access is encrypted (TLS) and
 // mutations are limited to clients holding a certificate from the operator's CA (mTLS), as
 // P4Runtime and gNMI deployments do; clients without a certificate may still read (stats,
 // info). A TLS listener without --tls-client-ca is read-only. --insecure-remote is the explicit
-// escape hatch for lab setups.
+// escape hatch for lab setups: plaintext from the network, but still only loopback clients may
+// change anything.
 //
 // Unix sockets: a socket someone still accepts on belongs to a running daemon and is never
 // taken over; one nobody answers is left over from a daemon that died and is replaced. The
-// socket is made owner+group only (0660).
+// socket is owner+group only (0660) from the moment it exists: gRPC binds it inside
+// BuildAndStart, so the control plane sets the umask to 0117 around that call (UnixSocketUmask)
+// instead of a chmod after listen(), which would leave a window in which anyone could connect.
+// An abstract unix socket (unix-abstract:) has no file and no permissions: anyone in the network
+// namespace can connect, so it counts as remote (TLS or --insecure-remote; no plaintext changes).
 #ifndef SKBNF_SERVER_LISTENER_H_
 #define SKBNF_SERVER_LISTENER_H_
 
@@ -18,21 +23,25 @@
 
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
-#include "server/control_service.h"
+#include "server/access.h"
+#include "server/limits.h"
 
 namespace skbnf::control {
 
 struct ControlOptions {
   std::string listen = "127.0.0.1:50051";
   std::string tls_cert, tls_key, tls_client_ca;  // file paths
+  std::vector<std::string> tls_client_names;     // SANs allowed to change; empty: any verified
   bool insecure_remote = false;
+  LimitOptions limits;
   std::string metrics_addr = ":9478";  // "" or "off": no exporter
   std::string ready_file;
 };
 
-// Loopback (127.0.0.0/8, ::1, localhost) or unix socket.
+// Loopback (127.0.0.0/8, ::1, localhost) or a unix socket with a path (not unix-abstract:).
 bool IsLocalAddress(const std::string& addr);
 // Splits "host:port" / "[v6]:port"; false when malformed.
 bool SplitHostPort(const std::string& addr, std::string* host, std::string* port);
@@ -40,18 +49,30 @@ bool SplitHostPort(const std::string& addr, std::string* host, std::string* port
 // The checked listener: credentials, mutation policy, and what to tell the operator.
 struct Listener {
   std::shared_ptr<grpc::ServerCredentials> credentials;
-  MutationPolicy policy = MutationPolicy::kAnyClient;
-  bool unix_socket = false;
-  std::string unix_path;    // when unix_socket
-  std::string host;         // host part of a host:port listen address
-  std::string description;  // "(local plaintext)", "(mTLS for mutations)", ...
+  AccessPolicy access;
+  bool unix_socket = false;      // unix:/path
+  bool abstract_socket = false;  // unix-abstract:name
+  std::string unix_path;         // when unix_socket
+  std::string host;              // host part of a host:port listen address
+  std::string description;       // "(local plaintext)", "(mTLS for mutations)", ...
 };
 
 // Applies the rules above to `o` before anything listens: InvalidArgument / FailedPrecondition
 // naming the flag; Unavailable when a unix socket is in use by a running process.
 absl::StatusOr<Listener> PrepareListener(const ControlOptions& o);
-// After the server listens on a unix socket: restrict it to owner and group.
-void RestrictUnixSocket(const Listener& l);
+// Sets the umask so that a unix socket bound while it lives is created 0660 (owner and group);
+// restores the previous one when destroyed. Process-wide: hold it only around BuildAndStart.
+class UnixSocketUmask {
+ public:
+  explicit UnixSocketUmask(const Listener& l);
+  ~UnixSocketUmask();
+  UnixSocketUmask(const UnixSocketUmask&) = delete;
+  UnixSocketUmask& operator=(const UnixSocketUmask&) = delete;
+
+ private:
+  bool set_ = false;
+  unsigned old_ = 0;
+};
 
 }  // namespace skbnf::control
 

@@ -18,6 +18,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_split.h"
+#include "absl/strings/strip.h"
 
 namespace skbnf::control::testing {
 namespace {
@@ -116,6 +117,16 @@ std::vector<std::string> IoModeArgs() {
   const char* env = std::getenv("SKBNF_CONTROL_DAEMON_IO_ARGS");
   if (env == nullptr) return {};
   return absl::StrSplit(env, ' ', absl::SkipEmpty());
+}
+
+double MetricValue(int port, const std::string& series) {
+  const std::string text = HttpGet(port, "/metrics");
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    if (!absl::ConsumePrefix(&line, series + " ")) continue;
+    double v = 0;
+    if (absl::SimpleAtod(line, &v)) return v;
+  }
+  return -1;
 }
 
 std::string HttpGet(int port, const std::string& path) {

@@ -91,6 +91,9 @@ app.kubernetes.io/part-of: skbnf
 - --tls-cert=/etc/skbnf/tls/tls.crt
 - --tls-key=/etc/skbnf/tls/tls.key
 - --tls-client-ca=/etc/skbnf/tls/ca.crt
+{{- with .Values.tls.clientNames }}
+- --tls-client-names={{ join "," . }}
+{{- end }}
 {{- end }}
 {{- range .Values.dpdk.extraArgs }}
 - {{ . | quote }}

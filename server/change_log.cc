@@ -1,0 +1,98 @@
+#include "server/change_log.h"
+
+#include <iostream>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_replace.h"
+
+namespace skbnf::control {
+namespace {
+
+const char* CodeName(grpc::StatusCode c) {
+  switch (c) {
+    case grpc::StatusCode::OK:
+      return "ok";
+    case grpc::StatusCode::CANCELLED:
+      return "cancelled";
+    case grpc::StatusCode::UNKNOWN:
+      return "unknown";
+    case grpc::StatusCode::INVALID_ARGUMENT:
+      return "invalid_argument";
+    case grpc::StatusCode::DEADLINE_EXCEEDED:
+      return "deadline_exceeded";
+    case grpc::StatusCode::NOT_FOUND:
+      return "not_found";
+    case grpc::StatusCode::ALREADY_EXISTS:
+      return "already_exists";
+    case grpc::StatusCode::PERMISSION_DENIED:
+      return "permission_denied";
+    case grpc::StatusCode::RESOURCE_EXHAUSTED:
+      return "resource_exhausted";
+    case grpc::StatusCode::FAILED_PRECONDITION:
+      return "failed_precondition";
+    case grpc::StatusCode::ABORTED:
+      return "aborted";
+    case grpc::StatusCode::OUT_OF_RANGE:
+      return "out_of_range";
+    case grpc::StatusCode::UNIMPLEMENTED:
+      return "unimplemented";
+    case grpc::StatusCode::INTERNAL:
+      return "internal";
+    case grpc::StatusCode::UNAVAILABLE:
+      return "unavailable";
+    case grpc::StatusCode::DATA_LOSS:
+      return "data_loss";
+    case grpc::StatusCode::UNAUTHENTICATED:
+      return "unauthenticated";
+    default:
+      return "unknown";
+  }
+}
+
+// Log values are quoted; quotes and line breaks inside are escaped so one change is one line.
+std::string Quote(absl::string_view v) {
+  return absl::StrCat("\"", absl::StrReplaceAll(v, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}}),
+                      "\"");
+}
+
+}  // namespace
+
+std::string ResultLabel(const grpc::Status& s) { return CodeName(s.error_code()); }
+
+void ChangeLog::Record(const Caller& who, absl::string_view rpc, absl::string_view what,
+                       absl::string_view result, absl::string_view detail) {
+  std::string line =
+      absl::StrCat("skbnf-control: change rpc=", rpc, " what=", Quote(what), " peer=", who.peer,
+                   " identity=", Quote(who.Identity()), " result=", result);
+  if (!detail.empty()) absl::StrAppend(&line, " detail=", Quote(detail));
+  line += "\n";
+  {
+    std::lock_guard<std::mutex> l(mu_);
+    ++counts_[{std::string(rpc), std::string(result)}];
+  }
+  std::cerr << line << std::flush;
+}
+
+uint64_t ChangeLog::Count(const std::string& rpc, const std::string& result) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = counts_.find({rpc, result});
+  return it == counts_.end() ? 0 : it->second;
+}
+
+std::vector<prometheus::MetricFamily> ChangeLog::Collect() const {
+  prometheus::MetricFamily f{"skbnf_control_changes_total",
+                             "Attempts to change the data plane through the control API, by RPC "
+                             "and result (ok, permission_denied, rolled_back, ...).",
+                             prometheus::MetricType::Counter,
+                             {}};
+  std::lock_guard<std::mutex> l(mu_);
+  for (const auto& [key, n] : counts_) {
+    prometheus::ClientMetric m;
+    m.label = {{"rpc", key.first}, {"result", key.second}};
+    m.counter.value = static_cast<double>(n);
+    f.metric.push_back(std::move(m));
+  }
+  return {std::move(f)};
+}
+
+}  // namespace skbnf::control

@@ -1,0 +1,73 @@
+// ChangeLog: every attempt to change the data plane through the control API, logged and counted.
+//
+// One line per attempt on stderr (the daemon's log, the container's log), whatever the result:
+//
+//   skbnf-control: change rpc=SetStrategy what="magazine -> headpool" peer=ipv4:127.0.0.1:41234
+//   identity=- result=ok
+//
+// (one line; `identity` is the verified client certificate's CN and SANs, "-" without one;
+// `detail` follows when the call failed) and one count in
+// skbnf_control_changes_total{rpc,result}, result = ok | the gRPC code in lower case
+// (permission_denied, invalid_argument, ...) | rolled_back / failed for a swap that did not commit.
+//
+// A handler makes itself a logged, authorised change with RunChange (below): the access check
+// (access.h), then its body, then the record. A new mutating RPC is one call:
+//
+//   return RunChange(access_, changes_, ctx, "TuneStrategy", what, [&](std::string* result) {
+//     ... validate, apply; optionally *result = "rolled_back" ...
+//     return grpc::Status::OK;
+//   });
+#ifndef SKBNF_SERVER_CHANGE_LOG_H_
+#define SKBNF_SERVER_CHANGE_LOG_H_
+
+#include <grpcpp/grpcpp.h>
+
+#include <cstdint>
+#include <map>
+#include <mutex>
+#include <string>
+#include <utility>
+#include <vector>
+
+#include "absl/strings/string_view.h"
+#include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
+#include "server/access.h"
+
+namespace skbnf::control {
+
+class ChangeLog : public prometheus::Collectable {
+ public:
+  // Logs one line and counts it. `detail` (the error message) may be empty.
+  void Record(const Caller& who, absl::string_view rpc, absl::string_view what,
+              absl::string_view result, absl::string_view detail);
+  // skbnf_control_changes_total{rpc,result}.
+  std::vector<prometheus::MetricFamily> Collect() const override;
+  uint64_t Count(const std::string& rpc, const std::string& result) const;
+
+ private:
+  mutable std::mutex mu_;
+  std::map<std::pair<std::string, std::string>, uint64_t> counts_;
+};
+
+// "ok" or the status code in lower case ("permission_denied").
+std::string ResultLabel(const grpc::Status& s);
+
+// Authorises `rpc` for the caller of `ctx`, runs `apply(std::string* result)` when allowed, and
+// records the attempt. `apply` may set *result (e.g. "rolled_back"); otherwise it is
+// ResultLabel of the returned status.
+template <typename Apply>
+grpc::Status RunChange(const AccessPolicy& access, ChangeLog& log, grpc::ServerContext* ctx,
+                       absl::string_view rpc, absl::string_view what, Apply&& apply) {
+  const Caller caller = IdentifyCaller(*ctx);
+  std::string result;
+  grpc::Status s = AuthorizeChange(access, caller, rpc);
+  if (s.ok()) s = apply(&result);
+  if (result.empty()) result = ResultLabel(s);
+  log.Record(caller, rpc, what, result, s.error_message());
+  return s;
+}
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_CHANGE_LOG_H_
