@@ -22,6 +22,7 @@
 #include "server/health.h"
 #include "server/limits.h"
 #include "server/metrics.h"
+#include "server/pool_share.h"
 #include "server/stats_sampler.h"
 #include "server/swap_metrics.h"
 
@@ -72,6 +73,15 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
                                                                   const ControlOptions& o) {
   absl::StatusOr<Listener> listener = PrepareListener(o);  // before anything listens
   if (!listener.ok()) return listener.status();
+  // The strategy the data plane started with is held to the rule SetStrategy applies
+  // (pool_share.h), so a daemon never serves with a pool its per-core layers could hoard.
+  if (const Info info = backend.GetInfo(); !info.pool.native) {
+    absl::Status share = CheckPoolShare(backend.GetStrategy(), info, backend.GetPorts());
+    if (!share.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the starting strategy (--strategy, or strategy in --config): ", share.message()));
+    }
+  }
 
   auto impl = std::make_unique<Impl>();
   impl->sampler = std::make_unique<StatsSampler>(backend, std::chrono::milliseconds(250),

@@ -256,7 +256,11 @@ grpc::Status ControlService::SetStrategyImpl(grpc::ServerContext* ctx,
   if (!valid.ok()) return ToGrpc(valid);
   // The tunables against the pool in use: per-core holdings must leave half of it reachable.
   valid = CheckPoolShare(spec, backend_.GetInfo(), backend_.GetPorts());
-  if (!valid.ok()) return ToGrpc(valid);
+  if (!valid.ok()) {
+    return Invalid(
+        req->strategy_case() == v1::SetStrategyRequest::kStructured ? "structured" : "spec",
+        valid.message());
+  }
   if (req->validate_only()) return grpc::Status::OK;
   // A client that gave up while another mutation held the lock must not have its swap run
   // afterwards: it would commit a change the client was told (DEADLINE_EXCEEDED) did not happen.

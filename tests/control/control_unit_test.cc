@@ -1,12 +1,16 @@
 // Unit tests of the control plane's pure parts: listener classification (a security decision),
-// prefix/MAC text forms, the structured strategy form, swap metrics, rate windows.
+// prefix/MAC text forms, the structured strategy form, swap metrics, rate windows, who may change
+// (peer classification, access rules), the pool-share rule, call limits.
 #include <gtest/gtest.h>
 
 #include <deque>
 
 #include "dataplane/dpdk/net_text.h"
+#include "server/access.h"
 #include "server/control_plane.h"
 #include "server/control_service.h"
+#include "server/limits.h"
+#include "server/pool_share.h"
 #include "server/stats_sampler.h"
 #include "server/swap_metrics.h"
 
@@ -19,9 +23,8 @@ using net::ParseIpv4Prefix;
 using net::ParseMac;
 
 TEST(IsLocalAddress, OnlyLoopbackAndUnixSocketsAreLocal) {
-  for (const char* a :
-       {"127.0.0.1:50051", "127.0.0.1:0", "127.255.255.254:1", "localhost:50051", "[::1]:50051",
-        "unix:/run/skbnf.sock", "unix:///run/skbnf.sock", "unix-abstract:skbnf"}) {
+  for (const char* a : {"127.0.0.1:50051", "127.0.0.1:0", "127.255.255.254:1", "localhost:50051",
+                        "[::1]:50051", "unix:/run/skbnf.sock", "unix:///run/skbnf.sock"}) {
     EXPECT_TRUE(IsLocalAddress(a)) << a;
   }
   // Anything else, including forms gRPC accepts that we do not parse, counts as remote (and so
@@ -29,9 +32,132 @@ TEST(IsLocalAddress, OnlyLoopbackAndUnixSocketsAreLocal) {
   for (const char* a :
        {"0.0.0.0:50051", "[::]:50051", "10.1.2.3:50051", "128.0.0.1:1", "127.0.0.1.example.com:1",
         ":50051", "127.0.0.1", "ipv4:127.0.0.1:1", "dns:///127.0.0.1:1", "[::ffff:10.0.0.1]:1",
-        "127.0.0.256:1", "localhost.example.com:1"}) {
+        "127.0.0.256:1", "localhost.example.com:1",
+        // No file, no permissions: anyone in the network namespace can connect.
+        "unix-abstract:skbnf"}) {
     EXPECT_FALSE(IsLocalAddress(a)) << a;
   }
+}
+
+TEST(Access, LoopbackPeers) {
+  for (const char* p : {"ipv4:127.0.0.1:5", "ipv4:127.9.9.9:5", "ipv6:[::1]:5", "ipv6:%5B::1%5D:5",
+                        "ipv6:[::ffff:127.0.0.1]:5", "ipv6:%5B::ffff:127.0.0.2%5D:5"}) {
+    EXPECT_TRUE(IsLoopbackPeer(p)) << p;
+  }
+  for (const char* p :
+       {"ipv4:192.0.2.1:5", "ipv4:128.0.0.1:5", "ipv6:[fd00::2]:5", "ipv6:[::ffff:10.0.0.1]:5",
+        "unix:", "unix:/run/x.sock", "unix-abstract:x", "", "ipv6:[::1", "127.0.0.1:5"}) {
+    EXPECT_FALSE(IsLoopbackPeer(p)) << p;
+  }
+}
+
+TEST(Access, WhoMayChange) {
+  Caller remote{"ipv4:192.0.2.1:5", false, false, {}, ""};
+  Caller local{"ipv4:127.0.0.1:5", true, false, {}, ""};
+  Caller unix_peer{"unix:", false, false, {}, ""};
+  Caller ops{"ipv4:192.0.2.1:5", false, true, {"ops.example"}, "ops"};
+  Caller other{"ipv4:192.0.2.1:5", false, true, {"x.example"}, "x"};
+  AccessPolicy plain;  // kPlaintext
+  EXPECT_TRUE(AuthorizeChange(plain, local, "SetStrategy").ok());
+  EXPECT_EQ(AuthorizeChange(plain, remote, "SetStrategy").error_code(),
+            grpc::StatusCode::PERMISSION_DENIED);
+  AccessPolicy path{AccessPolicy::Listener::kUnixPath, false, {}};
+  EXPECT_TRUE(AuthorizeChange(path, unix_peer, "PauseWorker").ok());
+  AccessPolicy abstract{AccessPolicy::Listener::kAbstract, false, {}};
+  EXPECT_FALSE(AuthorizeChange(abstract, unix_peer, "PauseWorker").ok());
+  EXPECT_FALSE(AuthorizeChange(abstract, local, "PauseWorker").ok());
+  AccessPolicy tls_no_ca{AccessPolicy::Listener::kTls, false, {}};
+  EXPECT_FALSE(AuthorizeChange(tls_no_ca, ops, "AddRoute").ok());
+  AccessPolicy tls{AccessPolicy::Listener::kTls, true, {}};
+  EXPECT_TRUE(AuthorizeChange(tls, ops, "AddRoute").ok());
+  EXPECT_TRUE(AuthorizeChange(tls, other, "AddRoute").ok());
+  EXPECT_FALSE(AuthorizeChange(tls, local, "AddRoute").ok()) << "TLS: loopback is no certificate";
+  AccessPolicy named{AccessPolicy::Listener::kTls, true, {"ops.example"}};
+  EXPECT_TRUE(AuthorizeChange(named, ops, "AddRoute").ok());
+  grpc::Status s = AuthorizeChange(named, other, "AddRoute");
+  EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
+  EXPECT_NE(s.error_message().find("CN=x SAN=x.example"), std::string::npos) << s.error_message();
+  EXPECT_EQ(ops.ClientKey(), "CN=ops SAN=ops.example");
+  EXPECT_EQ(remote.ClientKey(), "192.0.2.1");
+  EXPECT_EQ(unix_peer.ClientKey(), "unix");
+  EXPECT_EQ(local.Identity(), "-");
+}
+
+Info TwoWorkers(uint64_t populated) {
+  Info info;
+  info.pool.populated = populated;
+  info.lcores.push_back(LcoreInfo{0, LcoreInfo::Role::kMain, -1, 0, {}, {}});
+  info.lcores.push_back(LcoreInfo{1, LcoreInfo::Role::kWorker, 0, 0, {0}, {1}});
+  info.lcores.push_back(LcoreInfo{2, LcoreInfo::Role::kWorker, 1, 0, {0, 1}, {0}});
+  return info;
+}
+
+TEST(PoolShare, MostHeldPerLayerAndCore) {
+  std::vector<PortInfo> ports(2);
+  ports[0].id = 0;
+  ports[0].rx_ring_size = 1024;
+  ports[1].id = 1;
+  ports[1].rx_ring_size = 512;
+  auto spec = pool::StrategySpec::Parse("lcache:size=255+recycle+headpool:hot_list_len=7+magazine");
+  ASSERT_TRUE(spec.ok());
+  std::vector<CoreHolding> h = MaxHoldings(*spec, TwoWorkers(0), ports);
+  ASSERT_EQ(h.size(), 2u);
+  EXPECT_EQ(h[0].core, 0);
+  EXPECT_EQ(h[0].by_layer[0], 383u);          // ceil(1.5 x 255)
+  EXPECT_EQ(h[0].by_layer[1], 1024u);         // recycle limit 0: ring of port 0
+  EXPECT_EQ(h[1].by_layer[1], 1024u + 512u);  // one list per RX port
+  EXPECT_EQ(h[0].by_layer[2], 7u);
+  EXPECT_EQ(h[0].by_layer[3], 64u);  // loaded + previous
+  EXPECT_EQ(h[1].total(), 383u + 1536u + 7u + 64u);
+}
+
+TEST(PoolShare, HalfThePoolStaysReachable) {
+  const std::vector<PortInfo> ports;
+  auto at = [&](uint32_t len, uint64_t populated) {
+    auto spec = pool::StrategySpec::Parse("headpool:hot_list_len=" + std::to_string(len));
+    return CheckPoolShare(*spec, TwoWorkers(populated), ports);
+  };
+  EXPECT_TRUE(at(2048, 8192).ok());  // 2 x 2048 = 4096 = half
+  absl::Status s = at(2049, 8192);
+  EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
+  EXPECT_EQ(s.message().substr(0, 24), "headpool:hot_list_len=20") << s.message();
+  EXPECT_NE(s.message().find("bound of 4096, half of the pool's 8192"), std::string::npos)
+      << s.message();
+  EXPECT_TRUE(at(65536, 0).ok()) << "unknown pool size: not checked";
+  EXPECT_FALSE(at(65536, 8192).ok());
+}
+
+TEST(Limits, OptionsAndSlots) {
+  EXPECT_TRUE(CheckLimitOptions(LimitOptions{}).ok());
+  EXPECT_FALSE(CheckLimitOptions(LimitOptions{0, 64, 50, 200}).ok());
+  EXPECT_FALSE(CheckLimitOptions(LimitOptions{8, 4, 50, 200}).ok());
+  EXPECT_FALSE(CheckLimitOptions(LimitOptions{8, 64, 9, 200}).ok());
+  EXPECT_FALSE(CheckLimitOptions(LimitOptions{8, 64, 50, -1}).ok());
+  CallLimits l(LimitOptions{2, 3, 50, 0});
+  {
+    CallLimits::StreamSlot a1, a2, a3, b1, c1;
+    EXPECT_TRUE(l.AcquireStream("WatchStats", "a", &a1).ok());
+    EXPECT_TRUE(l.AcquireStream("WatchStats", "a", &a2).ok());
+    EXPECT_EQ(l.AcquireStream("WatchStats", "a", &a3).error_code(),
+              grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_TRUE(l.AcquireStream("WatchStats", "b", &b1).ok());
+    EXPECT_EQ(l.AcquireStream("WatchStats", "c", &c1).error_code(),
+              grpc::StatusCode::RESOURCE_EXHAUSTED);
+    EXPECT_EQ(l.Rejected("WatchStats", "streams_per_client"), 1u);
+    EXPECT_EQ(l.Rejected("WatchStats", "streams_total"), 1u);
+  }
+  CallLimits::StreamSlot c1, c2, d1;  // every slot was given back
+  EXPECT_TRUE(l.AcquireStream("WatchStats", "c", &c1).ok());
+  EXPECT_TRUE(l.AcquireStream("WatchStats", "c", &c2).ok());
+  EXPECT_TRUE(l.AcquireStream("WatchStats", "d", &d1).ok());
+  EXPECT_FALSE(l.CheckInterval("WatchStats", 49).ok());
+  EXPECT_TRUE(l.CheckInterval("WatchStats", 50).ok());
+  EXPECT_TRUE(l.Admit("AuditPool", std::chrono::milliseconds(0)).ok());
+  EXPECT_TRUE(l.Admit("AuditPool", std::chrono::hours(1)).ok());
+  EXPECT_EQ(l.Admit("AuditPool", std::chrono::hours(1)).error_code(),
+            grpc::StatusCode::RESOURCE_EXHAUSTED);
+  EXPECT_TRUE(l.Admit("TuneStrategy", std::chrono::hours(1)).ok()) << "per RPC";
+  EXPECT_EQ(l.Rejected("AuditPool", "rate"), 1u);
 }
 
 TEST(NetText, PrefixRoundTripAndRefusals) {

@@ -70,7 +70,7 @@ TEST(PoolShareTest, TunablesAreCheckedAgainstThePoolInUse) {
   for (bool validate_only : {true, false}) {
     grpc::Status s = Set(*stub, "headpool:hot_list_len=65536", validate_only);
     ASSERT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT) << s.error_message();
-    EXPECT_TRUE(absl::StartsWith(s.error_message(), "headpool:hot_list_len=65536: "))
+    EXPECT_TRUE(absl::StartsWith(s.error_message(), "spec: headpool:hot_list_len=65536: "))
         << s.error_message();
     EXPECT_TRUE(absl::StrContains(
         s.error_message(), absl::StrCat("bound of ", f.populated / 2, ", half of the pool's ",
@@ -84,7 +84,7 @@ TEST(PoolShareTest, TunablesAreCheckedAgainstThePoolInUse) {
       Set(*stub, "lcache:size=1024+headpool:hot_list_len=60000+magazine:size=1024", true);
   if (f.populated / 2 < f.workers * (1536 + 60000 + 2048)) {
     EXPECT_EQ(s.error_code(), StatusCode::INVALID_ARGUMENT);
-    EXPECT_TRUE(absl::StartsWith(s.error_message(), "headpool:hot_list_len=60000"))
+    EXPECT_TRUE(absl::StartsWith(s.error_message(), "spec: headpool:hot_list_len=60000"))
         << s.error_message();
   }
 
@@ -105,9 +105,22 @@ TEST(PoolShareTest, TunablesAreCheckedAgainstThePoolInUse) {
     v1::SetStrategyResponse r;
     grpc::Status st = stub->SetStrategy(&ctx, req, &r);
     EXPECT_EQ(st.error_code(), StatusCode::INVALID_ARGUMENT) << st.error_message();
+    EXPECT_TRUE(absl::StartsWith(st.error_message(), "structured: headpool:hot_list_len=65536"))
+        << st.error_message();
   }
   EXPECT_EQ(SpecEpoch(*stub), before);
   EXPECT_EQ(d->Stop(), 0);
+}
+
+// The strategy a daemon starts with is held to the same rule: start-up stops, naming the tunable.
+TEST(PoolShareTest, AStartingStrategyThatHoardsThePoolStopsStartUp) {
+  const std::string spec = "headpool:hot_list_len=65536";
+  std::string err;
+  const int code =
+      RunDaemonToExit({DaemonIsFake() ? "--sim-spec=" + spec : "--strategy=" + spec}, 60, &err);
+  EXPECT_GT(code, 0) << err;
+  EXPECT_TRUE(absl::StrContains(err, "starting strategy")) << err;
+  EXPECT_TRUE(absl::StrContains(err, spec + ": the per-core layers")) << err;
 }
 
 // AuditPool parks every worker: one per --audit-min-interval-ms across all clients.
@@ -188,7 +201,8 @@ TEST(ChangeLogTest, ChangesAreLoggedAndCounted) {
   EXPECT_TRUE(absl::StrContains(log, "identity=\"-\" result=ok")) << log;
   EXPECT_TRUE(absl::StrContains(log, "what=\"" + next + " -> headpool:hot_list_len=65536\""))
       << log;
-  EXPECT_TRUE(absl::StrContains(log, "result=invalid_argument detail=\"headpool:hot_list_len"))
+  EXPECT_TRUE(
+      absl::StrContains(log, "result=invalid_argument detail=\"spec: headpool:hot_list_len"))
       << log;
   EXPECT_TRUE(absl::StrContains(log, "change rpc=DeleteRoute what=\"not-a-prefix\"")) << log;
   EXPECT_FALSE(absl::StrContains(log, "-> magazine\"")) << "validate_only is not a change";
