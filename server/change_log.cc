@@ -3,7 +3,6 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
-#include "absl/strings/str_replace.h"
 
 namespace skbnf::control {
 namespace {
@@ -49,10 +48,27 @@ const char* CodeName(grpc::StatusCode c) {
   }
 }
 
-// Log values are quoted; quotes and line breaks inside are escaped so one change is one line.
+// Log values are quoted, with quotes, backslashes and control bytes escaped (one change is one
+// line, and a client cannot forge lines or terminal escapes), and cut at kMaxValue bytes (a
+// client cannot flood the log with a megabyte spec).
+constexpr size_t kMaxValue = 256;
+
 std::string Quote(absl::string_view v) {
-  return absl::StrCat("\"", absl::StrReplaceAll(v, {{"\\", "\\\\"}, {"\"", "\\\""}, {"\n", "\\n"}}),
-                      "\"");
+  std::string out = "\"";
+  for (size_t i = 0; i < v.size() && i < kMaxValue; ++i) {
+    const unsigned char c = static_cast<unsigned char>(v[i]);
+    if (c == '"' || c == '\\') {
+      out += '\\';
+      out += static_cast<char>(c);
+    } else if (c < 0x20 || c == 0x7f) {
+      absl::StrAppend(&out, "\\x", absl::Hex(c, absl::kZeroPad2));
+    } else {
+      out += static_cast<char>(c);
+    }
+  }
+  if (v.size() > kMaxValue) absl::StrAppend(&out, "...(", v.size(), " bytes)");
+  out += "\"";
+  return out;
 }
 
 }  // namespace

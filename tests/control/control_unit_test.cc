@@ -3,10 +3,12 @@
 // (peer classification, access rules), the pool-share rule, call limits.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <deque>
 
 #include "dataplane/dpdk/net_text.h"
 #include "server/access.h"
+#include "server/change_log.h"
 #include "server/control_plane.h"
 #include "server/control_service.h"
 #include "server/limits.h"
@@ -158,6 +160,25 @@ TEST(Limits, OptionsAndSlots) {
             grpc::StatusCode::RESOURCE_EXHAUSTED);
   EXPECT_TRUE(l.Admit("TuneStrategy", std::chrono::hours(1)).ok()) << "per RPC";
   EXPECT_EQ(l.Rejected("AuditPool", "rate"), 1u);
+}
+
+TEST(ChangeLog, OneEscapedBoundedLinePerChangeAndCounts) {
+  ChangeLog log;
+  Caller who{"ipv4:127.0.0.1:9", true, false, {}, ""};
+  ::testing::internal::CaptureStderr();
+  log.Record(who, "SetStrategy", "a\"b\nc\x1b[31m" + std::string(1000, 'x'), "ok", "");
+  log.Record(who, "SetStrategy", "magazine", "invalid_argument", "spec: bad");
+  const std::string out = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
+  EXPECT_NE(out.find("what=\"a\\\"b\\x0ac\\x1b[31mxxx"), std::string::npos) << out;
+  EXPECT_NE(out.find("...(1010 bytes)\" peer=ipv4:127.0.0.1:9 identity=\"-\" result=ok\n"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find("result=invalid_argument detail=\"spec: bad\"\n"), std::string::npos) << out;
+  EXPECT_EQ(log.Count("SetStrategy", "ok"), 1u);
+  EXPECT_EQ(log.Count("SetStrategy", "invalid_argument"), 1u);
+  EXPECT_EQ(ResultLabel(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "")),
+            "permission_denied");
 }
 
 TEST(NetText, PrefixRoundTripAndRefusals) {
