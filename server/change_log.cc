@@ -75,6 +75,13 @@ std::string Quote(absl::string_view v) {
 
 std::string ResultLabel(const grpc::Status& s) { return CodeName(s.error_code()); }
 
+ChangeLog::ChangeLog() {
+  for (const char* rpc :
+       {"SetStrategy", "AddRoute", "DeleteRoute", "PauseWorker", "ResumeWorker", "AuditPool"}) {
+    for (const char* result : {"ok", "permission_denied"}) counts_[{rpc, result}] = 0;
+  }
+}
+
 void ChangeLog::Record(const Caller& who, absl::string_view rpc, absl::string_view what,
                        absl::string_view result, absl::string_view detail) {
   std::string line =

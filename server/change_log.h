@@ -38,6 +38,9 @@ namespace skbnf::control {
 
 class ChangeLog : public prometheus::Collectable {
  public:
+  // Starts every known change RPC's ok and permission_denied series at 0, so rate() and alerts
+  // see the first one.
+  ChangeLog();
   // Logs one line and counts it. `detail` (the error message) may be empty.
   void Record(const Caller& who, absl::string_view rpc, absl::string_view what,
               absl::string_view result, absl::string_view detail);

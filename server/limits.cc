@@ -41,6 +41,13 @@ absl::Status CheckLimitOptions(const LimitOptions& o) {
                d.audit_min_interval_ms);
 }
 
+CallLimits::CallLimits(const LimitOptions& o) : o_(o) {
+  for (const char* reason : {"streams_per_client", "streams_total", "interval"}) {
+    rejected_[{"WatchStats", reason}] = 0;
+  }
+  rejected_[{"AuditPool", "rate"}] = 0;
+}
+
 CallLimits::StreamSlot::~StreamSlot() {
   if (limits_ != nullptr) limits_->Release(client_);
 }

@@ -49,7 +49,8 @@ absl::Status CheckLimitOptions(const LimitOptions& o);
 
 class CallLimits : public prometheus::Collectable {
  public:
-  explicit CallLimits(const LimitOptions& o) : o_(o) {}
+  // Every known refusal's series starts at 0.
+  explicit CallLimits(const LimitOptions& o);
 
   // A WatchStats slot, given back when destroyed.
   class StreamSlot {

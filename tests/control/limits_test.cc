@@ -129,6 +129,8 @@ TEST(LimitsTest, AuditPoolIsRateLimited) {
   auto d = Daemon::Start({"--audit-min-interval-ms=3600000"}, &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
+  const std::string rate = "skbnf_control_rejected_total{rpc=\"AuditPool\",reason=\"rate\"}";
+  EXPECT_EQ(MetricValue(d->metrics_port(), rate), 0) << "the series exists before the first one";
   grpc::Status first = Audit(*stub);
   ASSERT_TRUE(first.ok()) << first.error_message();
   for (int i = 0; i < 3; ++i) {
