@@ -1,6 +1,5 @@
 // Unit tests of the control plane's pure parts: listener classification (a security decision),
-// prefix/MAC text forms, the structured strategy form, swap metrics, rate windows, who may change
-// (peer classification, access rules), the pool-share rule, call limits.
+// prefix/MAC text forms, the structured strategy form, swap metrics, rate windows.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -41,6 +40,8 @@ TEST(IsLocalAddress, OnlyLoopbackAndUnixSocketsAreLocal) {
   }
 }
 
+// Who may change the data plane (peer classification, access rules: access.h), the pool-share
+// rule (pool_share.h), call limits (limits.h), the change log (change_log.h).
 TEST(Access, LoopbackPeers) {
   for (const char* p : {"ipv4:127.0.0.1:5", "ipv4:127.9.9.9:5", "ipv6:[::1]:5", "ipv6:%5B::1%5D:5",
                         "ipv6:[::ffff:127.0.0.1]:5", "ipv6:%5B::ffff:127.0.0.2%5D:5"}) {
