@@ -53,6 +53,7 @@
 #include "absl/status/statusor.h"
 #include "dataplane/dpdk/config.h"
 #include "prometheus/collectable.h"
+#include "prometheus/metric_family.h"
 #include "server/backend.h"
 #include "server/control_plane.h"
 #include "server/swap_metrics.h"

@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
@@ -53,7 +54,9 @@ std::string LinkName(const std::string& path) {
 }
 
 std::string Mib(uint64_t bytes) {
-  return bytes < (1u << 20) ? absl::StrCat(bytes >> 10, " KiB") : absl::StrCat(bytes >> 20, " MiB");
+  if (bytes < (1u << 20)) return absl::StrCat(bytes >> 10, " KiB");
+  if (bytes % (1u << 20) == 0) return absl::StrCat(bytes >> 20, " MiB");
+  return absl::StrFormat("%.1f MiB", static_cast<double>(bytes) / (1u << 20));
 }
 
 std::string PageSizeName(uint64_t bytes) {

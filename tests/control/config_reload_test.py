@@ -108,8 +108,8 @@ class ConfigReloadTest(unittest.TestCase):
         rc, out, err = self.daemon.ctl("--json", "routes", "list")
         self.assertEqual(rc, 0, err)
         r = json.loads(out)
-        hops = {n["id"]: n["nextHop"] for n in r.get("nextHops", [])}
-        return {x["prefix"]: hops[x.get("nextHopId", 0)]["dstMac"] for x in r.get("routes", [])}
+        hops = {n["id"]: n["next_hop"] for n in r.get("next_hops", [])}
+        return {x["prefix"]: hops[x["next_hop_id"]]["dst_mac"] for x in r.get("routes", [])}
 
     def metrics(self):
         _, samples = h.parse_metrics(self.daemon.scrape())

@@ -16,11 +16,15 @@ SKBNFD = os.environ["SKBNFD"]
 VF = "0000:3b:02.0"
 
 
-def unlimited_memlock():
-    resource.setrlimit(resource.RLIMIT_MEMLOCK, (resource.RLIM_INFINITY, resource.RLIM_INFINITY))
+def memlock_4m():
+    """A known RLIMIT_MEMLOCK (lowering needs no privilege): 4 MiB, enough for the small pools
+    below (--mbufs=1024: ~2.3 MiB)."""
+    _, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+    soft = 4 << 20 if hard == resource.RLIM_INFINITY else min(hard, 4 << 20)
+    resource.setrlimit(resource.RLIMIT_MEMLOCK, (soft, hard))
 
 
-def skbnfd(*args, env=None, memlock=unlimited_memlock):
+def skbnfd(*args, env=None, memlock=memlock_4m):
     e = {k: v for k, v in os.environ.items() if not k.startswith("PCIDEVICE_")}
     e.update(env or {})
     p = subprocess.run([SKBNFD] + list(args), capture_output=True, text=True, env=e,
@@ -102,6 +106,7 @@ class SriovNodeTest(unittest.TestCase):
         self.node.cpuset("0-1", [0, 1])
         self.node.hugepages(512)
         self.args = ["--pcidevice-env", "--mode=io", "--test-preflight-root=" + self.node.root,
+                     "--mbufs=1024", "--rx-ring=256", "--tx-ring=256",
                      "--", "--in-memory", "--huge-dir=/hugepages"]
         self.env = {"PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK": VF}
 
@@ -138,18 +143,19 @@ class SriovNodeTest(unittest.TestCase):
         self.node.vf("vfio-pci", group=71)
 
         def low():
-            resource.setrlimit(resource.RLIMIT_MEMLOCK, (64 << 10, 64 << 10))
+            _, hard = resource.getrlimit(resource.RLIMIT_MEMLOCK)
+            resource.setrlimit(resource.RLIMIT_MEMLOCK, (64 << 10, hard))
         rc, out, err = skbnfd("--preflight", *self.args, env=self.env, memlock=low)
         self.assertEqual(rc, 1, out + err)
-        self.assertRegex(out, r"error +memlock +RLIMIT_MEMLOCK 64 KiB < \d+ MiB the pool needs "
+        self.assertRegex(out, r"error +memlock +RLIMIT_MEMLOCK 64 KiB < 2.3 MiB the pool needs "
                               r"\(VFIO maps it locked for DMA\): give the container the IPC_LOCK")
 
     def test_too_few_hugepages_and_no_mount(self):
         self.node.vf("vfio-pci", group=71)
-        self.node.hugepages(4)
+        self.node.hugepages(1)
         rc, out, _ = skbnfd("--preflight", *self.args, env=self.env)
         self.assertEqual(rc, 1)
-        self.assertRegex(out, r"error +hugepages +free 2M pages: 4 on node 0 = 8 MiB < \d+ MiB")
+        self.assertRegex(out, r"error +hugepages +free 2M pages: 1 on node 0 = 2 MiB < 2.3 MiB")
         self.node.write("/proc/mounts", "proc /proc proc rw 0 0\n")
         rc, out, _ = skbnfd("--preflight", *self.args, env=self.env)
         self.assertEqual(rc, 1)
