@@ -130,8 +130,8 @@ absl::StatusOr<std::map<Ipv4Prefix, NextHop>> ResolveRoutes(
                                                      r.mac, "' is a group (multicast) address"));
     }
     if (*mac == MacAddr{}) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          where(), "route ", r.prefix, ": the all-zero address is not a next hop"));
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(), "route ", r.prefix, ": the all-zero address is not a next hop"));
     }
     out[*prefix] = NextHop{*port, *mac};  // a prefix listed twice: the later line wins
   }
@@ -147,8 +147,7 @@ std::optional<std::string> ReadText(const std::string& path) {
 }
 
 double Now() {
-  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch())
-      .count();
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
 }  // namespace
@@ -183,13 +182,13 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
   if (next.engine.strategy != applied.engine.strategy) {
     absl::StatusOr<pool::StrategySpec> s = pool::StrategySpec::Parse(next.engine.strategy);
     if (!s.ok()) {
-      return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy,
-                                ": ", s.status().message()));
+      return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ",
+                                s.status().message()));
     }
     if (*s != backend.GetStrategy()) {
       if (absl::Status v = backend.ValidateStrategy(*s); !v.ok()) {
-        return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy,
-                                  ": ", v.message()));
+        return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ",
+                                  v.message()));
       }
       spec = *s;
     }
@@ -250,8 +249,8 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
                                 " failed", r.rolled_back ? " and was rolled back" : "", ": ",
                                 r.status.message()));
     }
-    done.push_back(absl::StrCat("strategy ", r.old_spec, " -> ", r.new_spec, " (epoch ", r.epoch,
-                                ")"));
+    done.push_back(
+        absl::StrCat("strategy ", r.old_spec, " -> ", r.new_spec, " (epoch ", r.epoch, ")"));
   }
   if (!to_delete.empty() || !to_add.empty()) {
     done.push_back(absl::StrCat("routes -", to_delete.size(), " +", to_add.size()));
@@ -259,11 +258,11 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
   if (!routes_note.empty()) done.push_back(routes_note);
   applied.engine.strategy = next.engine.strategy;
   applied.engine.routes = next.engine.routes;
-  res.kind = spec || !to_delete.empty() || !to_add.empty() ? ReloadResult::kOk
-                                                             : ReloadResult::kUnchanged;
-  res.summary = absl::StrCat(path, ": ",
-                             done.empty() ? std::string("nothing to change at runtime")
-                                          : absl::StrJoin(done, ", "));
+  res.kind =
+      spec || !to_delete.empty() || !to_add.empty() ? ReloadResult::kOk : ReloadResult::kUnchanged;
+  res.summary = absl::StrCat(
+      path, ": ",
+      done.empty() ? std::string("nothing to change at runtime") : absl::StrJoin(done, ", "));
   return res;
 }
 
@@ -347,8 +346,8 @@ absl::StatusOr<std::unique_ptr<ConfigReloader>> ConfigReloader::Start(
 }
 
 ConfigReloader::ConfigReloader(std::string path, const dpdk::DaemonConfig& started,
-                               ControlPlane& control,
-                               std::shared_ptr<ConfigReloadMetrics> metrics, int inotify_fd)
+                               ControlPlane& control, std::shared_ptr<ConfigReloadMetrics> metrics,
+                               int inotify_fd)
     : path_(std::move(path)),
       started_(started),
       applied_(started),

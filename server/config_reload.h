@@ -64,7 +64,7 @@ namespace skbnf::control {
 struct ReloadResult {
   enum Kind { kOk, kError, kUnchanged };
   Kind kind = kUnchanged;
-  std::string summary;                    // one line for the log
+  std::string summary;                     // one line for the log
   std::vector<std::string> needs_restart;  // "mbufs 16384 -> 32768", ...
 };
 const char* ReloadResultName(ReloadResult::Kind k);  // "ok", "error", "unchanged"

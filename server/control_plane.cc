@@ -137,8 +137,7 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   return cp;
 }
 
-absl::Status ControlPlane::Mutate(
-    const std::function<absl::Status(Backend&, SwapMetrics&)>& f) {
+absl::Status ControlPlane::Mutate(const std::function<absl::Status(Backend&, SwapMetrics&)>& f) {
   return impl_->service->WithMutationLock(f);
 }
 

@@ -19,8 +19,8 @@
 #include <string>
 
 #include "absl/status/statusor.h"
-#include "server/backend.h"
 #include "prometheus/collectable.h"
+#include "server/backend.h"
 #include "server/listener.h"
 #include "server/swap_metrics.h"
 

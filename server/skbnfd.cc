@@ -4,7 +4,8 @@
 //
 //   flags (server/flags.h) -> configuration (--config, then flags; or the demo) -> EAL ->
 //   Engine::Create -> Engine::Start -> ControlPlane::Start over an EngineBackend ->
-//   ConfigReloader (--config watched, SIGHUP) -> console loop (stats lines, swap cycle) until SIGINT/SIGTERM or --duration ->
+//   ConfigReloader (--config watched, SIGHUP) ->
+//   console loop (stats lines, swap cycle) until SIGINT/SIGTERM or --duration ->
 //   ControlPlane::Shutdown -> Engine::Stop (drain, final audit) -> summary line.
 //
 // Before EAL, the start-up checks (server/startup_checks.h: preflight of the pod's VFs, hugepages,
@@ -97,9 +98,8 @@ int Run(int argc, char** argv) {
   if (PreflightOnly() || !SkipPreflight()) {
     preflight::Host host = preflight::Host::FromProcess();
     host.root = PreflightRoot();
-    const preflight::Report report =
-        RunStartupChecks(host, dc->engine, {eal_args.begin() + 1, eal_args.end()},
-                         PciDeviceEnvFlag());
+    const preflight::Report report = RunStartupChecks(
+        host, dc->engine, {eal_args.begin() + 1, eal_args.end()}, PciDeviceEnvFlag());
     if (PreflightOnly()) {
       std::fputs(report.ToText().c_str(), stdout);
       return report.ok() ? 0 : 1;
@@ -111,8 +111,7 @@ int Run(int argc, char** argv) {
       }
     }
     if (!report.ok()) {
-      std::fprintf(stderr, "skbnfd: preflight: %d error(s), start-up refused:\n",
-                   report.errors());
+      std::fprintf(stderr, "skbnfd: preflight: %d error(s), start-up refused:\n", report.errors());
       for (const preflight::Finding& f : report.findings) {
         if (f.severity == preflight::Severity::kError) {
           std::fprintf(stderr, "skbnfd: preflight error: %s: %s\n", f.check.c_str(),

@@ -26,7 +26,8 @@ constexpr uint64_t kMbufBytes = 2176 + 128 + 64;
 
 // The value of EAL option `name` ("-l", "--lcores", "--huge-dir") in any of its spellings:
 // "-l 0-3", "-l0-3", "--lcores=0-3", "--lcores 0-3". The last one wins, as in EAL.
-std::optional<std::string> EalOption(const std::vector<std::string>& args, const std::string& name) {
+std::optional<std::string> EalOption(const std::vector<std::string>& args,
+                                     const std::string& name) {
   std::optional<std::string> v;
   for (size_t i = 0; i < args.size(); ++i) {
     const std::string& a = args[i];
@@ -96,8 +97,7 @@ uint64_t PopulatedMbufs(const dpdk::EngineConfig& c, uint64_t ports, uint64_t wo
 }
 
 preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::EngineConfig& c,
-                                   const std::vector<std::string>& eal,
-                                   bool pci_devices_from_env) {
+                                   const std::vector<std::string>& eal, bool pci_devices_from_env) {
   preflight::Request req;
   req.pci_devices_from_env = pci_devices_from_env;
   req.hugepages = std::find(eal.begin(), eal.end(), "--no-huge") == eal.end();

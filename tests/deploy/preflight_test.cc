@@ -327,8 +327,7 @@ TEST_F(HugeDirTest, TheMountsPageSizeIsTheOneChecked) {
   fake_.Write("/proc/mounts",
               "nodev /dev/hugepages hugetlbfs rw 0 0\n"
               "nodev /hugepages hugetlbfs rw,pagesize=1024M 0 0\n");
-  fake_.Write("/sys/devices/system/node/node0/hugepages/hugepages-1048576kB/free_hugepages",
-              "1\n");
+  fake_.Write("/sys/devices/system/node/node0/hugepages/hugepages-1048576kB/free_hugepages", "1\n");
   Report r = Run();
   EXPECT_TRUE(r.ok()) << r.ToText();
   EXPECT_THAT(Find(r, "hugepages", Severity::kOk)->message,
