@@ -313,6 +313,8 @@ class HelmTest(unittest.TestCase):
         self.assertIn("kubectl -n net exec deployment/rel-skbnf -- skbnfctl stats", n)
         self.assertIn("port-forward deployment/rel-skbnf 50051:50051", n)
         self.assertIn("import deploy/grafana/skbnf-dashboard.json", n)
+        self.assertIn("kubectl -n net logs <pod> | grep preflight", n)
+        self.assertIn("Strategy and routes change live", n)
         n = self.notes("tls.enabled=true", "tls.secretName=grpc-tls", "dashboard.enabled=true",
                        "kind=DaemonSet")
         self.assertIn("TLS on rel-skbnf-grpc.net.svc:50051", n)
@@ -321,6 +323,9 @@ class HelmTest(unittest.TestCase):
         self.assertIn("ConfigMap rel-skbnf-dashboard", n)
         n = self.notes("sriov.enabled=false")
         self.assertIn("embedded demo", n)
+        self.assertNotIn("change live", n)  # the demo has no config file
+        n = self.notes("preflight.initContainer=true")
+        self.assertIn("logs <pod> -c preflight", n)
 
     def test_demo_without_ports_needs_no_hugepages(self):
         docs = render(None, "sriov.enabled=false")
