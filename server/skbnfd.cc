@@ -16,6 +16,7 @@
 // --preflight: 0 when no check errs, 1 otherwise, 2 for a bad flag or config.
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
@@ -95,34 +96,8 @@ int Run(int argc, char** argv) {
   if (pci_args.ok()) eal_args.insert(eal_args.end(), pci_args->begin(), pci_args->end());
   for (size_t i = 1; i < rest.size(); ++i) eal_args.emplace_back(rest[i]);
 
-  if (PreflightOnly() || !SkipPreflight()) {
-    preflight::Host host = preflight::Host::FromProcess();
-    host.root = PreflightRoot();
-    const preflight::Report report = RunStartupChecks(
-        host, dc->engine, {eal_args.begin() + 1, eal_args.end()}, PciDeviceEnvFlag());
-    if (PreflightOnly()) {
-      std::fputs(report.ToText().c_str(), stdout);
-      return report.ok() ? 0 : 1;
-    }
-    for (const preflight::Finding& f : report.findings) {
-      if (f.severity == preflight::Severity::kRisk) {
-        std::fprintf(stderr, "skbnfd: preflight warning: %s: %s\n", f.check.c_str(),
-                     f.message.c_str());
-      }
-    }
-    if (!report.ok()) {
-      std::fprintf(stderr, "skbnfd: preflight: %d error(s), start-up refused:\n", report.errors());
-      for (const preflight::Finding& f : report.findings) {
-        if (f.severity == preflight::Severity::kError) {
-          std::fprintf(stderr, "skbnfd: preflight error: %s: %s\n", f.check.c_str(),
-                       f.message.c_str());
-        }
-      }
-      std::fprintf(stderr,
-                   "skbnfd: `skbnfd --preflight` (same flags) prints every check; "
-                   "--skip-preflight starts without them\n");
-      return 2;
-    }
+  if (std::optional<int> exit_code = PreflightGate(dc->engine, eal_args, PciDeviceEnvFlag())) {
+    return *exit_code;  // --preflight, or an error: EAL never runs
   }
   if (!pci_args.ok()) return Fail(pci_args.status());
   demo.Finish(dc->engine);

@@ -1,12 +1,14 @@
 #include "server/startup_checks.h"
 
 #include <algorithm>
+#include <cstdio>
 #include <optional>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "dataplane/pool/strategy_spec.h"
+#include "server/test_hooks.h"
 
 ABSL_FLAG(bool, preflight, false,
           "Run the pod set-up checks (PCIDEVICE_* VFs and their drivers, /dev/vfio, memlock, "
@@ -128,6 +130,38 @@ preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::Engi
     r.findings.push_back(preflight::CheckPoolSizing(PoolNeedsOf(c, ports, workers), populated));
   }
   return r;
+}
+
+std::optional<int> PreflightGate(const dpdk::EngineConfig& c,
+                                 const std::vector<std::string>& eal_args,
+                                 bool pci_devices_from_env) {
+  if (!PreflightOnly() && SkipPreflight()) return std::nullopt;
+  preflight::Host host = preflight::Host::FromProcess();
+  host.root = PreflightRoot();
+  const preflight::Report report =
+      RunStartupChecks(host, c, {eal_args.begin() + (eal_args.empty() ? 0 : 1), eal_args.end()},
+                       pci_devices_from_env);
+  if (PreflightOnly()) {
+    std::fputs(report.ToText().c_str(), stdout);
+    return report.ok() ? 0 : 1;
+  }
+  for (const preflight::Finding& f : report.findings) {
+    if (f.severity == preflight::Severity::kRisk) {
+      std::fprintf(stderr, "skbnfd: preflight warning: %s: %s\n", f.check.c_str(),
+                   f.message.c_str());
+    }
+  }
+  if (report.ok()) return std::nullopt;
+  std::fprintf(stderr, "skbnfd: preflight: %d error(s), start-up refused:\n", report.errors());
+  for (const preflight::Finding& f : report.findings) {
+    if (f.severity == preflight::Severity::kError) {
+      std::fprintf(stderr, "skbnfd: preflight error: %s: %s\n", f.check.c_str(), f.message.c_str());
+    }
+  }
+  std::fprintf(stderr,
+               "skbnfd: `skbnfd --preflight` (same flags) prints every check; --skip-preflight "
+               "starts without them\n");
+  return 2;
 }
 
 }  // namespace skbnf::control

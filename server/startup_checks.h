@@ -30,6 +30,7 @@
 #ifndef SKBNF_SERVER_STARTUP_CHECKS_H_
 #define SKBNF_SERVER_STARTUP_CHECKS_H_
 
+#include <optional>
 #include <string>
 #include <vector>
 
@@ -53,6 +54,15 @@ uint64_t PopulatedMbufs(const dpdk::EngineConfig& c, uint64_t ports, uint64_t wo
 preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::EngineConfig& c,
                                    const std::vector<std::string>& eal_args,
                                    bool pci_devices_from_env);
+
+// skbnfd's gate before EAL (nothing with --skip-preflight): runs the checks on the process's
+// host (root from the hidden --test-preflight-root). --preflight: prints the report on stdout
+// and returns the exit code (0 no error, 1 errors). Otherwise prints warnings and errors on
+// stderr ("skbnfd: preflight error: <check>: <what to change>") and returns 2 on an error,
+// nullopt to go on. `eal_args` with argv[0] first, as for EalInit.
+std::optional<int> PreflightGate(const dpdk::EngineConfig& c,
+                                 const std::vector<std::string>& eal_args,
+                                 bool pci_devices_from_env);
 
 }  // namespace skbnf::control
 
