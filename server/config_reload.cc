@@ -280,6 +280,11 @@ void ConfigReloadMetrics::Record(ReloadResult::Kind k, bool restart_required) {
   }
 }
 
+void ConfigReloadMetrics::SetWatched(bool watched) {
+  std::lock_guard<std::mutex> l(mu_);
+  watched_ = watched;
+}
+
 std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
   std::lock_guard<std::mutex> l(mu_);
   using prometheus::ClientMetric;
@@ -316,6 +321,9 @@ std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
         "1 when the --config file changes a setting only a restart applies (mode, pools, rings, "
         "ports, workers, eal)",
         restart_required_ ? 1 : 0);
+  gauge("skbnf_config_watched",
+        "1 while skbnfd watches its --config file for changes (inotify, SIGHUP), 0 without one",
+        watched_ ? 1 : 0);
   return out;
 }
 
@@ -351,7 +359,7 @@ ConfigReloader::ConfigReloader(std::string path, const dpdk::DaemonConfig& start
     : path_(std::move(path)),
       started_(started),
       applied_(started),
-      last_text_(ReadText(path_).value_or("")),
+      last_text_(),  // the first pass of Loop() reads it
       control_(control),
       inotify_fd_(inotify_fd),
       metrics_(std::move(metrics)) {}
@@ -359,6 +367,7 @@ ConfigReloader::ConfigReloader(std::string path, const dpdk::DaemonConfig& start
 ConfigReloader::~ConfigReloader() {
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
+  metrics_->SetWatched(false);
   ::close(inotify_fd_);
 }
 
@@ -366,6 +375,10 @@ void ConfigReloader::Loop() {
   constexpr auto kSettle = std::chrono::milliseconds(100);
   std::optional<Clock::time_point> due;
   alignas(inotify_event) char buf[16384];
+  // The file may have changed between skbnfd reading it and this watch starting (EAL and port
+  // start take seconds with real NICs): one pass now, silent when nothing changed.
+  Reload("start", true, /*quiet_unchanged=*/true);
+  metrics_->SetWatched(true);
   while (!stop_.load()) {
     pollfd p{inotify_fd_, POLLIN, 0};
     const int n = ::poll(&p, 1, 20);
@@ -384,7 +397,7 @@ void ConfigReloader::Loop() {
   }
 }
 
-void ConfigReloader::Reload(const char* trigger, bool always) {
+void ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchanged) {
   std::optional<std::string> text = ReadText(path_);
   if (!text) {
     // A file that vanished for a moment (an editor's rename) comes back with its own event.
@@ -401,6 +414,7 @@ void ConfigReloader::Reload(const char* trigger, bool always) {
     r = ApplyConfigText(path_, *text, started_, applied_, backend, swaps);
     return absl::OkStatus();
   });
+  if (quiet_unchanged && r.kind == ReloadResult::kUnchanged && r.needs_restart.empty()) return;
   metrics_->Record(r.kind, !r.needs_restart.empty());
   std::fprintf(stderr, "skbnfd: config reload (%s): %s: %s\n", trigger, ReloadResultName(r.kind),
                r.summary.c_str());

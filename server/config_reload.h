@@ -5,8 +5,11 @@
 //
 // Triggers: inotify on the file's directory (IN_CLOSE_WRITE, IN_MOVED_TO, IN_CREATE,
 // IN_DELETE, IN_ATTRIB: an editor's write, a `mv` over it, the `..data` swap), coalesced over
-// a short settle time; SIGHUP (skbnfd's handler calls RequestReload()). An event that leaves
-// the file's bytes as they were is ignored; SIGHUP always re-reads.
+// a short settle time; SIGHUP (skbnfd's handler calls RequestReload(); installed before EAL
+// starts, so a SIGHUP during start-up is a reload once running, not the default termination).
+// An event that leaves the file's bytes as they were is ignored; SIGHUP always re-reads. The
+// watcher's first pass re-reads the file once: a change made while skbnfd was starting (EAL and
+// port start take seconds) is applied then, not missed.
 //
 // What a reload does, all under the lock of the mutating RPCs (ControlPlane::Mutate):
 //   1. read and parse the file (dataplane/dpdk/config.h). A parse error refuses the whole file:
@@ -39,6 +42,9 @@
 //   skbnf_config_last_reload_success_timestamp_seconds        gauge (start-up counts as one)
 //   skbnf_config_restart_required                             gauge 1 when the file asks for a
 //                                                             change only a restart applies
+//   skbnf_config_watched                                      gauge 1 once the watcher runs
+//                                                             (after its first pass), 0
+//                                                             without --config
 #ifndef SKBNF_SERVER_CONFIG_RELOAD_H_
 #define SKBNF_SERVER_CONFIG_RELOAD_H_
 
@@ -81,6 +87,7 @@ class ConfigReloadMetrics : public prometheus::Collectable {
  public:
   ConfigReloadMetrics();  // the start-up load counts as the last success
   void Record(ReloadResult::Kind k, bool restart_required);
+  void SetWatched(bool watched);
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
@@ -89,6 +96,7 @@ class ConfigReloadMetrics : public prometheus::Collectable {
   double last_success_;
   bool last_ok_ = true;
   bool restart_required_ = false;
+  bool watched_ = false;
 };
 
 class ConfigReloader {
@@ -108,7 +116,8 @@ class ConfigReloader {
   ConfigReloader(std::string path, const dpdk::DaemonConfig& started, ControlPlane& control,
                  std::shared_ptr<ConfigReloadMetrics> metrics, int inotify_fd);
   void Loop();
-  void Reload(const char* trigger, bool always);
+  // always: re-read even when no event says the bytes changed (SIGHUP, the first pass).
+  void Reload(const char* trigger, bool always, bool quiet_unchanged = false);
 
   const std::string path_;
   const dpdk::DaemonConfig started_;

@@ -75,6 +75,8 @@ int Run(int argc, char** argv) {
   SetUsage(kUsage, {"server/daemon_flags.cc", "server/demo.cc", "server/console.cc",
                     "server/control_flags.cc", "server/startup_checks.cc"});
   const std::vector<char*> rest = ParseFlags(argc, argv);
+  // --config is watched once running; a SIGHUP before then is that watcher's first reload.
+  if (HasConfigFile()) std::signal(SIGHUP, &OnHangUp);
 
   // Configuration: the file, then flags; bad flags stop start-up before anything else happens.
   absl::StatusOr<dpdk::DaemonConfig> dc = ConfigFromFlags();
@@ -133,7 +135,6 @@ int Run(int argc, char** argv) {
         return Fail(started.status());
       }
       reloader = std::move(*started);
-      std::signal(SIGHUP, &OnHangUp);
     }
     console.PrintRunning();
     SwapCycle cycle;

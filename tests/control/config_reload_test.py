@@ -16,6 +16,7 @@ import signal
 import struct
 import sys
 import tempfile
+import threading
 import time
 import unittest
 
@@ -89,6 +90,8 @@ class ConfigReloadTest(unittest.TestCase):
 
     def start(self, config_path):
         self.daemon = h.Daemon("--config=" + config_path)
+        # the watcher's first pass (it catches changes made while skbnfd started) is done
+        wait_for(lambda: self.gauge("skbnf_config_watched") == 1, "the watcher to run")
         return self.daemon
 
     def stop_checked(self):
@@ -274,6 +277,29 @@ class ConfigReloadTest(unittest.TestCase):
         self.assertEqual(self.strategy(), "recycle+magazine")
         self.assertIn("10.4.0.0/16", self.routes())
         self.assertEqual(self.gauge("skbnf_config_last_reload_successful"), 1)
+        self.stop_checked()
+
+    def test_a_change_while_starting_is_not_missed(self):
+        # Rewritten while skbnfd starts (EAL, ports), before or after its watch begins: either
+        # way it must end up applied.
+        conf = os.path.join(self.dir, "skbnfd.conf")
+        with open(conf, "w") as f:
+            f.write(config_text(self.pcap, self.prefix))
+        done = threading.Event()
+
+        def rewrite():
+            time.sleep(0.05)
+            with open(conf + ".tmp", "w") as f:
+                f.write(config_text(self.pcap, self.prefix, strategy="headpool"))
+            os.rename(conf + ".tmp", conf)
+            done.set()
+        t = threading.Thread(target=rewrite)
+        t.start()
+        self.start(conf)
+        t.join()
+        self.assertTrue(done.is_set())
+        wait_for(lambda: self.strategy() == "headpool", "the start-up change to be applied")
+        self.assert_flowing()
         self.stop_checked()
 
     def test_restart_only_changes_are_reported_not_applied(self):
