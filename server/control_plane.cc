@@ -157,6 +157,14 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   return cp;
 }
 
+absl::Status ControlPlane::Mutate(const std::function<absl::Status(Backend&, SwapMetrics&)>& f) {
+  return impl_->service->WithMutationLock(f);
+}
+
+void ControlPlane::AddMetrics(const std::weak_ptr<prometheus::Collectable>& c) {
+  if (impl_->exposer != nullptr) impl_->exposer->RegisterCollectable(c, "/metrics");
+}
+
 void ControlPlane::Shutdown() {
   Impl& i = *impl_;
   if (i.down) return;

@@ -14,12 +14,15 @@
 #ifndef SKBNF_SERVER_CONTROL_PLANE_H_
 #define SKBNF_SERVER_CONTROL_PLANE_H_
 
+#include <functional>
 #include <memory>
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "prometheus/collectable.h"
 #include "server/backend.h"
 #include "server/listener.h"
+#include "server/swap_metrics.h"
 
 namespace skbnf::control {
 
@@ -38,6 +41,12 @@ class ControlPlane {
   const std::string& grpc_address() const;
   int metrics_port() const;  // 0 when disabled
   void Shutdown();
+
+  // In-process mutations (the config file reloader, server/config_reload.h): `f` runs under the
+  // lock that serialises the mutating RPCs, with the swap metrics the RPCs record into.
+  absl::Status Mutate(const std::function<absl::Status(Backend&, SwapMetrics&)>& f);
+  // More families on /metrics (kept alive by the caller); nothing when /metrics is off.
+  void AddMetrics(const std::weak_ptr<prometheus::Collectable>& c);
 
   struct Impl;
 

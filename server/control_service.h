@@ -40,6 +40,14 @@ class ControlService final : public v1::Control::Service {
   // Makes streaming calls return promptly (server shutdown).
   void Stop() { stopping_.store(true); }
 
+  // Runs `f(backend, swap_metrics)` under the mutex of the mutating RPCs: in-process changes
+  // (server/config_reload.h) never interleave with a client's SetStrategy or AddRoute.
+  template <typename F>
+  auto WithMutationLock(F&& f) {
+    std::lock_guard<std::mutex> l(mutation_mu_);
+    return f(backend_, swaps_);
+  }
+
   grpc::Status GetInfo(grpc::ServerContext* ctx, const v1::GetInfoRequest* req,
                        v1::GetInfoResponse* resp) override;
   grpc::Status ListPorts(grpc::ServerContext* ctx, const v1::ListPortsRequest* req,

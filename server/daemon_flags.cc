@@ -10,7 +10,9 @@
 
 ABSL_FLAG(std::string, config, "",
           "Configuration file (format: dataplane/dpdk/config.h; example: "
-          "dataplane/dpdk/skbnfd.conf.example). The flags below override it.");
+          "dataplane/dpdk/skbnfd.conf.example). The flags below override it at start. skbnfd "
+          "watches it (and takes SIGHUP): a changed strategy or route table is applied while "
+          "running, a bad file is refused whole (server/config_reload.h).");
 ABSL_FLAG(std::string, mode, "", "Forwarding mode: io, mac or l3 (default io; demo: l3).");
 ABSL_FLAG(std::string, strategy, "",
           "Buffer strategy spec, e.g. magazine, recycle+headpool, lcache+magazine:size=64,prefetch "
@@ -49,6 +51,7 @@ absl::Status Override(int64_t flag, int64_t max, const char* name, T* out) {
 }  // namespace
 
 bool HasConfigFile() { return !absl::GetFlag(FLAGS_config).empty(); }
+std::string ConfigPath() { return absl::GetFlag(FLAGS_config); }
 
 absl::StatusOr<dpdk::DaemonConfig> ConfigFromFlags() {
   const std::string path = absl::GetFlag(FLAGS_config);
@@ -102,6 +105,8 @@ absl::Status ApplyEngineFlags(dpdk::EngineConfig& c) {
   if (absl::GetFlag(FLAGS_pool_debug)) c.pool_debug = true;
   return absl::OkStatus();
 }
+
+bool PciDeviceEnvFlag() { return absl::GetFlag(FLAGS_pcidevice_env); }
 
 absl::StatusOr<std::vector<std::string>> PciDeviceEalArgs() {
   if (!absl::GetFlag(FLAGS_pcidevice_env)) return std::vector<std::string>{};

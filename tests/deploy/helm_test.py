@@ -313,6 +313,8 @@ class HelmTest(unittest.TestCase):
         self.assertIn("kubectl -n net exec deployment/rel-skbnf -- skbnfctl stats", n)
         self.assertIn("port-forward deployment/rel-skbnf 50051:50051", n)
         self.assertIn("import deploy/grafana/skbnf-dashboard.json", n)
+        self.assertIn("kubectl -n net logs <pod> | grep preflight", n)
+        self.assertIn("Strategy and routes change live", n)
         n = self.notes("tls.enabled=true", "tls.secretName=grpc-tls", "dashboard.enabled=true",
                        "kind=DaemonSet")
         self.assertIn("TLS on rel-skbnf-grpc.net.svc:50051", n)
@@ -321,6 +323,9 @@ class HelmTest(unittest.TestCase):
         self.assertIn("ConfigMap rel-skbnf-dashboard", n)
         n = self.notes("sriov.enabled=false")
         self.assertIn("embedded demo", n)
+        self.assertNotIn("change live", n)  # the demo has no config file
+        n = self.notes("preflight.initContainer=true")
+        self.assertIn("logs <pod> -c preflight", n)
 
     def test_demo_without_ports_needs_no_hugepages(self):
         docs = render(None, "sriov.enabled=false")
@@ -328,6 +333,30 @@ class HelmTest(unittest.TestCase):
         self.assertEqual(sorted(c["resources"]["limits"]), ["cpu", "memory"])
         self.assertNotIn("hugepages", [v["name"] for v in spec["volumes"]])
         self.assertFalse(any(a.startswith("--config") for a in c["args"]))  # the demo
+
+    def test_preflight_is_the_normal_start_up(self):
+        w, spec, c = container(self.scenarios[None])
+        self.assertNotIn("--skip-preflight", c["args"])  # skbnfd checks at start, refuses on error
+        self.assertNotIn("initContainers", spec)
+        w, spec, c = container(render(None, "preflight.enabled=false"))
+        self.assertIn("--skip-preflight", c["args"])
+        self.assertNotIn("initContainers", spec)
+        w, spec, c = container(render(None, "preflight.initContainer=true"))
+        (pre,) = spec["initContainers"]
+        self.assertEqual(pre["args"], ["--preflight"] + c["args"])
+
+    def test_only_restart_settings_roll_the_pods(self):
+        def checksum(*sets):
+            w, _, _ = container(render(None, *sets))
+            return w["spec"]["template"]["metadata"]["annotations"]["checksum/restart-config"]
+        base = checksum()
+        # applied live by skbnfd's config watcher: the ConfigMap changes, the pods stay
+        self.assertEqual(checksum("dpdk.strategy=recycle+magazine"), base)
+        self.assertEqual(checksum("dpdk.routes[0].prefix=10.0.0.0/8", "dpdk.routes[0].port=1",
+                                  "dpdk.routes[0].mac=02:00:00:00:00:01"), base)
+        # needs a restart: the pods roll
+        self.assertNotEqual(checksum("dpdk.mbufs=65536"), base)
+        self.assertNotEqual(checksum("dpdk.mode=io"), base)
 
     def test_bad_values_are_refused_naming_the_field(self):
         cases = [
@@ -346,6 +375,8 @@ class HelmTest(unittest.TestCase):
             (["dpdk.routes[0].prefix=10.0.0.0", "dpdk.routes[0].port=1",
               "dpdk.routes[0].mac=02:00:00:00:00:01"], "dpdk.routes.0.prefix"),
             (["sriov.resourcename=intel.com/x"], "resourcename"),  # misspelt key
+            (["preflight.enabled=yes"], "preflight.enabled"),
+            (["preflight.initcontainer=true"], "initcontainer"),  # misspelt key
         ]
         for sets, field in cases:
             with self.subTest(sets=sets):

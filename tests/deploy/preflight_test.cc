@@ -117,7 +117,7 @@ TEST_F(PreflightTest, CorrectSriovPodPassesClean) {
   EXPECT_EQ(r.risks(), 0) << r.ToText();
   EXPECT_THAT(r.ToText(), AllOf(HasSubstr("0000:3b:02.0 bound to vfio-pci"),
                                 HasSubstr("lcores from the cpuset: main 2, workers 3"),
-                                HasSubstr("preflight: 0 error(s), 0 risk(s)")));
+                                HasSubstr("preflight: 0 error(s), 0 warning(s)")));
 }
 
 TEST_F(PreflightTest, NoVfHandedInIsAnError) {
@@ -305,6 +305,54 @@ TEST(PoolSizing, MinimumIsDescriptorsPlusPerCoreLayersPlusBursts) {
                     HasSubstr("RX 2 ports x 1 queues x 1024"), HasSubstr("TX 2 x 2 x 512"),
                     HasSubstr("2 workers x 1024 per-core layers"),
                     HasSubstr("2 workers x 32 burst"), HasSubstr("--mbufs to at least 6208")));
+}
+
+}  // namespace
+}  // namespace skbnf::preflight
+
+namespace skbnf::preflight {
+namespace {
+
+// skbnfd passes EAL's --huge-dir and page size 0 (auto): the mount at that directory decides.
+class HugeDirTest : public PreflightTest {
+ protected:
+  void SetUp() override {
+    PreflightTest::SetUp();
+    req_.hugepage_size = 0;
+    req_.huge_dir = "/hugepages/";
+  }
+};
+
+TEST_F(HugeDirTest, TheMountsPageSizeIsTheOneChecked) {
+  fake_.Write("/proc/mounts",
+              "nodev /dev/hugepages hugetlbfs rw 0 0\n"
+              "nodev /hugepages hugetlbfs rw,pagesize=1024M 0 0\n");
+  fake_.Write("/sys/devices/system/node/node0/hugepages/hugepages-1048576kB/free_hugepages", "1\n");
+  Report r = Run();
+  EXPECT_TRUE(r.ok()) << r.ToText();
+  EXPECT_THAT(Find(r, "hugepages", Severity::kOk)->message,
+              AllOf(HasSubstr("1G mounted"), HasSubstr("1 on node 0")));
+  req_.pool_memory = 2ull << 30;  // two 1G pages needed, one free
+  EXPECT_THAT(Find(Run(), "hugepages", Severity::kError)->message,
+              HasSubstr("free 1G pages: 1 on node 0 = 1024 MiB < 2048 MiB"));
+}
+
+TEST_F(HugeDirTest, HugeDirThatIsNotAMountIsAnError) {
+  req_.huge_dir = "/mnt/huge";
+  Report r = Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(Find(r, "hugepages", Severity::kError)->message,
+              AllOf(HasSubstr("--huge-dir=/mnt/huge is not a hugetlbfs mount"),
+                    HasSubstr("HugePages-2Mi")));
+}
+
+TEST_F(HugeDirTest, WithoutHugeDirAnyMountWillDoTheDefaultSizeFirst) {
+  req_.huge_dir.clear();
+  fake_.Write("/proc/mounts",
+              "nodev /mnt/1g hugetlbfs rw,pagesize=1G 0 0\nnodev /mnt/2m hugetlbfs rw 0 0\n");
+  Report r = Run();
+  EXPECT_TRUE(r.ok()) << r.ToText();
+  EXPECT_THAT(Find(r, "hugepages", Severity::kOk)->message, HasSubstr("2M mounted"));
 }
 
 }  // namespace

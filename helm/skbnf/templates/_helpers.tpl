@@ -87,6 +87,9 @@ app.kubernetes.io/part-of: skbnf
 - --listen={{ include "skbnf.grpcListen" . }}
 - --metrics-addr=:{{ .Values.metrics.port }}
 - --stats=0
+{{- if not .Values.preflight.enabled }}
+- --skip-preflight
+{{- end }}
 {{- if .Values.tls.enabled }}
 - --tls-cert=/etc/skbnf/tls/tls.crt
 - --tls-key=/etc/skbnf/tls/tls.key
