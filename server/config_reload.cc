@@ -18,6 +18,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "dataplane/pool/strategy_spec.h"
+#include "server/pool_share.h"
 
 namespace skbnf::control {
 namespace {
@@ -187,6 +188,11 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
     }
     if (*s != backend.GetStrategy()) {
       if (absl::Status v = backend.ValidateStrategy(*s); !v.ok()) {
+        return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ",
+                                  v.message()));
+      }
+      // The same pool-share bound as SetStrategy (server/pool_share.h).
+      if (absl::Status v = CheckPoolShare(*s, backend.GetInfo(), backend.GetPorts()); !v.ok()) {
         return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ",
                                   v.message()));
       }

@@ -114,6 +114,9 @@ TEST_F(ConfigReloadUnitTest, BadValuesNameTheLineAndApplyNothing) {
       {"route 10.0.0.0/8 1 00:00:00:00:00:00\n", "line 3: route 10.0.0.0/8: the all-zero"},
       {"routes_random 10 net_nope\n", "line 3: route 10."},
       {"burst 100000\n", "line 3: "},
+      // the pool-share bound of SetStrategy (server/pool_share.h) holds for the file too
+      {"strategy headpool:hot_list_len=65536\n",
+       "line 3: strategy headpool:hot_list_len=65536: headpool:hot_list_len=65536"},
   };
   for (const Case& c : cases) {
     ReloadResult r = Apply(absl::StrCat(kHead, c.text));
