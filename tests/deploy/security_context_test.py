@@ -42,7 +42,7 @@ class SecurityContextTest(unittest.TestCase):
                 cls.scenarios[f] = h.render(f)
         cls.scenarios["non-root"] = h.render(
             "afpacket.yaml", "securityContext.runAsUser=10001",
-            "securityContext.runAsGroup=10001", "preflight.enabled=true")
+            "securityContext.runAsGroup=10001", "preflight.initContainer=true")
 
     def check_container(self, where, c, af_packet):
         sc = c.get("securityContext")
