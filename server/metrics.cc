@@ -1,5 +1,6 @@
 #include "server/metrics.h"
 
+#include <algorithm>
 #include <deque>
 #include <iterator>
 #include <limits>
@@ -75,6 +76,11 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
                                 "Share of busy poll iterations over the last sampling window.", G);
   MetricFamily& paused =
       fam.Add("skbnf_worker_paused", "1 while the worker is parked by PauseWorker.", G);
+  MetricFamily& busy_cycles = fam.Add(
+      "skbnf_worker_busy_cycles_total",
+      "TSC cycles of the poll iterations that received packets (RX burst to after forwarding).", C);
+  MetricFamily& busy_packets =
+      fam.Add("skbnf_worker_busy_packets_total", "Packets received by those poll iterations.", C);
   MetricFamily& allocs = fam.Add("skbnf_pool_allocs_total",
                                  "Objects allocated through a per-core layer, by result (hit: from "
                                  "the layer, miss: from below).",
@@ -118,6 +124,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     Put(dp_locks, {{"core", core}}, D(s.depot_locks));
   };
 
+  uint64_t tsc_hz = 0;
   for (const CoreStats& c : now.cores) {
     const std::string core = absl::StrCat(c.core);
     const CoreStats* b = nullptr;
@@ -156,9 +163,15 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     }
     Put(ratio, {{"core", core}}, r);
     Put(paused, {{"core", core}}, c.paused ? 1 : 0);
+    Put(busy_cycles, {{"core", core}}, D(c.busy_cycles));
+    Put(busy_packets, {{"core", core}}, D(c.busy_packets));
+    tsc_hz = std::max(tsc_hz, c.tsc_hz);
     pool_core(core, c.pool);
   }
   pool_core("other", now.other);
+  Put(fam.Add("skbnf_worker_tsc_hz",
+              "Frequency of the TSC the busy-cycle counters count (cycles per second).", G),
+      {}, D(tsc_hz));
 
   // Per port: what the PMD counted, and the link.
   MetricFamily& port_info = fam.Add(

@@ -27,6 +27,11 @@
 //   skbnf_worker_busy_polls_total{core}               counter  iterations with packets
 //   skbnf_worker_busy_ratio{core}                     gauge    busy/polls over the window
 //   skbnf_worker_paused{core}                         gauge    1 while parked
+//   skbnf_worker_busy_cycles_total{core}              counter  TSC cycles of the polls that
+//                                                              received packets
+//   skbnf_worker_busy_packets_total{core}             counter  the packets of those polls
+//   skbnf_worker_tsc_hz                               gauge    TSC frequency; cycles per packet:
+//     rate(skbnf_worker_busy_cycles_total[1m]) / rate(skbnf_worker_busy_packets_total[1m])
 //   skbnf_pool_allocs_total{core,layer,result}        counter  per-layer hit/miss
 //   skbnf_pool_frees_total{core,layer,result}         counter
 //   skbnf_pool_bulk_transfers_total{core,layer}       counter
