@@ -202,18 +202,16 @@ class MetricsTest(unittest.TestCase):
         hz = h.total(s, "skbnf_worker_tsc_hz")
         self.assertGreater(hz, 0)
         for core in self.workers():
-            t0 = time.monotonic()
             _, a = self.scrape()
             cyc = lambda x: h.total(x, "skbnf_worker_busy_cycles_total", core=core)  # noqa: E731
             pk = lambda x: h.total(x, "skbnf_worker_busy_packets_total", core=core)  # noqa: E731
             grew = wait_until(lambda: pk(self.scrape()[1]) > pk(a))
             self.assertTrue(grew, "core %s busy packets did not grow" % core)
             _, b = self.scrape()
-            t1 = time.monotonic()
             self.assertGreater(cyc(b), cyc(a), "core %s: packets without cycles" % core)
-            # cycles per packet is a positive figure; busy time is part of the time that passed
+            # cycles per packet is a positive figure (no bound on time here: a busy poll that
+            # began before the first scrape counts whole; dataplane_test bounds it exactly)
             self.assertGreater((cyc(b) - cyc(a)) / (pk(b) - pk(a)), 1.0)
-            self.assertLessEqual((cyc(b) - cyc(a)) / hz, t1 - t0)
         # A parked worker receives nothing: its busy counters stand still, and every packet it
         # received was counted by a busy poll (busy packets == its RX packets, exactly).
         core = self.workers()[0]
