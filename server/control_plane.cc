@@ -105,7 +105,8 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
       return absl::UnavailableError(
           absl::StrCat("--metrics-addr: cannot listen on '", o.metrics_addr, "': ", e.what()));
     }
-    impl->collector = std::make_shared<MetricsCollector>(backend, *impl->sampler, impl->swaps);
+    impl->collector = std::make_shared<MetricsCollector>(backend, *impl->sampler, impl->swaps,
+                                                         &impl->service->tuner());
     impl->exposer->RegisterCollectable(impl->collector, "/metrics");
     impl->metrics_address =
         bind.find(':') == std::string::npos ? "" : bind.substr(0, bind.rfind(':'));

@@ -23,6 +23,7 @@
 #include "server/stats_sampler.h"
 #include "server/strategy_convert.h"
 #include "server/swap_metrics.h"
+#include "server/tuner.h"
 #include "skbnf/v1/control.grpc.pb.h"
 
 namespace skbnf::control {
@@ -67,6 +68,11 @@ class ControlService final : public v1::Control::Service {
                             v1::ResumeWorkerResponse* resp) override;
   grpc::Status AuditPool(grpc::ServerContext* ctx, const v1::AuditPoolRequest* req,
                          v1::AuditPoolResponse* resp) override;
+  // Validates (Tuner::Plan) and delegates to the tuner (server/tuner.h).
+  grpc::Status TuneStrategy(grpc::ServerContext* ctx, const v1::TuneStrategyRequest* req,
+                            grpc::ServerWriter<v1::TuneProgress>* writer) override;
+
+  const Tuner& tuner() const { return tuner_; }  // for /metrics
 
  private:
   grpc::Status CheckMutation(grpc::ServerContext* ctx, const char* what) const;
@@ -82,6 +88,7 @@ class ControlService final : public v1::Control::Service {
   const MutationPolicy policy_;
   const PoolInfo pool_;     // native or not, ops name: fixed for the daemon's life
   std::mutex mutation_mu_;  // serialises every mutation (and concurrent SetStrategy calls)
+  Tuner tuner_{backend_, mutation_mu_, swaps_};  // takes mutation_mu_ for each of its swaps
   std::atomic<bool> stopping_{false};
 };
 

@@ -253,6 +253,46 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   h.histogram.bucket.push_back({sw.observations, std::numeric_limits<double>::infinity()});
   hist.metric.push_back(std::move(h));
 
+  if (tuner_ != nullptr) {
+    const Tuner::Status t = tuner_->GetStatus();
+    Put(fam.Add("skbnf_tune_running", "1 while a live strategy tune runs.", G), {},
+        t.running ? 1 : 0);
+    MetricFamily& state = fam.Add("skbnf_tune_state", "1 for the tuner's current state.", G);
+    for (const char* st : {"idle", "baseline", "settling", "measuring", "finishing"}) {
+      Put(state, {{"state", st}}, t.state == st ? 1 : 0);
+    }
+    MetricFamily& cand = fam.Add("skbnf_tune_candidate_info",
+                                 "The strategy under test by the tuner (value always 1).", G);
+    if (!t.candidate.empty()) Put(cand, {{"spec", t.candidate}}, 1);
+    MetricFamily& runs = fam.Add("skbnf_tune_runs_total", "Strategy tunes ended, by outcome.", C);
+    for (int o = 0; o < kNumTuneOutcomes; ++o) {
+      Put(runs, {{"outcome", TuneOutcomeName(static_cast<TuneOutcome>(o))}}, D(t.runs[o]));
+    }
+    MetricFamily& last =
+        fam.Add("skbnf_tune_last_result_info", "Outcome of the last tune (value always 1).", G);
+    MetricFamily& last_cpp =
+        fam.Add("skbnf_tune_last_cycles_per_packet",
+                "Median cycles per packet of each ranked candidate in the last tune.", G);
+    MetricFamily& last_start = fam.Add("skbnf_tune_last_start_timestamp_seconds",
+                                       "When the last tune started (unix time).", G);
+    MetricFamily& last_end = fam.Add("skbnf_tune_last_end_timestamp_seconds",
+                                     "When the last tune ended (unix time).", G);
+    if (t.last != nullptr) {
+      const TuneReport& r = *t.last;
+      Put(last,
+          {{"outcome", TuneOutcomeName(r.outcome)},
+           {"incumbent", r.incumbent},
+           {"winner", r.winner},
+           {"final_spec", r.final_spec}},
+          1);
+      for (const TuneCandidate& c : r.candidates) {
+        if (c.rank > 0) Put(last_cpp, {{"spec", c.spec}}, c.median_cycles_per_packet);
+      }
+      Put(last_start, {}, D(r.started_unix_ms) / 1e3);
+      Put(last_end, {}, D(r.started_unix_ms + r.duration_ms) / 1e3);
+    }
+  }
+
   const BuildInfo& bi = GetBuildInfo();
   Put(fam.Add("skbnf_build_info", "Build of the running binary (value always 1).", G),
       {{"version", bi.version},
