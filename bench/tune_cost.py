@@ -7,7 +7,8 @@ Starts skbnfd's demo (l3 over 10,000 routes, net_pcap -> net_null: the worker is
 a slower strategy forwards fewer packets), runs N dry-run tunes (`skbnfctl strategy tune`, the
 default candidates and settings unless TUNE ARGS say otherwise) and, for each, prints what the
 tune report counts: the packets forwarded from its first swap to its end, against what the
-baseline rate (the incumbent, measured just before) would have forwarded in the same time.
+baseline rate (the incumbent, measured just before) would have forwarded in the same time, the
+RX refills that found no buffer during its visits, and how many candidates were disqualified.
 """
 import argparse
 import json
@@ -42,18 +43,22 @@ def main():
         with open(ready) as f:
             addr = json.load(f)["grpc"]
         time.sleep(2)  # warm-up
-        print("| tune | swaps | duration s | packets forwarded | at the baseline rate | cost |")
-        print("|---|---:|---:|---:|---:|---:|")
+        print("| tune | swaps | duration s | packets forwarded | at the baseline rate | cost | "
+              "rx_nombuf | disqualified |")
+        print("|---|---:|---:|---:|---:|---:|---:|---:|")
         for i in range(a.tunes):
             r = subprocess.run([ctl, "--addr=" + addr, "--json", "strategy", "tune",
                                 *a.tune_args], capture_output=True, text=True, timeout=3600)
-            if r.returncode != 0:
+            lines = r.stdout.splitlines()
+            if not lines or "report" not in json.loads(lines[-1]):
                 sys.exit("tune failed: " + r.stderr)
-            rep = json.loads(r.stdout.splitlines()[-1])["report"]
+            rep = json.loads(lines[-1])["report"]  # also for FAILED / CANCELLED tunes
             got, ref = int(rep["packets"]), int(rep["baseline_rate_packets"])
             print(f"| {i + 1} ({rep['outcome'].replace('TUNE_OUTCOME_', '').lower()}, winner "
                   f"{rep['winner']}) | {rep['swaps']} | {int(rep['duration_ms']) / 1e3:.1f} | "
-                  f"{got:,} | {ref:,} | {100 * (1 - got / ref):+.1f} % |", flush=True)
+                  f"{got:,} | {ref:,} | {100 * (1 - got / ref):+.1f} % | "
+                  f"{sum(int(c['rx_nombuf']) for c in rep['candidates'])} | "
+                  f"{sum(1 for c in rep['candidates'] if c['disqualified'])} |", flush=True)
     finally:
         p.send_signal(signal.SIGINT)
         p.wait(timeout=60)

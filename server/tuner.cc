@@ -272,6 +272,12 @@ absl::StatusOr<TunePlan> Tuner::Plan(const TuneRequest& r) const {
                    "apply needs at least 2 rounds: a winner must beat the incumbent by more than "
                    "the spread measured over rounds");
   }
+  if (r.quiesce_timeout > kTuneMaxQuiesceTimeout) {
+    return Invalid("quiesce_timeout_ms",
+                   absl::StrCat(r.quiesce_timeout.count(), " is out of range [0, ",
+                                kTuneMaxQuiesceTimeout.count(), "] (0 = the pool's default)"));
+  }
+  p.quiesce_timeout = r.quiesce_timeout;
   if (r.candidates.size() > kTuneMaxCandidates) {
     return Invalid("candidates",
                    absl::StrCat(r.candidates.size(), " candidates; at most ", kTuneMaxCandidates));
@@ -416,7 +422,7 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
     if (backend_.GetEpoch() != epoch) return Swap::kAborted;
     if (in_force == spec) return Swap::kOk;
     absl::StatusOr<pool::StrategySpec> parsed = pool::StrategySpec::Parse(spec);  // canonical
-    pool::SwapReport r = backend_.SwapStrategy(*parsed, std::chrono::microseconds(0));
+    pool::SwapReport r = backend_.SwapStrategy(*parsed, plan.quiesce_timeout);
     swaps_.Record(r);
     rep.swaps++;
     epoch = backend_.GetEpoch();

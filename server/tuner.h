@@ -72,6 +72,7 @@ inline constexpr std::chrono::milliseconds kTuneMaxSettle{60000};
 inline constexpr uint32_t kTuneDefaultRounds = 3;
 inline constexpr uint32_t kTuneMaxRounds = 20;
 inline constexpr std::chrono::seconds kTuneMaxDuration{3600};  // planned: baseline + visits
+inline constexpr std::chrono::milliseconds kTuneMaxQuiesceTimeout{10000};
 // The default candidates besides the incumbent.
 inline constexpr const char* kTuneDefaultCandidates[] = {"magazine", "headpool", "recycle+magazine",
                                                          "lcache"};
@@ -86,7 +87,8 @@ struct TuneRequest {
   std::chrono::milliseconds settle{0};  // 0: dwell / 4 clamped to 20 ms .. 2 s
   uint32_t rounds = 0;                  // 0: kTuneDefaultRounds
   bool apply = false;
-  uint64_t seed = 0;  // 0: random
+  uint64_t seed = 0;                             // 0: random
+  std::chrono::milliseconds quiesce_timeout{0};  // per swap; 0: the pool's default
 };
 
 // A validated request, defaults resolved.
@@ -97,6 +99,7 @@ struct TunePlan {
   uint32_t rounds = 0;
   bool apply = false;
   uint64_t seed = 0;
+  std::chrono::milliseconds quiesce_timeout{0};
 };
 
 struct TuneMeasurement {

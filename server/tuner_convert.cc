@@ -64,6 +64,7 @@ TuneRequest TuneRequestFromProto(const v1::TuneStrategyRequest& req) {
   r.rounds = req.rounds();
   r.apply = req.apply();
   r.seed = req.seed();
+  r.quiesce_timeout = std::chrono::milliseconds(req.quiesce_timeout_ms());
   return r;
 }
 

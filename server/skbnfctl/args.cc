@@ -26,7 +26,7 @@ commands:
                [--rounds=N]         --apply keeps the winner only if it beats the strategy in
                [--apply|--dry-run]  force by more than the spread (default --dry-run: nothing
                [--seed=N]           changes). No candidates: in force + magazine, headpool,
-                                    recycle+magazine, lcache. Ctrl-C restores the incumbent
+               [--quiesce-timeout-ms=N]  recycle+magazine, lcache. Ctrl-C restores the incumbent
   stats [--core=N ...]              one table of per-core counters and rates
   top [--interval=MS] [--count=N]   live per-core view, refreshed every interval (1000 ms)
   routes add PREFIX PORT DST_MAC    l3 mode: route a.b.c.d/len to a next hop

@@ -1,5 +1,5 @@
 // skbnfctl strategy tune [CANDIDATE ...] [--dwell=DURATION] [--settle=DURATION] [--rounds=N]
-//                        [--apply|--dry-run] [--seed=N]
+//                        [--apply|--dry-run] [--seed=N] [--quiesce-timeout-ms=N]
 // Live strategy tuning (TuneStrategy; the rules are in server/tuner.h): a line per measured visit
 // as the tune runs, then the candidates ranked and the outcome. --json: every progress message as
 // one JSON line, the last one (phase PHASE_DONE) with the report. No deadline unless --timeout is
@@ -109,6 +109,9 @@ int Client::Tune(const std::vector<std::string>& p) {
           absl::StrCat("--seed: '", args_.Get("seed"), "' is not a non-negative whole number")};
     }
     req.set_seed(seed);
+  }
+  if (args_.Has("quiesce_timeout_ms")) {
+    req.set_quiesce_timeout_ms(ParseUint("--quiesce-timeout-ms", args_.Get("quiesce_timeout_ms")));
   }
   grpc::ClientContext ctx;
   if (args_.Has("timeout")) {

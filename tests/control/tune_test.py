@@ -19,14 +19,18 @@ sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import control_harness as h  # noqa: E402
 
 FAST = ["--dwell=100ms", "--settle=30ms"]
+# Every tune here gives workers 5 s to acknowledge each swap: a worker preempted for more than
+# the pool's default 200 ms on a loaded 2-CPU machine would fail a swap (outcome FAILED, the
+# incumbent restored: right, but not what these tests are about).
+Q = "--quiesce-timeout-ms=5000"
 
 
 class Tune:
     """A `skbnfctl --json strategy tune ...` running in the background: its progress lines."""
 
     def __init__(self, d, *args):
-        self.proc = subprocess.Popen([h.SKBNFCTL, "--addr=" + d.grpc, "--json", "strategy", "tune"]
-                                     + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
+        self.proc = subprocess.Popen([h.SKBNFCTL, "--addr=" + d.grpc, "--json", "strategy", "tune",
+                                      Q] + list(args), stdout=subprocess.PIPE, stderr=subprocess.PIPE,
                                      text=True)
         self.lines = queue.Queue()
         self.reader = threading.Thread(target=self._read, daemon=True)
@@ -67,7 +71,7 @@ class Tune:
 
 def run_tune(d, *args):
     """Runs a tune to its end: (exit code, report or None, every progress message, stderr)."""
-    code, out, err = d.ctl("--json", "strategy", "tune", *args, timeout=300)
+    code, out, err = d.ctl("--json", "strategy", "tune", Q, *args, timeout=300)
     msgs = [json.loads(l) for l in out.splitlines() if l.strip()]
     done = [m for m in msgs if m["phase"] == "PHASE_DONE"]
     return code, (done[-1]["report"] if done else None), msgs, err
@@ -90,7 +94,7 @@ class TuneTest(unittest.TestCase):
         return r["spec"], int(r["epoch"])
 
     def set_strategy(self, spec):
-        code, _, err = self.d.ctl("strategy", "set", spec)
+        code, _, err = self.d.ctl("strategy", "set", spec, Q)
         self.assertEqual(code, 0, err)
 
     def audit_ok(self):
@@ -164,7 +168,7 @@ class TuneTest(unittest.TestCase):
             self.assertEqual(spec, "magazine")
         # The text form: a live line per visit, the ranked table and the outcome.
         self.set_strategy("magazine")
-        code, out, err = self.d.ctl("strategy", "tune", "headpool", "--rounds=1", *FAST)
+        code, out, err = self.d.ctl("strategy", "tune", "headpool", "--rounds=1", Q, *FAST)
         self.assertEqual(code, 0, err)
         self.assertIn("ROUND", out)
         self.assertIn("RANK", out)
@@ -244,6 +248,7 @@ class TuneTest(unittest.TestCase):
                             (["headpool", "--rounds=21"], "rounds"),
                             (["headpool", "--rounds=1", "--apply"], "rounds"),
                             (["headpool", "--rounds=20", "--dwell=10m"], "rounds"),
+                            (["headpool", "--quiesce-timeout-ms=10001"], "quiesce_timeout_ms"),
                             (["c%d" % i for i in range(17)], "candidates")):
             code, out, err = self.d.ctl("strategy", "tune", *args)
             self.assertEqual(code, 1, (args, out, err))
@@ -305,6 +310,33 @@ class TuneTest(unittest.TestCase):
             self.audit_ok()
         self.set_strategy("magazine")
         self.audit_ok()  # and the class teardown checks skbnfd's final, exact audit (exit 0)
+
+
+class TuneFailedSwapTest(unittest.TestCase):
+    def test_a_failed_swap_restores_the_incumbent(self):
+        # Worker core 1 late to its quiescent point: a swap with a 50 ms quiesce timeout is not
+        # acknowledged in time and rolls back, which ends the tune (FAILED) with the incumbent
+        # in force.
+        if not h.STALL_ARGS:
+            self.skipTest("SKBNF_CONTROL_DAEMON_STALL_ARGS not set")
+        d = h.Daemon(*h.STALL_ARGS)
+        try:
+            code, out, err = d.ctl("--json", "strategy", "get")
+            self.assertEqual(code, 0, err)
+            incumbent = json.loads(out)["spec"]
+            other = "headpool" if incumbent != "headpool" else "magazine"
+            code, out, err = d.ctl("--json", "strategy", "tune", other, "--rounds=1",
+                                   "--quiesce-timeout-ms=50", *FAST, timeout=120)
+            self.assertEqual(code, 1, err)
+            msgs = [json.loads(l) for l in out.splitlines() if l.strip()]
+            rep = [m for m in msgs if m["phase"] == "PHASE_DONE"][-1]["report"]
+            self.assertEqual(rep["outcome"], "TUNE_OUTCOME_FAILED")
+            self.assertIn("failed", rep["reason"])
+            self.assertEqual(rep["final_spec"], incumbent)
+            code, out, err = d.ctl("--json", "strategy", "get")
+            self.assertEqual(json.loads(out)["spec"], incumbent)
+        finally:
+            self.assertEqual(d.stop(), 0, "daemon exit code (skbnfd: its final, exact audit)")
 
 
 class TuneNativeTest(unittest.TestCase):
