@@ -100,8 +100,13 @@ struct CoreStats {
   uint32_t lcore = 0;
   bool paused = false;
   std::vector<PortCounters> ports;
-  uint64_t polls = 0;               // poll-loop iterations
-  uint64_t busy_polls = 0;          // iterations that received at least one packet
+  uint64_t polls = 0;       // poll-loop iterations
+  uint64_t busy_polls = 0;  // iterations that received at least one packet
+  // TSC cycles spent in the polls that received packets (RX burst to after forwarding) and the
+  // packets they received: busy_cycles / busy_packets is the worker's cycles per packet.
+  uint64_t busy_cycles = 0;
+  uint64_t busy_packets = 0;
+  uint64_t tsc_hz = 0;  // cycles per second of the counter busy_cycles counts (0: unknown)
   pool::CoreCountersSnapshot pool;  // Pool::CoreStats(core); zero when native
   pool::LayerGauges layer_objects;  // Pool::CoreGauges(core); zero when native
 };

@@ -4,6 +4,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "dataplane/dpdk/net_text.h"
 #include "dataplane/pool/strategy_spec.h"
@@ -85,12 +86,16 @@ bool Console::Tick() {
         b.has_pool ? absl::StrCat("alloc/s ", HumanRate(Rate(b.pool.allocs, a.pool.allocs, dt)),
                                   " free/s ", HumanRate(Rate(b.pool.frees, a.pool.frees, dt)))
                    : "alloc/s - free/s -";
-    std::printf("lcore %u: rx %s pps, tx %s pps, %s, drops/s %s, nombuf %lu%s, strategy %s\n",
-                b.lcore, HumanRate(Rate(b.rx_pkts, a.rx_pkts, dt)).c_str(),
-                HumanRate(Rate(b.tx_pkts, a.tx_pkts, dt)).c_str(), pool.c_str(),
-                HumanRate(Rate(b.dropped, a.dropped, dt)).c_str(),
-                static_cast<unsigned long>(b.rx_nombuf), b.paused ? ", paused" : "",
-                cur.strategy.c_str());
+    const double cpp =
+        CyclesPerPacket(b.busy_cycles, a.busy_cycles, b.busy_packets, a.busy_packets);
+    const std::string cycles = cpp > 0 ? absl::StrFormat("%.1f", cpp) : "-";
+    std::printf(
+        "lcore %u: rx %s pps, tx %s pps, cycles/pkt %s, %s, drops/s %s, nombuf %lu%s, strategy "
+        "%s\n",
+        b.lcore, HumanRate(Rate(b.rx_pkts, a.rx_pkts, dt)).c_str(),
+        HumanRate(Rate(b.tx_pkts, a.tx_pkts, dt)).c_str(), cycles.c_str(), pool.c_str(),
+        HumanRate(Rate(b.dropped, a.dropped, dt)).c_str(), static_cast<unsigned long>(b.rx_nombuf),
+        b.paused ? ", paused" : "", cur.strategy.c_str());
   }
   std::fflush(stdout);
   prev_ = std::move(cur);

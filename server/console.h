@@ -1,8 +1,9 @@
 // skbnfd's console (the "console" group of --help): what skbnfd prints on stdout for people and
 // scripts. Start-up: one line per port, then its link, then "mode ..., pool ..., strategy ...,
 // workers on lcores ..., N routes". Every --stats seconds: one line per worker (rates from
-// server/rates.h). Hot swaps of --swap-cycle: one line each. At exit: one summary line with the
-// totals, the drop reasons, the swap counts and the final audit.
+// server/rates.h; `cycles/pkt N` from the worker's busy-cycle counters over the period, `-` when
+// it received nothing; bench/run parses it). Hot swaps of --swap-cycle: one line each. At exit:
+// one summary line with the totals, the drop reasons, the swap counts and the final audit.
 #ifndef SKBNF_SERVER_CONSOLE_H_
 #define SKBNF_SERVER_CONSOLE_H_
 

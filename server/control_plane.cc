@@ -123,7 +123,8 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
       return absl::UnavailableError(
           absl::StrCat("--metrics-addr: cannot listen on '", o.metrics_addr, "': ", e.what()));
     }
-    impl->collector = std::make_shared<MetricsCollector>(backend, *impl->sampler, impl->swaps);
+    impl->collector = std::make_shared<MetricsCollector>(backend, *impl->sampler, impl->swaps,
+                                                         &impl->service->tuner());
     impl->exposer->RegisterCollectable(impl->collector, "/metrics");
     impl->exposer->RegisterCollectable(impl->changes, "/metrics");
     impl->exposer->RegisterCollectable(impl->limits, "/metrics");

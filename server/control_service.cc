@@ -12,6 +12,7 @@
 #include "server/pool_share.h"
 #include "server/stats_convert.h"
 #include "server/strategy_convert.h"
+#include "server/tuner_convert.h"
 
 namespace skbnf::control {
 namespace {
@@ -487,6 +488,23 @@ grpc::Status ControlService::AuditPoolImpl(v1::AuditPoolResponse* resp) {
   resp->set_foreign_frees(r->foreign_frees);
   resp->set_message(r->message);
   return grpc::Status::OK;
+}
+
+grpc::Status ControlService::TuneStrategy(grpc::ServerContext* ctx,
+                                          const v1::TuneStrategyRequest* req,
+                                          grpc::ServerWriter<v1::TuneProgress>* writer) {
+  grpc::Status auth = CheckMutation(ctx, "TuneStrategy");
+  if (!auth.ok()) return auth;
+  absl::StatusOr<TunePlan> plan = tuner_.Plan(TuneRequestFromProto(*req));
+  if (!plan.ok()) return ToGrpc(plan.status());
+  absl::StatusOr<TuneReport> report = tuner_.Run(
+      *plan, [&] { return ctx->IsCancelled() || stopping_.load(); },
+      [&](const TuneProgress& p) {
+        v1::TuneProgress msg;
+        TuneProgressToProto(p, &msg);
+        return writer->Write(msg);
+      });
+  return ToGrpc(report.status());
 }
 
 }  // namespace skbnf::control

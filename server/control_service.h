@@ -28,6 +28,7 @@
 #include "server/stats_sampler.h"
 #include "server/strategy_convert.h"
 #include "server/swap_metrics.h"
+#include "server/tuner.h"
 #include "skbnf/v1/control.grpc.pb.h"
 
 namespace skbnf::control {
@@ -74,6 +75,11 @@ class ControlService final : public v1::Control::Service {
                             v1::ResumeWorkerResponse* resp) override;
   grpc::Status AuditPool(grpc::ServerContext* ctx, const v1::AuditPoolRequest* req,
                          v1::AuditPoolResponse* resp) override;
+  // Validates (Tuner::Plan) and delegates to the tuner (server/tuner.h).
+  grpc::Status TuneStrategy(grpc::ServerContext* ctx, const v1::TuneStrategyRequest* req,
+                            grpc::ServerWriter<v1::TuneProgress>* writer) override;
+
+  const Tuner& tuner() const { return tuner_; }  // for /metrics
 
  private:
   // PERMISSION_DENIED unless the caller may change the data plane (access.h); not logged: a
@@ -98,6 +104,7 @@ class ControlService final : public v1::Control::Service {
   CallLimits& limits_;
   const PoolInfo pool_;     // native or not, ops name: fixed for the daemon's life
   std::mutex mutation_mu_;  // serialises every mutation (and concurrent SetStrategy calls)
+  Tuner tuner_{backend_, mutation_mu_, swaps_};  // takes mutation_mu_ for each of its swaps
   std::atomic<bool> stopping_{false};
 };
 

@@ -100,6 +100,9 @@ StatsSnapshot EngineBackend::GetStats() const {
     c.paused = w.paused;
     c.polls = w.polls;
     c.busy_polls = w.busy_polls;
+    c.busy_cycles = w.busy_cycles;
+    c.busy_packets = w.busy_packets;
+    c.tsc_hz = snap.tsc_hz;
     std::vector<int> rx_ports, list;
     for (const auto& [port, queue] : w.rx) rx_ports.push_back(port);
     std::sort(rx_ports.begin(), rx_ports.end());

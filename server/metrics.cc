@@ -1,5 +1,6 @@
 #include "server/metrics.h"
 
+#include <algorithm>
 #include <deque>
 #include <iterator>
 #include <limits>
@@ -75,6 +76,11 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
                                 "Share of busy poll iterations over the last sampling window.", G);
   MetricFamily& paused =
       fam.Add("skbnf_worker_paused", "1 while the worker is parked by PauseWorker.", G);
+  MetricFamily& busy_cycles = fam.Add(
+      "skbnf_worker_busy_cycles_total",
+      "TSC cycles of the poll iterations that received packets (RX burst to after forwarding).", C);
+  MetricFamily& busy_packets =
+      fam.Add("skbnf_worker_busy_packets_total", "Packets received by those poll iterations.", C);
   MetricFamily& allocs = fam.Add("skbnf_pool_allocs_total",
                                  "Objects allocated through a per-core layer, by result (hit: from "
                                  "the layer, miss: from below).",
@@ -118,6 +124,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     Put(dp_locks, {{"core", core}}, D(s.depot_locks));
   };
 
+  uint64_t tsc_hz = 0;
   for (const CoreStats& c : now.cores) {
     const std::string core = absl::StrCat(c.core);
     const CoreStats* b = nullptr;
@@ -156,9 +163,15 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     }
     Put(ratio, {{"core", core}}, r);
     Put(paused, {{"core", core}}, c.paused ? 1 : 0);
+    Put(busy_cycles, {{"core", core}}, D(c.busy_cycles));
+    Put(busy_packets, {{"core", core}}, D(c.busy_packets));
+    tsc_hz = std::max(tsc_hz, c.tsc_hz);
     pool_core(core, c.pool);
   }
   pool_core("other", now.other);
+  Put(fam.Add("skbnf_worker_tsc_hz",
+              "Frequency of the TSC the busy-cycle counters count (cycles per second).", G),
+      {}, D(tsc_hz));
 
   // Per port: what the PMD counted, and the link.
   MetricFamily& port_info = fam.Add(
@@ -239,6 +252,46 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   }
   h.histogram.bucket.push_back({sw.observations, std::numeric_limits<double>::infinity()});
   hist.metric.push_back(std::move(h));
+
+  if (tuner_ != nullptr) {
+    const Tuner::Status t = tuner_->GetStatus();
+    Put(fam.Add("skbnf_tune_running", "1 while a live strategy tune runs.", G), {},
+        t.running ? 1 : 0);
+    MetricFamily& state = fam.Add("skbnf_tune_state", "1 for the tuner's current state.", G);
+    for (const char* st : {"idle", "baseline", "settling", "measuring", "finishing"}) {
+      Put(state, {{"state", st}}, t.state == st ? 1 : 0);
+    }
+    MetricFamily& cand = fam.Add("skbnf_tune_candidate_info",
+                                 "The strategy under test by the tuner (value always 1).", G);
+    if (!t.candidate.empty()) Put(cand, {{"spec", t.candidate}}, 1);
+    MetricFamily& runs = fam.Add("skbnf_tune_runs_total", "Strategy tunes ended, by outcome.", C);
+    for (int o = 0; o < kNumTuneOutcomes; ++o) {
+      Put(runs, {{"outcome", TuneOutcomeName(static_cast<TuneOutcome>(o))}}, D(t.runs[o]));
+    }
+    MetricFamily& last =
+        fam.Add("skbnf_tune_last_result_info", "Outcome of the last tune (value always 1).", G);
+    MetricFamily& last_cpp =
+        fam.Add("skbnf_tune_last_cycles_per_packet",
+                "Median cycles per packet of each ranked candidate in the last tune.", G);
+    MetricFamily& last_start = fam.Add("skbnf_tune_last_start_timestamp_seconds",
+                                       "When the last tune started (unix time).", G);
+    MetricFamily& last_end = fam.Add("skbnf_tune_last_end_timestamp_seconds",
+                                     "When the last tune ended (unix time).", G);
+    if (t.last != nullptr) {
+      const TuneReport& r = *t.last;
+      Put(last,
+          {{"outcome", TuneOutcomeName(r.outcome)},
+           {"incumbent", r.incumbent},
+           {"winner", r.winner},
+           {"final_spec", r.final_spec}},
+          1);
+      for (const TuneCandidate& c : r.candidates) {
+        if (c.rank > 0) Put(last_cpp, {{"spec", c.spec}}, c.median_cycles_per_packet);
+      }
+      Put(last_start, {}, D(r.started_unix_ms) / 1e3);
+      Put(last_end, {}, D(r.started_unix_ms + r.duration_ms) / 1e3);
+    }
+  }
 
   const BuildInfo& bi = GetBuildInfo();
   Put(fam.Add("skbnf_build_info", "Build of the running binary (value always 1).", G),

@@ -27,6 +27,11 @@
 //   skbnf_worker_busy_polls_total{core}               counter  iterations with packets
 //   skbnf_worker_busy_ratio{core}                     gauge    busy/polls over the window
 //   skbnf_worker_paused{core}                         gauge    1 while parked
+//   skbnf_worker_busy_cycles_total{core}              counter  TSC cycles of the polls that
+//                                                              received packets
+//   skbnf_worker_busy_packets_total{core}             counter  the packets of those polls
+//   skbnf_worker_tsc_hz                               gauge    TSC frequency; cycles per packet:
+//     rate(skbnf_worker_busy_cycles_total[1m]) / rate(skbnf_worker_busy_packets_total[1m])
 //   skbnf_pool_allocs_total{core,layer,result}        counter  per-layer hit/miss
 //   skbnf_pool_frees_total{core,layer,result}         counter
 //   skbnf_pool_bulk_transfers_total{core,layer}       counter
@@ -42,6 +47,24 @@
 //   skbnf_strategy_swaps_total{result}                counter  ok|rolled_back|failed (via API)
 //   skbnf_strategy_swap_duration_seconds              histogram
 //   skbnf_build_info{version,git_commit,compiler,build_type}  gauge 1
+// Live strategy tuning (server/tuner.h), when the collector is given the tuner:
+//   skbnf_tune_running                                gauge    1 while a tune runs
+//   skbnf_tune_state{state}                           gauge    1 for the current state: idle |
+//                                                              baseline | settling | measuring |
+//                                                              finishing; 0 for the others
+//   skbnf_tune_candidate_info{spec}                   gauge    1: the candidate under test
+//                                                              (absent when none)
+//   skbnf_tune_runs_total{outcome}                    counter  tunes ended, by outcome
+//   skbnf_tune_last_result_info{outcome,incumbent,winner,final_spec}  gauge 1 (after a tune)
+//   skbnf_tune_last_cycles_per_packet{spec}           gauge    last tune's median per ranked
+//                                                              candidate
+//   skbnf_tune_last_start_timestamp_seconds, skbnf_tune_last_end_timestamp_seconds  gauge
+//                                                              (unix time)
+//   Tune windows as Grafana annotations (Prometheus data source): a region while a tune runs,
+//     skbnf_tune_running{instance=~"$instance"} > 0
+//   and its result when it ends (title "tune {{outcome}}", text "{{winner}} -> {{final_spec}}"),
+//     skbnf_tune_last_result_info{instance=~"$instance"} and on (instance, job)
+//       (changes(skbnf_tune_last_end_timestamp_seconds{instance=~"$instance"}[1m]) > 0)
 // core="other" is every thread that is not a worker (the main lcore filling RX rings at port
 // start, control threads): they go straight to the store.
 #ifndef SKBNF_SERVER_METRICS_H_
@@ -54,20 +77,27 @@
 #include "server/backend.h"
 #include "server/stats_sampler.h"
 #include "server/swap_metrics.h"
+#include "server/tuner.h"
 
 namespace skbnf::control {
 
 class MetricsCollector : public prometheus::Collectable {
  public:
-  MetricsCollector(const Backend& backend, const StatsSampler& sampler, const SwapMetrics& swaps)
-      : backend_(backend), sampler_(sampler), swaps_(swaps), pool_(backend.GetInfo().pool) {}
+  MetricsCollector(const Backend& backend, const StatsSampler& sampler, const SwapMetrics& swaps,
+                   const Tuner* tuner = nullptr)
+      : backend_(backend),
+        sampler_(sampler),
+        swaps_(swaps),
+        tuner_(tuner),
+        pool_(backend.GetInfo().pool) {}
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
   const Backend& backend_;
   const StatsSampler& sampler_;
   const SwapMetrics& swaps_;
-  const PoolInfo pool_;  // fixed for the daemon's life
+  const Tuner* const tuner_;  // nullptr: no tune metrics
+  const PoolInfo pool_;       // fixed for the daemon's life
 };
 
 }  // namespace skbnf::control

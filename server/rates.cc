@@ -13,6 +13,13 @@ double Seconds(std::chrono::steady_clock::duration d) {
   return std::chrono::duration<double>(d).count();
 }
 
+double CyclesPerPacket(uint64_t cycles_now, uint64_t cycles_before, uint64_t packets_now,
+                       uint64_t packets_before) {
+  if (packets_now <= packets_before || cycles_now < cycles_before) return 0;
+  return static_cast<double>(cycles_now - cycles_before) /
+         static_cast<double>(packets_now - packets_before);
+}
+
 std::string HumanRate(double v) {
   if (v >= 1e6) return absl::StrFormat("%.2fM", v / 1e6);
   if (v >= 1e3) return absl::StrFormat("%.1fk", v / 1e3);

@@ -1,6 +1,7 @@
 // Rates: the one computation of a per-second rate from two readings of a counter, and its one
 // human form ("1.25M", "3.4k"), used by the API (GetStats, WatchStats), /metrics, skbnfd's
-// console and skbnfctl.
+// console and skbnfctl; and the one computation of cycles per packet from two readings of a
+// worker's busy-cycle and busy-packet counters (also used by the strategy tuner).
 #ifndef SKBNF_SERVER_RATES_H_
 #define SKBNF_SERVER_RATES_H_
 
@@ -14,6 +15,10 @@ namespace skbnf::control {
 // data-plane restart).
 double Rate(uint64_t now, uint64_t before, double seconds);
 double Seconds(std::chrono::steady_clock::duration d);
+// (cycles_now - cycles_before) / (packets_now - packets_before); 0 when no packet was received
+// in between or a counter went backwards.
+double CyclesPerPacket(uint64_t cycles_now, uint64_t cycles_before, uint64_t packets_now,
+                       uint64_t packets_before);
 // 1234567 -> "1.23M", 12345 -> "12.3k", 12 -> "12".
 std::string HumanRate(double per_second);
 

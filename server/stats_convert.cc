@@ -79,6 +79,9 @@ void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std:
     cs->set_paused(c.paused);
     cs->set_polls(c.polls);
     cs->set_busy_polls(c.busy_polls);
+    cs->set_busy_cycles(c.busy_cycles);
+    cs->set_busy_packets(c.busy_packets);
+    cs->set_tsc_hz(c.tsc_hz);
     double core_rx = 0, core_tx = 0;
     for (const PortCounters& p : c.ports) {
       v1::PortStats* ps = cs->add_ports();
@@ -106,6 +109,10 @@ void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std:
     if (b != nullptr && c.polls > b->polls) {
       cs->set_busy_ratio(static_cast<double>(c.busy_polls - b->busy_polls) /
                          static_cast<double>(c.polls - b->polls));
+    }
+    if (b != nullptr) {
+      cs->set_cycles_per_packet(
+          CyclesPerPacket(c.busy_cycles, b->busy_cycles, c.busy_packets, b->busy_packets));
     }
     FillCorePool(c.pool, b != nullptr ? &b->pool : nullptr, &c.layer_objects, secs,
                  cs->mutable_pool());

@@ -13,7 +13,8 @@
 //   loop: Pool::Quiesce(L) (skbnf ops; false = paused: skip) -> RCU quiescent report (rte_lpm
 //         readers) -> for each (port, queue) it polls: Pool::SetRxPort(L, port),
 //         rte_eth_rx_burst, count, forward, rte_eth_tx_burst; what TX does not take is freed
-//         and counted as `tx_full`.
+//         and counted as `tx_full`. A poll that received packets adds its TSC span and its
+//         packets to busy_cycles / busy_packets (cycles per packet, live).
 //   TX: each port gets one TX queue per worker when the PMD has that many, else one shared
 //   queue under a spinlock.
 //
@@ -142,6 +143,9 @@ struct WorkerSnapshot {
   // worker that polls one RX port refills only that port, so the figure is that port's.
   uint64_t rx_nombuf = 0;
   uint64_t polls = 0, busy_polls = 0;
+  // TSC cycles of the polls that received packets and those packets (forward.cc): their
+  // ratio is the worker's cycles per packet; EngineSnapshot::tsc_hz converts to time.
+  uint64_t busy_cycles = 0, busy_packets = 0;
   bool has_pool = false;  // pool/gauges valid (skbnf ops)
   pool::CoreCountersSnapshot pool;
   pool::LayerGauges gauges;
@@ -152,6 +156,7 @@ struct EngineSnapshot {
   std::string pool_ops;
   std::string strategy;  // canonical spec, or "ring_mp_mc cache=N"
   uint64_t epoch = 0;
+  uint64_t tsc_hz = 0;  // rte_get_tsc_hz(): the TSC's frequency (busy_cycles per second)
   std::vector<WorkerSnapshot> workers;
 };
 

@@ -42,6 +42,12 @@ struct alignas(64) WorkerCounters {
   };
   Port ports[kMaxPorts];
   Counter polls, busy_polls;
+  // Busy cycles: TSC cycles of the polls that received packets, from just before their RX
+  // bursts to after forwarding (chained: a busy poll's span starts where the previous busy
+  // poll's ended, so back-to-back busy polls cost one rdtsc each; an idle poll costs one). The
+  // packets those polls received: busy_cycles / busy_packets is cycles per packet, the
+  // worker's whole cost of a packet (RX refill from the pool, forwarding, TX, frees).
+  Counter busy_cycles, busy_packets;
 };
 
 // Next hop packed in one word so workers read it atomically: MAC (48 bits) << 16 | port.

@@ -1,6 +1,7 @@
 // The packet path: a worker's poll loop and the forwarding modes (see engine.h for what each
 // mode does). No lock, allocation or virtual call per packet; counters are per-core stores.
 #include <rte_byteorder.h>
+#include <rte_cycles.h>
 #include <rte_ip.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
@@ -182,11 +183,16 @@ int WorkerMain(void* arg) {
   rte_rcu_qsbr* const rcu = e.rcu;
   if (rcu != nullptr) rte_rcu_qsbr_thread_online(rcu, w.index);
   rte_mbuf* pkts[kMaxBurst];
+  // Busy cycles (see WorkerCounters): TSC at the end of the previous busy poll, which is where
+  // the next one's accounting starts; 0 after an idle poll or a pause (then one rdtsc before
+  // the RX bursts). One rdtsc per iteration, busy or idle.
+  uint64_t busy_from = 0;
   if (pool != nullptr) w.test_seen_epoch = pool->epoch();
   while (!e.stop.load(std::memory_order_relaxed)) {
     if (rcu != nullptr) rte_rcu_qsbr_quiescent(rcu, w.index);
     if (__builtin_expect(w.test_stall_ms.load(std::memory_order_relaxed) != 0, 0)) {
       TestStall(w, pool);
+      busy_from = 0;
     }
     // Quiescent point: strategy swaps and pauses take effect here.
     const bool run =
@@ -194,18 +200,20 @@ int WorkerMain(void* arg) {
     if (__builtin_expect(!run, 0)) {
       if (!w.parked.load(std::memory_order_relaxed))
         w.parked.store(true, std::memory_order_release);
+      busy_from = 0;
       rte_pause();
       continue;
     }
     if (__builtin_expect(w.parked.load(std::memory_order_relaxed), 0)) {
       w.parked.store(false, std::memory_order_release);
     }
-    bool busy = false;
+    const uint64_t poll_start = busy_from != 0 ? busy_from : rte_rdtsc();
+    uint64_t received = 0;
     for (const RxQueue& q : w.rx) {
       if (pool != nullptr) pool->SetRxPort(core, q.port);
       const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
       if (n == 0) continue;
-      busy = true;
+      received += n;
       uint64_t bytes = 0;
       for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
       w.c.ports[q.port].rx_pkts.Add(n);
@@ -213,7 +221,13 @@ int WorkerMain(void* arg) {
       forward(e, w, q.port, pkts, n, bytes);
     }
     w.c.polls.Add(1);
-    if (busy) w.c.busy_polls.Add(1);
+    busy_from = 0;
+    if (received != 0) {
+      busy_from = rte_rdtsc();
+      w.c.busy_polls.Add(1);
+      w.c.busy_cycles.Add(busy_from - poll_start);
+      w.c.busy_packets.Add(received);
+    }
   }
   if (rcu != nullptr) rte_rcu_qsbr_thread_offline(rcu, w.index);
   return 0;

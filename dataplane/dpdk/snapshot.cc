@@ -1,5 +1,7 @@
 // Engine::Snapshot: every worker's counters for readers (the control plane, skbnfd's console).
 // Plain relaxed loads of per-core counters: never waits for a worker or a control operation.
+#include <rte_cycles.h>
+
 #include "dataplane/dpdk/engine_state.h"
 
 namespace skbnf::dpdk {
@@ -11,6 +13,7 @@ EngineSnapshot Engine::Snapshot() const {
   s.pool_ops = e.config.pool_ops;
   s.strategy = strategy();
   s.epoch = e.pool != nullptr ? e.pool->epoch() : 0;
+  s.tsc_hz = rte_get_tsc_hz();
   for (const auto& w : e.workers) {
     WorkerSnapshot ws;
     ws.lcore = w->lcore;
@@ -32,6 +35,8 @@ EngineSnapshot Engine::Snapshot() const {
     }
     ws.polls = w->c.polls.Get();
     ws.busy_polls = w->c.busy_polls.Get();
+    ws.busy_cycles = w->c.busy_cycles.Get();
+    ws.busy_packets = w->c.busy_packets.Get();
     if (e.pool != nullptr) {
       ws.has_pool = true;
       ws.pool = e.pool->CoreStats(static_cast<int>(w->lcore));

@@ -20,6 +20,13 @@ commands:
   strategy get                      the strategy in force
   strategy set SPEC [--dry-run]     validate (--dry-run) or swap the strategy under traffic
                [--quiesce-timeout-ms=N]
+  strategy tune [CANDIDATE ...]     live tuning: try each candidate on the traffic forwarded,
+               [--dwell=DURATION]   measure cycles per packet (dwell 2s per candidate per round,
+               [--settle=DURATION]  after settle = dwell/4), rank by median over --rounds (3);
+               [--rounds=N]         --apply keeps the winner only if it beats the strategy in
+               [--apply|--dry-run]  force by more than the spread (default --dry-run: nothing
+               [--seed=N]           changes). No candidates: in force + magazine, headpool,
+               [--quiesce-timeout-ms=N]  recycle+magazine, lcache. Ctrl-C restores the incumbent
   stats [--core=N ...]              one table of per-core counters and rates
   top [--interval=MS] [--count=N]   live per-core view, refreshed every interval (1000 ms)
   routes add PREFIX PORT DST_MAC    l3 mode: route a.b.c.d/len to a next hop
@@ -35,7 +42,8 @@ flags:
   --tls-cert=FILE        PEM client certificate (needed for changes on a TLS listener)
   --tls-key=FILE         PEM key of --tls-cert
   --tls-server-name=NAME expected server name (default: the host in --addr)
-  --timeout=SECONDS      deadline of each call (default 10; not for top). `strategy set` adds
+  --timeout=SECONDS      deadline of each call (default 10; not for top, nor for `strategy
+                         tune` unless given: it cancels the tune). `strategy set` adds
                          2 x the quiesce timeout (swap + rollback) to it, so it never
                          reports a failure for a swap that then commits
   --json                 print responses as JSON
@@ -43,9 +51,9 @@ flags:
 
 Args ParseArgs(int argc, char** argv) {
   static const std::vector<std::string> kValueFlags = {
-      "addr",    "tls_ca",   "tls_cert", "tls_key", "tls_server_name",
-      "timeout", "interval", "count",    "core",    "quiesce_timeout_ms"};
-  static const std::vector<std::string> kBoolFlags = {"json", "tls", "dry_run", "help"};
+      "addr",  "tls_ca", "tls_cert",           "tls_key", "tls_server_name", "timeout", "interval",
+      "count", "core",   "quiesce_timeout_ms", "dwell",   "settle",          "rounds",  "seed"};
+  static const std::vector<std::string> kBoolFlags = {"json", "tls", "dry_run", "apply", "help"};
   Args a;
   bool flags_done = false;
   for (int i = 1; i < argc; ++i) {

@@ -35,6 +35,7 @@ class Client {
   int Info();                                       // info_commands.cc
   int Ports();                                      // info_commands.cc
   int Strategy(const std::vector<std::string>& p);  // strategy_commands.cc
+  int Tune(const std::vector<std::string>& p);      // tune_command.cc (strategy tune)
   int Stats(bool top);                              // stats_commands.cc
   void PrintStats(const v1::Stats& s) const;        // stats_commands.cc
   int Routes(const std::vector<std::string>& p);    // mutation_commands.cc

@@ -1,6 +1,7 @@
 // skbnfctl: command-line client of skbnf.v1.Control.
 //
 //   skbnfctl [flags] info | ports | strategy list|get|set SPEC [--dry-run] | stats | top
+//                    | strategy tune [CANDIDATE ...] [--dwell=D] [--rounds=N] [--apply|--dry-run]
 //                    | routes add PREFIX PORT DST_MAC | routes del PREFIX | routes list
 //                    | worker pause|resume CORE | audit
 //
@@ -10,7 +11,8 @@
 // names, every field present), one object per command, or one per line for `top`.
 //
 // Files: args.h (command line), client.h (channel, deadlines, errors, JSON), table.h (text
-// tables), info_commands.cc, strategy_commands.cc, stats_commands.cc, mutation_commands.cc.
+// tables), info_commands.cc, strategy_commands.cc, tune_command.cc, stats_commands.cc,
+// mutation_commands.cc.
 #include <iostream>
 
 #include "server/skbnfctl/args.h"

@@ -1,4 +1,5 @@
-// skbnfctl stats, skbnfctl top: per-core counters and rates (GetStats, WatchStats).
+// skbnfctl stats, skbnfctl top: per-core counters and rates (GetStats, WatchStats). CYC/PKT is
+// the worker's cycles per packet over the window (busy TSC cycles / packets; `-`: no packet).
 #include <unistd.h>
 
 #include <iostream>
@@ -17,7 +18,7 @@ void Client::PrintStats(const v1::Stats& s) const {
   std::cout << "strategy " << s.spec() << " (epoch " << s.epoch() << ")  rates over "
             << absl::StrFormat("%.2f", s.window_seconds()) << " s\n";
   Table t({"CORE", "LCORE", "STATE", "RX_PPS", "TX_PPS", "RX_PKTS", "TX_PKTS", "DROPS", "NOMBUF",
-           "BUSY", "ALLOC/S", "FREE/S", "FAILS"});
+           "BUSY", "CYC/PKT", "ALLOC/S", "FREE/S", "FAILS"});
   for (const v1::CoreStats& c : s.cores()) {
     uint64_t rx = 0, tx = 0, drops = 0, nombuf = 0;
     for (const v1::PortStats& p : c.ports()) {
@@ -29,8 +30,10 @@ void Client::PrintStats(const v1::Stats& s) const {
     t.Add({absl::StrCat(c.core()), absl::StrCat(c.lcore()), c.paused() ? "paused" : "running",
            HumanRate(c.rx_pps()), HumanRate(c.tx_pps()), absl::StrCat(rx), absl::StrCat(tx),
            absl::StrCat(drops), absl::StrCat(nombuf),
-           absl::StrFormat("%.0f%%", 100 * c.busy_ratio()), HumanRate(c.pool().allocs_per_second()),
-           HumanRate(c.pool().frees_per_second()), absl::StrCat(c.pool().alloc_failures())});
+           absl::StrFormat("%.0f%%", 100 * c.busy_ratio()),
+           c.cycles_per_packet() > 0 ? absl::StrFormat("%.1f", c.cycles_per_packet()) : "-",
+           HumanRate(c.pool().allocs_per_second()), HumanRate(c.pool().frees_per_second()),
+           absl::StrCat(c.pool().alloc_failures())});
   }
   t.Print(std::cout);
   std::cout << "per-layer allocs (hit/miss) per core:\n";

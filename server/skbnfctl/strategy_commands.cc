@@ -1,4 +1,4 @@
-// skbnfctl strategy list | get | set.
+// skbnfctl strategy list | get | set (strategy tune: tune_command.cc).
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
@@ -9,8 +9,11 @@
 namespace skbnf::ctl {
 
 int Client::Strategy(const std::vector<std::string>& p) {
-  const char* usage = "strategy list | strategy get | strategy set SPEC [--dry-run]";
+  const char* usage =
+      "strategy list | strategy get | strategy set SPEC [--dry-run] | strategy tune [CANDIDATE "
+      "...]";
   if (p.size() < 2) throw UsageError{absl::StrCat("usage: skbnfctl ", usage)};
+  if (p[1] == "tune") return Tune(p);
   if (p[1] == "list") {
     Need(p, 2, usage);
     v1::ListStrategiesResponse r;

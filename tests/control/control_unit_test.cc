@@ -1,5 +1,6 @@
 // Unit tests of the control plane's pure parts: listener classification (a security decision),
-// prefix/MAC text forms, the structured strategy form, swap metrics, rate windows.
+// prefix/MAC text forms, the structured strategy form, swap metrics, rate windows, and the live
+// tuner's disqualification, scoring and decision on synthetic figures.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -14,6 +15,7 @@
 #include "server/pool_share.h"
 #include "server/stats_sampler.h"
 #include "server/swap_metrics.h"
+#include "server/tuner.h"
 
 namespace skbnf::control {
 namespace {
@@ -302,6 +304,119 @@ TEST(StatsSampler, BaselineIsOlderThanNowAndPrefersAFullWindow) {
   ASSERT_TRUE(base.has_value());
   EXPECT_LT(base->taken, now);
   EXPECT_GE(now - base->taken, std::chrono::milliseconds(30));
+}
+
+// ---------------------------------------------------------------------------------------------
+// Tuner: disqualification against the baseline, scoring, the decision.
+
+TuneMeasurement Visit(uint64_t packets, uint64_t nombuf,
+                      std::vector<std::pair<std::string, uint64_t>> drops, double cpp = 100) {
+  TuneMeasurement m;
+  m.spec = "x";
+  m.packets = packets;
+  m.rx_nombuf = nombuf;
+  m.drops = std::move(drops);
+  m.cycles_per_packet = cpp;
+  return m;
+}
+
+TEST(Tuner, DisqualifiesOnlyWhatGrewBeyondTheBaseline) {
+  // Baseline: 1/64 no_route (the demo's traffic), no rx_nombuf.
+  const TuneMeasurement base = Visit(640000, 0, {{"no_route", 10000}, {"tx_full", 0}});
+  TuneMeasurement same = Visit(1280000, 0, {{"no_route", 20000}, {"tx_full", 0}});
+  DisqualifyAgainst(same, base);
+  EXPECT_FALSE(same.disqualified) << same.disqualified_reason;
+
+  TuneMeasurement nombuf = Visit(1280000, 1, {{"no_route", 20000}});
+  DisqualifyAgainst(nombuf, base);
+  EXPECT_TRUE(nombuf.disqualified);
+  EXPECT_NE(nombuf.disqualified_reason.find("rx_nombuf"), std::string::npos);
+
+  TuneMeasurement more = Visit(1280000, 0, {{"no_route", 40000}});  // twice the share
+  DisqualifyAgainst(more, base);
+  EXPECT_TRUE(more.disqualified);
+  EXPECT_NE(more.disqualified_reason.find("no_route"), std::string::npos);
+
+  TuneMeasurement fresh = Visit(1000000, 0, {{"tx_full", 500}});  // a new reason: 5 in 10,000
+  DisqualifyAgainst(fresh, base);
+  EXPECT_TRUE(fresh.disqualified);
+  EXPECT_NE(fresh.disqualified_reason.find("tx_full"), std::string::npos);
+
+  TuneMeasurement rare = Visit(1000000, 0, {{"tx_full", 50}});  // under 1 in 10,000: tolerated
+  DisqualifyAgainst(rare, base);
+  EXPECT_FALSE(rare.disqualified);
+
+  TuneMeasurement none = Visit(0, 0, {}, 0);
+  DisqualifyAgainst(none, base);
+  EXPECT_TRUE(none.disqualified);
+}
+
+TuneCandidate Cand(std::string spec, std::vector<double> cpp, bool disqualified = false) {
+  TuneCandidate c;
+  c.spec = std::move(spec);
+  c.cycles_per_packet = std::move(cpp);
+  c.packets_per_second.assign(c.cycles_per_packet.size(), 1e6);
+  c.disqualified = disqualified;
+  return c;
+}
+
+TEST(Tuner, ScoresByMedianWithHalfRangeSpreadAndRanksDisqualifiedLast) {
+  std::vector<TuneCandidate> c = {Cand("magazine", {120, 100, 110}), Cand("headpool", {90, 95, 91}),
+                                  Cand("lcache", {50, 50, 50}, /*disqualified=*/true),
+                                  Cand("recycle+magazine", {})};
+  ScoreAndRank(c);
+  ASSERT_EQ(c.size(), 4u);
+  EXPECT_EQ(c[0].spec, "headpool");
+  EXPECT_EQ(c[0].rank, 1u);
+  EXPECT_DOUBLE_EQ(c[0].median_cycles_per_packet, 91);
+  EXPECT_DOUBLE_EQ(c[0].spread, 2.5);
+  EXPECT_EQ(c[1].spec, "magazine");
+  EXPECT_EQ(c[1].rank, 2u);
+  EXPECT_DOUBLE_EQ(c[1].median_cycles_per_packet, 110);
+  EXPECT_DOUBLE_EQ(c[1].spread, 10);
+  EXPECT_EQ(c[2].rank, 0u);  // disqualified, however fast
+  EXPECT_EQ(c[3].rank, 0u);  // never measured
+  std::vector<TuneCandidate> even = {Cand("magazine", {100, 110, 130, 120})};
+  ScoreAndRank(even);
+  EXPECT_DOUBLE_EQ(even[0].median_cycles_per_packet, 115);
+}
+
+TEST(Tuner, AppliesOnlyAWinBeyondTheSpread) {
+  // headpool 91 +- 2.5 vs magazine 110 +- 10: a gain of 19 > 12.5.
+  std::vector<TuneCandidate> c = {Cand("magazine", {120, 100, 110}),
+                                  Cand("headpool", {90, 95, 91})};
+  ScoreAndRank(c);
+  TuneDecision d = Decide(c, "magazine", /*apply=*/true);
+  EXPECT_EQ(d.outcome, TuneOutcome::kApplied);
+  EXPECT_EQ(d.target, "headpool");
+  d = Decide(c, "magazine", /*apply=*/false);
+  EXPECT_EQ(d.outcome, TuneOutcome::kDryRun);
+  EXPECT_EQ(d.target, "magazine");
+  EXPECT_NE(d.reason.find("--apply would keep it"), std::string::npos) << d.reason;
+
+  // headpool 100 +- 10 vs magazine 110 +- 10: a gain of 10, inside the spread of 20.
+  c = {Cand("magazine", {120, 100, 110}), Cand("headpool", {90, 110, 100})};
+  ScoreAndRank(c);
+  d = Decide(c, "magazine", true);
+  EXPECT_EQ(d.outcome, TuneOutcome::kKeptIncumbent);
+  EXPECT_EQ(d.target, "magazine");
+  EXPECT_NE(d.reason.find("not more than the spread"), std::string::npos) << d.reason;
+
+  // The incumbent first: it stays.
+  c = {Cand("magazine", {80, 81}), Cand("headpool", {90, 91})};
+  ScoreAndRank(c);
+  d = Decide(c, "magazine", true);
+  EXPECT_EQ(d.outcome, TuneOutcome::kKeptIncumbent);
+  EXPECT_NE(d.reason.find("ranked first"), std::string::npos) << d.reason;
+
+  // An incumbent without a valid figure (disqualified) is not beaten: nothing is applied.
+  c = {Cand("magazine", {80}, true), Cand("headpool", {90, 91})};
+  c[0].disqualified_reason = "round 1: rx_nombuf grew by 3";
+  ScoreAndRank(c);
+  d = Decide(c, "magazine", true);
+  EXPECT_EQ(d.outcome, TuneOutcome::kKeptIncumbent);
+  EXPECT_EQ(d.target, "magazine");
+  EXPECT_NE(d.reason.find("no valid figure"), std::string::npos) << d.reason;
 }
 
 }  // namespace

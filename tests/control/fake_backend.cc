@@ -105,6 +105,7 @@ void FakeBackend::Run(Worker& w) {
     int tx_port = w.tx_ports.empty() ? -1 : w.tx_ports[next_port];
     if (!w.rx_ports.empty()) next_port = (next_port + 1) % w.rx_ports.size();
     if (rx_port >= 0 && poll++ % 4 != 3) {
+      const auto busy_start = std::chrono::steady_clock::now();
       void* objs[kBurst];
       pool_->SetRxPort(w.core, rx_port);
       if (pool_->Get(w.core, objs, kBurst)) {
@@ -128,6 +129,11 @@ void FakeBackend::Run(Worker& w) {
         Bump(out.tx_packets, tx_ring.size());
         Bump(out.tx_bytes, tx_ring.size() * kFrameBytes);
         w.in_flight.store(tx_ring.size(), std::memory_order_relaxed);
+        Bump(w.busy_cycles,
+             static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::nanoseconds>(
+                                       std::chrono::steady_clock::now() - busy_start)
+                                       .count()));
+        Bump(w.busy_packets, kBurst);
       } else {
         Bump(w.ports[rx_port].rx_nombuf, kBurst);
       }
@@ -218,6 +224,9 @@ StatsSnapshot FakeBackend::GetStats() const {
     }
     c.polls = w->polls.load(std::memory_order_relaxed);
     c.busy_polls = w->busy_polls.load(std::memory_order_relaxed);
+    c.busy_cycles = w->busy_cycles.load(std::memory_order_relaxed);
+    c.busy_packets = w->busy_packets.load(std::memory_order_relaxed);
+    c.tsc_hz = 1000000000;  // busy_cycles are nanoseconds
     c.pool = pool_->CoreStats(w->core);
     c.layer_objects = pool_->CoreGauges(w->core);
     for (int i = 0; i < pool::kNumLayers; ++i) s.pool.in_layers[i] += c.layer_objects.objects[i];

@@ -9,6 +9,9 @@
 // until the next poll frees them. Every object carries its RX port in its first two bytes so the
 // recycle layer has something to recycle.
 //
+// Busy cycles are nanoseconds of steady_clock around each busy poll, reported with tsc_hz 1e9
+// (a 1 GHz "TSC"), so cycles per packet is real and strategy-dependent, as in skbnfd.
+//
 // Deterministic: ports, lcores, info, strategy catalogue, routes. Moving: every counter.
 #ifndef SKBNF_TESTS_CONTROL_FAKE_BACKEND_H_
 #define SKBNF_TESTS_CONTROL_FAKE_BACKEND_H_
@@ -68,7 +71,7 @@ class FakeBackend final : public Backend {
     std::vector<int> rx_ports, tx_ports;
     std::atomic<bool> paused{false};  // as requested through the API
     std::atomic<bool> parked{false};  // written by the worker: it is at its parked point
-    std::atomic<uint64_t> polls{0}, busy_polls{0};
+    std::atomic<uint64_t> polls{0}, busy_polls{0}, busy_cycles{0}, busy_packets{0};
     std::atomic<uint64_t> in_flight{0};
     struct Port {
       std::atomic<uint64_t> rx_packets{0}, rx_bytes{0}, tx_packets{0}, tx_bytes{0}, rx_nombuf{0},

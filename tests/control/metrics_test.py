@@ -22,6 +22,9 @@ REQUIRED = {
     "skbnf_worker_busy_polls_total": "counter",
     "skbnf_worker_busy_ratio": "gauge",
     "skbnf_worker_paused": "gauge",
+    "skbnf_worker_busy_cycles_total": "counter",
+    "skbnf_worker_busy_packets_total": "counter",
+    "skbnf_worker_tsc_hz": "gauge",
     "skbnf_pool_allocs_total": "counter",
     "skbnf_pool_frees_total": "counter",
     "skbnf_pool_objects": "gauge",
@@ -193,6 +196,38 @@ class MetricsTest(unittest.TestCase):
                 self.assertLessEqual(
                     h.total(s, "skbnf_port_pmd_packets_total", port=str(p["id"]), direction="rx"),
                     int(p["pmd"]["ipackets"]))
+
+    def test_busy_cycles_move_with_traffic_and_stand_still_when_idle(self):
+        _, s = self.scrape()
+        hz = h.total(s, "skbnf_worker_tsc_hz")
+        self.assertGreater(hz, 0)
+        for core in self.workers():
+            _, a = self.scrape()
+            cyc = lambda x: h.total(x, "skbnf_worker_busy_cycles_total", core=core)  # noqa: E731
+            pk = lambda x: h.total(x, "skbnf_worker_busy_packets_total", core=core)  # noqa: E731
+            grew = wait_until(lambda: pk(self.scrape()[1]) > pk(a))
+            self.assertTrue(grew, "core %s busy packets did not grow" % core)
+            _, b = self.scrape()
+            self.assertGreater(cyc(b), cyc(a), "core %s: packets without cycles" % core)
+            # cycles per packet is a positive figure (no bound on time here: a busy poll that
+            # began before the first scrape counts whole; dataplane_test bounds it exactly)
+            self.assertGreater((cyc(b) - cyc(a)) / (pk(b) - pk(a)), 1.0)
+        # A parked worker receives nothing: its busy counters stand still, and every packet it
+        # received was counted by a busy poll (busy packets == its RX packets, exactly).
+        core = self.workers()[0]
+        code, _, err = self.d.ctl("worker", "pause", str(core))
+        self.assertEqual(code, 0, err)
+        try:
+            _, a = self.scrape()
+            time.sleep(0.05)
+            _, b = self.scrape()
+            for name in ("skbnf_worker_busy_cycles_total", "skbnf_worker_busy_packets_total"):
+                self.assertEqual(h.total(b, name, core=core), h.total(a, name, core=core), name)
+            self.assertEqual(h.total(b, "skbnf_worker_busy_packets_total", core=core),
+                             h.total(b, "skbnf_port_packets_total", core=core, direction="rx"))
+        finally:
+            code, _, err = self.d.ctl("worker", "resume", str(core))
+            self.assertEqual(code, 0, err)
 
     def test_paused_gauge_and_busy_ratio(self):
         core = self.workers()[-1]

@@ -104,6 +104,7 @@ class SkbnfctlBehaviourTest(unittest.TestCase):
             lines = out.splitlines()
             self.assertTrue(lines[0].startswith("strategy "), out)
             self.assertEqual(lines[1].split()[:3], ["CORE", "LCORE", "STATE"])
+            self.assertIn("CYC/PKT", lines[1].split())
             self.assertEqual(len([l for l in lines[2:2 + len(workers)] if l.split()[2] == "running"]),
                              len(workers), out)
             self.assertTrue(any(l.startswith("pool: ") for l in lines), out)
@@ -120,6 +121,12 @@ class SkbnfctlBehaviourTest(unittest.TestCase):
             frames = [json.loads(l) for l in out.splitlines()]
             self.assertEqual(len(frames), 2)
             self.assertGreater(int(frames[1]["monotonic_ns"]), int(frames[0]["monotonic_ns"]))
+            # cycles per packet per core: counters and the figure over the 50 ms window
+            for c in frames[1]["cores"]:
+                self.assertGreater(int(c["tsc_hz"]), 0)
+                self.assertGreater(int(c["busy_packets"]), 0, c)
+                self.assertGreater(int(c["busy_cycles"]), int(c["busy_packets"]), c)
+                self.assertGreater(c["cycles_per_packet"], 1.0, c)
 
             code, out, err = d.ctl("audit")
             self.assertEqual(code, 0, err)

@@ -6,6 +6,7 @@
 // No test asserts a rate or a duration: waits are bounded liveness checks ("until N packets
 // came out, at most 20 s"), and every assertion is about counts, contents or audits.
 #include <rte_bus_vdev.h>
+#include <rte_cycles.h>
 #include <rte_eal.h>
 #include <rte_eth_ring.h>
 #include <rte_ethdev.h>
@@ -293,6 +294,47 @@ TEST_F(DataplaneTest, RingInEqualsOutPlusDrops) {
   EXPECT_EQ(out.size(), 511u);  // a ring of 512 holds 511
   // io forwards frames unchanged, in order.
   for (size_t i = 0; i < out.size(); ++i) ASSERT_EQ(out[i].bytes, frames[i].bytes) << i;
+  ExpectExactAudit();
+}
+
+// Busy cycles: idle polls add nothing; the polls that received packets count exactly those
+// packets and a positive number of TSC cycles, never more than the time that passed.
+TEST_F(DataplaneTest, BusyCyclesCountOnlyPollsThatReceived) {
+  rte_ring *arx, *atx, *brx, *btx;
+  const std::string a = RingPort(&arx, &atx);
+  const std::string b = RingPort(&brx, &btx);
+  Engine& e = Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}}}}));
+  const uint64_t tsc_start = rte_get_tsc_cycles();
+  ASSERT_TRUE(e.Start().ok());
+  EXPECT_EQ(e.Snapshot().tsc_hz, rte_get_tsc_hz());
+  ASSERT_TRUE(WaitFor([&] { return e.Snapshot().workers[0].polls > 10'000; }));
+  WorkerSnapshot idle = e.Snapshot().workers[0];
+  EXPECT_EQ(idle.busy_cycles, 0u);
+  EXPECT_EQ(idle.busy_packets, 0u);
+  EXPECT_EQ(idle.busy_polls, 0u);
+
+  constexpr uint32_t kN = 2000;
+  std::vector<Frame> frames;
+  for (uint32_t i = 0; i < kN; ++i) frames.push_back(UdpFrame(0x0a000001, 0x0a000002 + i, 64));
+  Inject(arx, frames);
+  // (busy_packets is added after forwarding, rx_pkts before: wait for the later one)
+  ASSERT_TRUE(WaitFor([&] { return e.Snapshot().workers[0].busy_packets >= kN; }));
+  const WorkerSnapshot busy = e.Snapshot().workers[0];
+  EXPECT_EQ(busy.rx_pkts, kN);
+  const uint64_t tsc_busy = rte_get_tsc_cycles();
+  EXPECT_EQ(busy.busy_packets, kN);  // every received packet, each once
+  EXPECT_GT(busy.busy_polls, 0u);
+  EXPECT_LE(busy.busy_polls, kN);
+  EXPECT_GT(busy.busy_cycles, 0u);
+  EXPECT_LT(busy.busy_cycles, tsc_busy - tsc_start);  // busy time is part of the time passed
+  EXPECT_GT(static_cast<double>(busy.busy_cycles) / busy.busy_packets, 1.0);
+
+  // Idle again: polls go on, the busy counters stand still.
+  ASSERT_TRUE(WaitFor([&] { return e.Snapshot().workers[0].polls > busy.polls + 10'000; }));
+  const WorkerSnapshot after = e.Snapshot().workers[0];
+  EXPECT_EQ(after.busy_cycles, busy.busy_cycles);
+  EXPECT_EQ(after.busy_packets, busy.busy_packets);
+  Drain(btx);
   ExpectExactAudit();
 }
 

@@ -72,6 +72,9 @@ demo() {  # flags...: run the demo, SIGINT 2 s after it started forwarding
   set +e; wait "$pid"; local rc=$?; set -e
   [ "$rc" -eq 0 ] || fail "demo $* exited $rc"
   grep -q "^lcore 1: rx .* pps" "$OUT" || fail "demo $*: no per-core line"
+  # cycles per packet from the worker's busy-cycle counters: a positive figure while it forwards
+  grep -Eq "^lcore 1: rx .* pps, tx .* pps, cycles/pkt [0-9]+\.[0-9], " "$OUT" ||
+    fail "demo $*: no cycles/pkt figure on the per-core line"
   grep -q "audit OK" "$OUT" || fail "demo $*: no audit OK"
   local tx
   tx=$(sed -n 's/^skbnfd: .*, tx \([0-9]*\),.*/\1/p' "$OUT")

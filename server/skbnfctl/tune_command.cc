@@ -1,0 +1,197 @@
+// skbnfctl strategy tune [CANDIDATE ...] [--dwell=DURATION] [--settle=DURATION] [--rounds=N]
+//                        [--apply|--dry-run] [--seed=N] [--quiesce-timeout-ms=N]
+// Live strategy tuning (TuneStrategy; the rules are in server/tuner.h): a line per measured visit
+// as the tune runs, then the candidates ranked and the outcome. --json: every progress message as
+// one JSON line, the last one (phase PHASE_DONE) with the report. No deadline unless --timeout is
+// given (a deadline that expires cancels the tune: skbnfd restores the incumbent). Ctrl-C cancels
+// the tune the same way. Exit codes: 0 applied, incumbent kept or dry run; 1 cancelled, aborted
+// (another client changed the strategy), failed, or refused; 130 interrupted by Ctrl-C.
+#include <csignal>
+#include <cstdio>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "server/rates.h"
+#include "server/skbnfctl/client.h"
+#include "server/skbnfctl/table.h"
+
+namespace skbnf::ctl {
+namespace {
+
+std::atomic<bool> g_interrupted{false};
+void OnInterrupt(int) { g_interrupted.store(true); }
+
+// "500ms", "2s", "1.5s", "1m" -> milliseconds.
+uint32_t ParseDuration(const std::string& flag, const std::string& s) {
+  double v = 0;
+  double unit = 0;
+  std::string num;
+  if (s.size() > 2 && s.substr(s.size() - 2) == "ms") {
+    unit = 1, num = s.substr(0, s.size() - 2);
+  } else if (s.size() > 1 && s.back() == 's') {
+    unit = 1000, num = s.substr(0, s.size() - 1);
+  } else if (s.size() > 1 && s.back() == 'm') {
+    unit = 60000, num = s.substr(0, s.size() - 1);
+  }
+  if (unit == 0 || !absl::SimpleAtod(num, &v) || v < 0 || v * unit > 4e9 || num[0] == '+') {
+    throw UsageError{absl::StrCat("--", flag, ": '", s,
+                                  "' is not a duration: write a number with a unit, e.g. 500ms, "
+                                  "2s, 1.5s or 1m")};
+  }
+  return static_cast<uint32_t>(v * unit + 0.5);
+}
+
+std::string Drops(const v1::TuneMeasurement& m) {
+  uint64_t n = 0;
+  for (const v1::DropCount& d : m.drops()) n += d.packets();
+  return absl::StrCat(n);
+}
+
+const char* OutcomeName(v1::TuneOutcome o) {
+  switch (o) {
+    case v1::TUNE_OUTCOME_APPLIED:
+      return "applied";
+    case v1::TUNE_OUTCOME_KEPT_INCUMBENT:
+      return "incumbent kept";
+    case v1::TUNE_OUTCOME_DRY_RUN:
+      return "dry run";
+    case v1::TUNE_OUTCOME_CANCELLED:
+      return "CANCELLED";
+    case v1::TUNE_OUTCOME_ABORTED:
+      return "ABORTED";
+    case v1::TUNE_OUTCOME_FAILED:
+      return "FAILED";
+    default:
+      return "unknown";
+  }
+}
+
+void PrintReport(const v1::TuneReport& r) {
+  std::cout << "ranked (median cycles per packet over rounds, +- half the range; * incumbent):\n";
+  Table t({"RANK", "CANDIDATE", "CYC/PKT", "SPREAD", "ROUNDS", "PPS", "NOMBUF", "DROPS", "NOTE"});
+  for (const v1::TuneCandidate& c : r.candidates()) {
+    t.Add({c.rank() > 0 ? absl::StrCat(c.rank()) : "-", c.spec() + (c.incumbent() ? " *" : ""),
+           c.rank() > 0 ? absl::StrFormat("%.1f", c.median_cycles_per_packet()) : "-",
+           c.rank() > 0 ? absl::StrFormat("%.1f", c.spread()) : "-",
+           absl::StrCat(c.cycles_per_packet_size()),
+           c.rank() > 0 ? control::HumanRate(c.median_packets_per_second()) : "-",
+           absl::StrCat(c.rx_nombuf()), absl::StrCat(c.drops()),
+           c.disqualified() ? "disqualified: " + c.disqualified_reason() : ""});
+  }
+  t.Print(std::cout, "  ");
+  std::cout << "outcome: " << OutcomeName(r.outcome()) << ": " << r.reason() << "\n";
+  std::cout << "in force: " << r.final_spec() << " (epoch " << r.final_epoch() << "); " << r.swaps()
+            << " swaps in " << absl::StrFormat("%.1f", r.duration_ms() / 1e3) << " s; "
+            << r.packets() << " packets forwarded during the tune, " << r.baseline_rate_packets()
+            << " at the baseline rate\n";
+}
+
+}  // namespace
+
+int Client::Tune(const std::vector<std::string>& p) {
+  v1::TuneStrategyRequest req;
+  for (size_t i = 2; i < p.size(); ++i) req.add_candidates(p[i]);
+  if (args_.Has("apply") && args_.Has("dry_run")) {
+    throw UsageError{"--apply and --dry-run exclude each other (the default is --dry-run)"};
+  }
+  req.set_apply(args_.Has("apply"));
+  if (args_.Has("dwell")) req.set_dwell_ms(ParseDuration("dwell", args_.Get("dwell")));
+  if (args_.Has("settle")) req.set_settle_ms(ParseDuration("settle", args_.Get("settle")));
+  if (args_.Has("rounds")) req.set_rounds(ParseUint("--rounds", args_.Get("rounds")));
+  if (args_.Has("seed")) {
+    uint64_t seed = 0;
+    if (!absl::SimpleAtoi(args_.Get("seed"), &seed)) {
+      throw UsageError{
+          absl::StrCat("--seed: '", args_.Get("seed"), "' is not a non-negative whole number")};
+    }
+    req.set_seed(seed);
+  }
+  if (args_.Has("quiesce_timeout_ms")) {
+    req.set_quiesce_timeout_ms(ParseUint("--quiesce-timeout-ms", args_.Get("quiesce_timeout_ms")));
+  }
+  grpc::ClientContext ctx;
+  if (args_.Has("timeout")) {
+    ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout_s_));
+  }
+  // Ctrl-C cancels the call (skbnfd then restores the incumbent); a signal handler may not call
+  // into gRPC, so a watcher does.
+  std::signal(SIGINT, &OnInterrupt);
+  std::atomic<bool> finished{false};
+  std::thread watcher([&] {
+    while (!finished.load()) {
+      if (g_interrupted.load()) {
+        ctx.TryCancel();
+        return;
+      }
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    }
+  });
+  std::unique_ptr<grpc::ClientReader<v1::TuneProgress>> reader = stub_->TuneStrategy(&ctx, req);
+  v1::TuneProgress msg;
+  v1::TuneReport report;
+  bool done = false;
+  while (reader->Read(&msg)) {
+    if (json_) {
+      Json(msg, true);
+    } else {
+      switch (msg.phase()) {
+        case v1::TuneProgress::PHASE_BASELINE:
+          std::cout << "tuning " << (msg.visits() / std::max<uint32_t>(msg.rounds(), 1))
+                    << " candidates x " << msg.rounds() << " rounds; baseline " << msg.candidate()
+                    << ": " << absl::StrFormat("%.1f", msg.measurement().cycles_per_packet())
+                    << " cycles/pkt, " << control::HumanRate(msg.measurement().packets_per_second())
+                    << " pps\n"
+                    << absl::StrFormat("%-6s %-7s %-32s %9s %9s %7s %7s  %s\n", "ROUND", "VISIT",
+                                       "CANDIDATE", "CYC/PKT", "PPS", "NOMBUF", "DROPS", "NOTE");
+          break;
+        case v1::TuneProgress::PHASE_MEASURED: {
+          const v1::TuneMeasurement& m = msg.measurement();
+          std::cout << absl::StrFormat(
+              "%-6s %-7s %-32s %9.1f %9s %7d %7s  %s\n", absl::StrCat(msg.round()),
+              absl::StrCat(msg.visit(), "/", msg.visits()), m.spec(), m.cycles_per_packet(),
+              control::HumanRate(m.packets_per_second()), m.rx_nombuf(), Drops(m),
+              m.disqualified() ? "disqualified: " + m.disqualified_reason() : "");
+          break;
+        }
+        default:
+          break;
+      }
+    }
+    std::cout.flush();
+    if (msg.phase() == v1::TuneProgress::PHASE_DONE) {
+      report = msg.report();
+      done = true;
+    }
+  }
+  grpc::Status s = reader->Finish();
+  finished.store(true);
+  watcher.join();
+  std::signal(SIGINT, SIG_DFL);
+  if (g_interrupted.load()) {
+    std::cerr << "skbnfctl: tune interrupted: skbnfd restores the strategy that was in force "
+                 "(see `skbnfctl strategy get` and its log)\n";
+    return 130;
+  }
+  if (!s.ok()) return Fail(s);
+  if (!done) {
+    std::cerr << "skbnfctl: the tune ended without a report\n";
+    return 1;
+  }
+  if (!json_) PrintReport(report);
+  switch (report.outcome()) {
+    case v1::TUNE_OUTCOME_APPLIED:
+    case v1::TUNE_OUTCOME_KEPT_INCUMBENT:
+    case v1::TUNE_OUTCOME_DRY_RUN:
+      return 0;
+    default:
+      std::cerr << "skbnfctl: tune " << OutcomeName(report.outcome()) << ": " << report.reason()
+                << "\n";
+      return 1;
+  }
+}
+
+}  // namespace skbnf::ctl
