@@ -50,10 +50,6 @@ ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetr
       limits_(limits),
       pool_(backend.GetInfo().pool) {}
 
-grpc::Status ControlService::CheckMutation(grpc::ServerContext* ctx, const char* what) const {
-  return AuthorizeChange(access_, IdentifyCaller(*ctx), what);
-}
-
 absl::Status ControlService::CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores,
                                         const char* field, std::vector<int>* out) const {
   if (cores.empty()) return absl::OkStatus();
@@ -493,18 +489,24 @@ grpc::Status ControlService::AuditPoolImpl(v1::AuditPoolResponse* resp) {
 grpc::Status ControlService::TuneStrategy(grpc::ServerContext* ctx,
                                           const v1::TuneStrategyRequest* req,
                                           grpc::ServerWriter<v1::TuneProgress>* writer) {
-  grpc::Status auth = CheckMutation(ctx, "TuneStrategy");
-  if (!auth.ok()) return auth;
-  absl::StatusOr<TunePlan> plan = tuner_.Plan(TuneRequestFromProto(*req));
-  if (!plan.ok()) return ToGrpc(plan.status());
-  absl::StatusOr<TuneReport> report = tuner_.Run(
-      *plan, [&] { return ctx->IsCancelled() || stopping_.load(); },
-      [&](const TuneProgress& p) {
-        v1::TuneProgress msg;
-        TuneProgressToProto(p, &msg);
-        return writer->Write(msg);
-      });
-  return ToGrpc(report.status());
+  // A change like SetStrategy (it swaps strategies): the same access rule, logged and counted
+  // (change_log.h). One tune at a time is the tuner's own limit (FAILED_PRECONDITION).
+  const std::string what = req->candidates().empty()
+                               ? std::string("default candidates")
+                               : absl::StrJoin(req->candidates(), " ");
+  return RunChange(access_, changes_, ctx, "TuneStrategy", what, [&](std::string* result) {
+    absl::StatusOr<TunePlan> plan = tuner_.Plan(TuneRequestFromProto(*req));
+    if (!plan.ok()) return ToGrpc(plan.status());
+    absl::StatusOr<TuneReport> report = tuner_.Run(
+        *plan, [&] { return ctx->IsCancelled() || stopping_.load(); },
+        [&](const TuneProgress& p) {
+          v1::TuneProgress msg;
+          TuneProgressToProto(p, &msg);
+          return writer->Write(msg);
+        });
+    if (!report.ok()) *result = ResultLabel(ToGrpc(report.status()));
+    return ToGrpc(report.status());
+  });
 }
 
 }  // namespace skbnf::control

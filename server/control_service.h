@@ -82,9 +82,6 @@ class ControlService final : public v1::Control::Service {
   const Tuner& tuner() const { return tuner_; }  // for /metrics
 
  private:
-  // PERMISSION_DENIED unless the caller may change the data plane (access.h); not logged: a
-  // mutating handler goes through RunChange (change_log.h), which checks and logs.
-  grpc::Status CheckMutation(grpc::ServerContext* ctx, const char* what) const;
   grpc::Status SetStrategyImpl(grpc::ServerContext* ctx, const v1::SetStrategyRequest* req,
                                v1::SetStrategyResponse* resp);
   grpc::Status AddRouteImpl(const v1::AddRouteRequest* req, v1::AddRouteResponse* resp);

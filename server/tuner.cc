@@ -11,6 +11,7 @@
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "dataplane/pool/strategy_spec.h"
+#include "server/pool_share.h"
 #include "server/rates.h"
 
 namespace skbnf::control {
@@ -310,12 +311,17 @@ absl::StatusOr<TunePlan> Tuner::Plan(const TuneRequest& r) const {
       for (const char* d : kTuneDefaultCandidates) {
         absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(d);
         if (!spec.ok() || !backend_.ValidateStrategy(*spec).ok()) continue;
+        // a default that would hoard this pool (server/pool_share.h) is left out, not refused
+        if (!CheckPoolShare(*spec, backend_.GetInfo(), backend_.GetPorts()).ok()) continue;
         if (spec->ToString() != p.incumbent) p.candidates.push_back(spec->ToString());
       }
     }
     for (size_t i = 0; i < listed.size(); ++i) {
       absl::Status s = backend_.ValidateStrategy(listed[i].second);
       if (s.code() == absl::StatusCode::kFailedPrecondition) return s;
+      if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
+      // the same pool-share bound as SetStrategy
+      s = CheckPoolShare(listed[i].second, backend_.GetInfo(), backend_.GetPorts());
       if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
       if (listed[i].first != p.incumbent) p.candidates.push_back(listed[i].first);
     }

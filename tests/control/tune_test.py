@@ -249,6 +249,8 @@ class TuneTest(unittest.TestCase):
                             (["headpool", "--rounds=1", "--apply"], "rounds"),
                             (["headpool", "--rounds=20", "--dwell=10m"], "rounds"),
                             (["headpool", "--quiesce-timeout-ms=10001"], "quiesce_timeout_ms"),
+                            # would hoard the pool: SetStrategy's bound (server/pool_share.h)
+                            (["headpool:hot_list_len=65536"], "candidates[0]"),
                             (["c%d" % i for i in range(17)], "candidates")):
             code, out, err = self.d.ctl("strategy", "tune", *args)
             self.assertEqual(code, 1, (args, out, err))
@@ -263,6 +265,12 @@ class TuneTest(unittest.TestCase):
                          h.total(before, "skbnf_strategy_swaps_total"))
         self.assertEqual(h.total(after, "skbnf_tune_runs_total"),
                          h.total(before, "skbnf_tune_runs_total"))
+        # every refused tune is a logged, counted change attempt (server/change_log.h)
+        self.assertEqual(
+            h.total(after, "skbnf_control_changes_total", rpc="TuneStrategy",
+                    result="invalid_argument") -
+            h.total(before, "skbnf_control_changes_total", rpc="TuneStrategy",
+                    result="invalid_argument"), 13)
 
     def test_metrics_show_state_candidate_and_last_result(self):
         types, _ = self.metrics()
