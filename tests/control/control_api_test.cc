@@ -692,6 +692,25 @@ TEST(ControlApiVariants, SwapThatTimesOutRollsBackAndReportsTheCore) {
   EXPECT_EQ(after.spec(), before.spec()) << "rolled back";
   EXPECT_EQ(after.epoch(), r.report().epoch());
   EXPECT_GT(after.epoch(), before.epoch()) << "the old spec is published again as a new epoch";
+  if (DaemonIsFake()) {
+    // The fake's stuck worker never returns: the next swap fails the same way, naming it.
+    v1::SetStrategyResponse again;
+    ASSERT_TRUE(SwapAwayFrom(*stub, before.spec(), 50, &again).ok());
+    EXPECT_FALSE(again.applied());
+    ASSERT_EQ(again.report().failed_cores_size(), 1);
+    EXPECT_EQ(again.report().failed_cores(0), 1u);
+  } else {
+    // skbnfd's worker is only late (--test-stall-ms): once it is back, a swap that gives it
+    // longer than its stall succeeds on every core, the worker included.
+    v1::SetStrategyResponse next;
+    grpc::Status ns = SwapAwayFrom(*stub, before.spec(), 10000, &next);
+    ASSERT_TRUE(ns.ok()) << ns.error_message();
+    EXPECT_TRUE(next.applied()) << next.report().error();
+    EXPECT_TRUE(next.report().ok());
+    EXPECT_EQ(next.report().failed_cores_size(), 0);
+    for (const v1::CoreSwap& c : next.report().cores()) EXPECT_TRUE(c.acknowledged()) << c.core();
+    EXPECT_EQ(StrategyOf(*stub).spec(), next.canonical_spec());
+  }
   EXPECT_EQ(d->Stop(), 0);
 }
 
