@@ -40,8 +40,8 @@ inline int L3Check(const uint8_t* frame, uint32_t len) {
   if (room < sizeof(rte_ipv4_hdr)) return kDropBadHeader;
   const uint32_t ihl_bytes = (ip->version_ihl & 0xf) * 4u;
   if ((ip->version_ihl >> 4) != 4 || ihl_bytes < 20 || ihl_bytes > room ||
-      rte_be_to_cpu_16(ip->total_length) < ihl_bytes ||
-      rte_be_to_cpu_16(ip->total_length) > room || rte_raw_cksum(ip, ihl_bytes) != 0xffff) {
+      rte_be_to_cpu_16(ip->total_length) < ihl_bytes || rte_be_to_cpu_16(ip->total_length) > room ||
+      rte_raw_cksum(ip, ihl_bytes) != 0xffff) {
     return kDropBadHeader;
   }
   if (ip->time_to_live <= 1) return kDropTtlExpired;

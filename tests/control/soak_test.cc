@@ -36,9 +36,14 @@ namespace {
 
 // Every ordered pair of these is a swap the storm makes (one of each layer, stacks, modifier).
 const std::vector<std::string>& Specs() {
-  static const std::vector<std::string> kSpecs = {
-      "slab",     "magazine",       "recycle+magazine", "headpool+magazine", "lcache+magazine",
-      "lcache+recycle+headpool+magazine,prefetch",      "recycle",           "headpool"};
+  static const std::vector<std::string> kSpecs = {"slab",
+                                                  "magazine",
+                                                  "recycle+magazine",
+                                                  "headpool+magazine",
+                                                  "lcache+magazine",
+                                                  "lcache+recycle+headpool+magazine,prefetch",
+                                                  "recycle",
+                                                  "headpool"};
   return kSpecs;
 }
 

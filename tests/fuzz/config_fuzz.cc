@@ -51,16 +51,17 @@ std::string Print(const DaemonConfig& dc) {
     for (const auto& [port, q] : w.rx) absl::StrAppend(&s, " ", port, ":", q);
     s += "\n";
   }
-  for (const auto& r : c.routes) absl::StrAppend(&s, "route ", r.prefix, " ", r.port, " ", r.mac, "\n");
+  for (const auto& r : c.routes)
+    absl::StrAppend(&s, "route ", r.prefix, " ", r.port, " ", r.mac, "\n");
   return s;
 }
 
 bool Same(const DaemonConfig& a, const DaemonConfig& b) {
   const EngineConfig &x = a.engine, &y = b.engine;
-  if (a.eal != b.eal || x.mode != y.mode || x.strategy != y.strategy ||
-      x.pool_ops != y.pool_ops || x.mbuf_cache != y.mbuf_cache || x.mbufs != y.mbufs ||
-      x.burst != y.burst || x.rx_ring != y.rx_ring || x.tx_ring != y.tx_ring ||
-      x.rx_queues != y.rx_queues || x.colour != y.colour || x.ports.size() != y.ports.size() ||
+  if (a.eal != b.eal || x.mode != y.mode || x.strategy != y.strategy || x.pool_ops != y.pool_ops ||
+      x.mbuf_cache != y.mbuf_cache || x.mbufs != y.mbufs || x.burst != y.burst ||
+      x.rx_ring != y.rx_ring || x.tx_ring != y.tx_ring || x.rx_queues != y.rx_queues ||
+      x.colour != y.colour || x.ports.size() != y.ports.size() ||
       x.workers.size() != y.workers.size() || x.routes.size() != y.routes.size()) {
     return false;
   }
@@ -94,9 +95,9 @@ void CheckConfig(absl::string_view text) {
     FUZZ_CHECK(absl::StartsWith(msg, "line "), "no line number: %s", s.ToString().c_str());
     const size_t colon = msg.find(": ");
     int line = 0;
-    FUZZ_CHECK(colon != absl::string_view::npos && absl::SimpleAtoi(msg.substr(5, colon - 5), &line) &&
-                   line >= 1 && static_cast<size_t>(line) <= lines.size() &&
-                   colon + 2 < msg.size(),
+    FUZZ_CHECK(colon != absl::string_view::npos &&
+                   absl::SimpleAtoi(msg.substr(5, colon - 5), &line) && line >= 1 &&
+                   static_cast<size_t>(line) <= lines.size() && colon + 2 < msg.size(),
                "malformed refusal: %s", s.ToString().c_str());
     const std::string head = absl::StrJoin(lines.begin(), lines.begin() + (line - 1), "\n");
     auto before = skbnf::dpdk::ParseConfig(head);

@@ -92,7 +92,8 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   FUZZ_CHECK(verdict == expected, "L3Check says %d, the reference %d (len %u)", verdict, expected,
              len);
   if (verdict != kL3Route) {
-    FUZZ_CHECK(len == 0 || std::memcmp(buf, before.data(), len) == 0, "a refused frame was modified");
+    FUZZ_CHECK(len == 0 || std::memcmp(buf, before.data(), len) == 0,
+               "a refused frame was modified");
     delete[] buf;
     return 0;
   }

@@ -113,7 +113,8 @@ State Read(const FakeBackend& b) {
 std::set<uint32_t> WorkerCores(const FakeBackend& b) {
   std::set<uint32_t> cores;
   for (const auto& l : b.GetInfo().lcores) {
-    if (l.role == skbnf::control::LcoreInfo::Role::kWorker) cores.insert(static_cast<uint32_t>(l.core));
+    if (l.role == skbnf::control::LcoreInfo::Role::kWorker)
+      cores.insert(static_cast<uint32_t>(l.core));
   }
   return cores;
 }
@@ -122,8 +123,7 @@ void Context(grpc::ClientContext& ctx) {
   ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(30));
 }
 
-void CheckRefusal(const grpc::Status& s, const State& before, const State& after,
-                  const char* rpc) {
+void CheckRefusal(const grpc::Status& s, const State& before, const State& after, const char* rpc) {
   FUZZ_CHECK(before == after, "%s refused (%d %s) but the state changed", rpc,
              static_cast<int>(s.error_code()), s.error_message().c_str());
   FUZZ_CHECK(s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED &&
@@ -134,8 +134,7 @@ void CheckRefusal(const grpc::Status& s, const State& before, const State& after
   if (s.error_code() == grpc::StatusCode::INVALID_ARGUMENT) {
     const size_t colon = s.error_message().find(": ");
     FUZZ_CHECK(colon != std::string::npos && colon > 0 && colon + 2 < s.error_message().size(),
-               "%s: INVALID_ARGUMENT without '<field>: <why>': %s", rpc,
-               s.error_message().c_str());
+               "%s: INVALID_ARGUMENT without '<field>: <why>': %s", rpc, s.error_message().c_str());
   }
 }
 
@@ -240,7 +239,8 @@ void SetPaused(World& w, const uint8_t* data, size_t size, bool pause,
   const bool worker = req.has_core() && WorkerCores(*w.backend).count(req.core()) == 1;
   if (!worker) {
     FUZZ_CHECK(s.error_code() == grpc::StatusCode::INVALID_ARGUMENT, "%s core %u: %d",
-               pause ? "PauseWorker" : "ResumeWorker", req.core(), static_cast<int>(s.error_code()));
+               pause ? "PauseWorker" : "ResumeWorker", req.core(),
+               static_cast<int>(s.error_code()));
   }
   if (!s.ok()) return CheckRefusal(s, before, after, pause ? "PauseWorker" : "ResumeWorker");
   FUZZ_CHECK(worker, "accepted a core that is not a worker");
@@ -315,8 +315,8 @@ void WatchStats(World& w, const uint8_t* data, size_t size) {
   }
   // A valid stream may still be refused for a limit (RESOURCE_EXHAUSTED), never half-answered.
   if (!s.ok()) {
-    FUZZ_CHECK(s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && n == 0, "WatchStats: %d %s",
-               static_cast<int>(s.error_code()), s.error_message().c_str());
+    FUZZ_CHECK(s.error_code() == grpc::StatusCode::RESOURCE_EXHAUSTED && n == 0,
+               "WatchStats: %d %s", static_cast<int>(s.error_code()), s.error_message().c_str());
     return;
   }
   FUZZ_CHECK(n == 1 && listed_right, "WatchStats: %d updates, cores right: %d", n, listed_right);

@@ -795,8 +795,7 @@ TEST_F(DataplaneTest, AfPacketTxFullAndLinkDownUp) {
 
   // Link down: the TX ring fills, the rest is dropped as tx_full; the link reads down.
   ASSERT_EQ(ip("down"), 0);
-  ASSERT_TRUE(WaitFor([&] { return tx_full() > full_before + 1000; }))
-      << "tx_full " << tx_full();
+  ASSERT_TRUE(WaitFor([&] { return tx_full() > full_before + 1000; })) << "tx_full " << tx_full();
   EXPECT_TRUE(WaitFor([&] { return link_up(false); }));
   const uint64_t sink_while_down = sink_tx();
 
