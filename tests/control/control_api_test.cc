@@ -676,7 +676,9 @@ TEST(ControlApiVariants, SwapThatTimesOutRollsBackAndReportsTheCore) {
   auto stub = d->Stub();
   const v1::GetStrategyResponse before = StrategyOf(*stub);
   v1::SetStrategyResponse r;
-  grpc::Status s = SwapAwayFrom(*stub, before.spec(), 50, &r);
+  // 1 s: far shorter than skbnfd's stall (3 s), long enough for the other worker on a loaded
+  // machine (50 ms was not: a preempted worker missed it and was reported too).
+  grpc::Status s = SwapAwayFrom(*stub, before.spec(), 1000, &r);
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_FALSE(r.applied());
   EXPECT_FALSE(r.report().ok());
@@ -695,7 +697,7 @@ TEST(ControlApiVariants, SwapThatTimesOutRollsBackAndReportsTheCore) {
   if (DaemonIsFake()) {
     // The fake's stuck worker never returns: the next swap fails the same way, naming it.
     v1::SetStrategyResponse again;
-    ASSERT_TRUE(SwapAwayFrom(*stub, before.spec(), 50, &again).ok());
+    ASSERT_TRUE(SwapAwayFrom(*stub, before.spec(), 1000, &again).ok());
     EXPECT_FALSE(again.applied());
     ASSERT_EQ(again.report().failed_cores_size(), 1);
     EXPECT_EQ(again.report().failed_cores(0), 1u);
