@@ -4,6 +4,8 @@
 //   - a refused file gives INVALID_ARGUMENT "line N: <reason>" with a non-empty reason, and N is
 //     the first bad line: the lines before it parse, the file cut after line N fails with the
 //     same message;
+//   - an accepted file wrote each fixed-arity directive (mode, strategy, ..., route) with exactly
+//     its values: extra words are refused, never ignored;
 //   - an accepted file prints (Print below: one canonical directive per line; the parser has no
 //     printer of its own, and routes_random prints as the routes it generated) to a text that
 //     parses to the same configuration, and printing that gives the same text (a fixed point);
@@ -108,6 +110,18 @@ void CheckConfig(absl::string_view text) {
     FUZZ_CHECK(!cut.ok() && cut.status().message() == msg, "line %d alone: %s vs %s", line,
                cut.status().ToString().c_str(), s.ToString().c_str());
     return;
+  }
+  // Fixed-arity directives were written with exactly their values (extra words are refused).
+  for (absl::string_view line : lines) {
+    line = line.substr(0, line.find('#'));
+    std::vector<absl::string_view> w =
+        absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
+    if (w.empty()) continue;
+    size_t values = 1;
+    if (w[0] == "route") values = 3;
+    if (w[0] == "eal" || w[0] == "port" || w[0] == "worker" || w[0] == "routes_random") continue;
+    FUZZ_CHECK(w.size() == values + 1, "accepted '%.*s' with %zu words",
+               static_cast<int>(line.size()), line.data(), w.size());
   }
   for (const auto& r : dc->engine.routes) {
     FUZZ_CHECK(skbnf::net::ParseIpv4Prefix(r.prefix).ok() && skbnf::net::ParseMac(r.mac).ok(),
