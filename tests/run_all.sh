@@ -38,13 +38,21 @@ cmake -S . -B "$BA" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKBNF_WERROR=ON
   -DSKBNF_SANITIZE=ON -DSKBNF_UNIT_ONLY=OFF -DSKBNF_BENCH=OFF >/dev/null
 cmake --build "$BA" -j "$JOBS"
 echo "== unit, integration and control tests (ASan+UBSan)"
-# DPDK's own libraries are not instrumented; LeakSanitizer's only suppressions are DPDK's (see
-# tests/sanitizers/lsan_dpdk.supp for what each one is and why). The swap storm runs 2,000 swaps
-# here (10,000 in the release stage): ASan makes each swap slower, not different.
-ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
+# DPDK's own libraries are not instrumented (ASan sees our code, not rte_malloc'd memory) and run
+# fine under it with --no-huge; LeakSanitizer's only suppressions may be DPDK's, each documented
+# in tests/sanitizers/lsan_dpdk.supp (none needed so far). The swap storm runs 2,000 swaps here
+# (10,000 in the release stage): ASan makes each swap slower, not different.
+export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$PWD/tests/sanitizers/lsan_dpdk.supp:print_suppressions=0 \
-  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1 SKBNF_SOAK_SWAPS=2000 \
-  ctest --test-dir "$BA" --output-on-failure -L "unit|integration|control" -j 1 --timeout 900
+  UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
+ctest --test-dir "$BA" --output-on-failure -L unit -j "$JOBS" --timeout 900
+# Not here: integration.testpmd_plugin. It loads the ASan-built plugin (-d libskbnf_mempool.so)
+# into Debian's uninstrumented dpdk-testpmd, where the ASan runtime is not the first library
+# loaded and refuses to start; the plugin under ASan is covered by the driver tests (our own
+# instrumented DPDK program loading it with -d).
+SKBNF_SOAK_SWAPS=2000 ctest --test-dir "$BA" --output-on-failure -L "integration|control" \
+  -E "testpmd_plugin" -j 1 --timeout 900
+unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 echo "== ThreadSanitizer build of the buffer core and the driver tests ($BT)"
 cmake -S . -B "$BT" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKBNF_WERROR=ON -DSKBNF_TSAN=ON \
