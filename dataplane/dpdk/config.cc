@@ -47,9 +47,16 @@ absl::Status Options(const std::vector<absl::string_view>& words, size_t first,
 absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc) {
   EngineConfig& c = dc.engine;
   const absl::string_view key = w[0];
+  // Directives with a fixed number of values refuse extra words (a typo such as
+  // "mode l3 io" must not be half-read); eal, port, worker and routes_random take more.
+  const bool variadic = key == "eal" || key == "port" || key == "worker" || key == "routes_random";
   auto need = [&](size_t n) -> absl::Status {
     if (w.size() < n + 1) {
       return absl::InvalidArgumentError(absl::StrCat("'", key, "' needs ", n, " value(s)"));
+    }
+    if (!variadic && w.size() > n + 1) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("'", key, "' takes ", n, " value(s); '", w[n + 1], "' is one too many"));
     }
     return absl::OkStatus();
   };

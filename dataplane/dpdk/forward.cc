@@ -12,6 +12,7 @@
 #include <thread>
 
 #include "dataplane/dpdk/engine_state.h"
+#include "dataplane/dpdk/l3_packet.h"
 
 namespace skbnf::dpdk {
 namespace {
@@ -60,19 +61,6 @@ void ForwardMac(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, u
   Send(e, w, in_port, peer, pkts, n, bytes);
 }
 
-// RFC 1624 eqn. 3: HC' = ~(~HC + ~m + m'), for the 16-bit word holding TTL and protocol.
-inline void DecrementTtl(rte_ipv4_hdr* ip) {
-  const uint16_t old_word = rte_be_to_cpu_16(*reinterpret_cast<const uint16_t*>(&ip->time_to_live));
-  ip->time_to_live--;
-  const uint16_t new_word = static_cast<uint16_t>(old_word - 0x100);
-  uint32_t sum = static_cast<uint16_t>(~rte_be_to_cpu_16(ip->hdr_checksum));
-  sum += static_cast<uint16_t>(~old_word);
-  sum += new_word;
-  sum = (sum & 0xffff) + (sum >> 16);
-  sum = (sum & 0xffff) + (sum >> 16);
-  ip->hdr_checksum = rte_cpu_to_be_16(static_cast<uint16_t>(~sum));
-}
-
 void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
                uint64_t bytes) {
   (void)bytes;
@@ -89,42 +77,22 @@ void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, ui
     const uint16_t k = std::min<uint16_t>(64, static_cast<uint16_t>(n - off));
     for (uint16_t i = 0; i < k; ++i) {
       rte_mbuf* m = pkts[off + i];
-      int reason = -1;
       uint16_t port = 0;
-      const auto* eth = rte_pktmbuf_mtod(m, rte_ether_hdr*);
-      rte_ipv4_hdr* ip = nullptr;
-      if (m->data_len < sizeof(rte_ether_hdr) ||
-          eth->ether_type != rte_cpu_to_be_16(RTE_ETHER_TYPE_IPV4)) {
-        reason = kDropNotIpv4;
-      } else {
-        ip = reinterpret_cast<rte_ipv4_hdr*>(const_cast<rte_ether_hdr*>(eth) + 1);
-        const uint32_t room = m->data_len - sizeof(rte_ether_hdr);
-        const uint32_t ihl_bytes = (ip->version_ihl & 0xf) * 4u;
-        if (room < sizeof(rte_ipv4_hdr) || (ip->version_ihl >> 4) != 4 || ihl_bytes < 20 ||
-            ihl_bytes > room || rte_be_to_cpu_16(ip->total_length) < ihl_bytes ||
-            rte_be_to_cpu_16(ip->total_length) > room || rte_raw_cksum(ip, ihl_bytes) != 0xffff) {
-          reason = kDropBadHeader;
-        } else if (ip->time_to_live <= 1) {
-          reason = kDropTtlExpired;
+      uint8_t* const frame = rte_pktmbuf_mtod(m, uint8_t*);
+      int reason = L3Check(frame, m->data_len);
+      if (reason == kL3Route) {
+        uint32_t id = 0;
+        uint64_t hop = 0;
+        if (rte_lpm_lookup(e.lpm, L3Destination(frame), &id) == 0 && id < kMaxNextHops) {
+          hop = e.hops[id].load(std::memory_order_relaxed);
         } else {
-          uint32_t id = 0;
-          uint64_t hop = 0;
-          if (rte_lpm_lookup(e.lpm, rte_be_to_cpu_32(ip->dst_addr), &id) == 0 &&
-              id < kMaxNextHops) {
-            hop = e.hops[id].load(std::memory_order_relaxed);
-          } else {
-            hop = e.default_hop.load(std::memory_order_relaxed);
-          }
-          port = static_cast<uint16_t>(hop & 0xffff);
-          if (hop == 0 || port >= kMaxPorts || !e.ports[port].active || e.ports[port].nb_txq == 0) {
-            reason = kDropNoRoute;
-          } else {
-            DecrementTtl(ip);
-            auto* weth = const_cast<rte_ether_hdr*>(eth);
-            const MacAddr mac = HopMac(hop);
-            std::copy(mac.begin(), mac.end(), weth->dst_addr.addr_bytes);
-            rte_ether_addr_copy(&e.ports[port].mac, &weth->src_addr);
-          }
+          hop = e.default_hop.load(std::memory_order_relaxed);
+        }
+        port = static_cast<uint16_t>(hop & 0xffff);
+        if (hop == 0 || port >= kMaxPorts || !e.ports[port].active || e.ports[port].nb_txq == 0) {
+          reason = kDropNoRoute;
+        } else {
+          L3Rewrite(frame, HopMac(hop), e.ports[port].mac);
         }
       }
       if (reason >= 0) {

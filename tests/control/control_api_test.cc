@@ -678,7 +678,9 @@ TEST(ControlApiVariants, SwapThatTimesOutRollsBackAndReportsTheCore) {
   auto stub = d->Stub();
   const v1::GetStrategyResponse before = StrategyOf(*stub);
   v1::SetStrategyResponse r;
-  grpc::Status s = SwapAwayFrom(*stub, before.spec(), 50, &r);
+  // 1 s: far shorter than skbnfd's stall (3 s), long enough for the other worker on a loaded
+  // machine (50 ms was not: a preempted worker missed it and was reported too).
+  grpc::Status s = SwapAwayFrom(*stub, before.spec(), 1000, &r);
   ASSERT_TRUE(s.ok()) << s.error_message();
   EXPECT_FALSE(r.applied());
   EXPECT_FALSE(r.report().ok());
@@ -694,6 +696,25 @@ TEST(ControlApiVariants, SwapThatTimesOutRollsBackAndReportsTheCore) {
   EXPECT_EQ(after.spec(), before.spec()) << "rolled back";
   EXPECT_EQ(after.epoch(), r.report().epoch());
   EXPECT_GT(after.epoch(), before.epoch()) << "the old spec is published again as a new epoch";
+  if (DaemonIsFake()) {
+    // The fake's stuck worker never returns: the next swap fails the same way, naming it.
+    v1::SetStrategyResponse again;
+    ASSERT_TRUE(SwapAwayFrom(*stub, before.spec(), 1000, &again).ok());
+    EXPECT_FALSE(again.applied());
+    ASSERT_EQ(again.report().failed_cores_size(), 1);
+    EXPECT_EQ(again.report().failed_cores(0), 1u);
+  } else {
+    // skbnfd's worker is only late (--test-stall-ms): once it is back, a swap that gives it
+    // longer than its stall succeeds on every core, the worker included.
+    v1::SetStrategyResponse next;
+    grpc::Status ns = SwapAwayFrom(*stub, before.spec(), 10000, &next);
+    ASSERT_TRUE(ns.ok()) << ns.error_message();
+    EXPECT_TRUE(next.applied()) << next.report().error();
+    EXPECT_TRUE(next.report().ok());
+    EXPECT_EQ(next.report().failed_cores_size(), 0);
+    for (const v1::CoreSwap& c : next.report().cores()) EXPECT_TRUE(c.acknowledged()) << c.core();
+    EXPECT_EQ(StrategyOf(*stub).spec(), next.canonical_spec());
+  }
   EXPECT_EQ(d->Stop(), 0);
 }
 

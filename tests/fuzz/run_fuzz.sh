@@ -2,12 +2,13 @@
 # Builds the libFuzzer targets of tests/fuzz with clang 14 (ASan+UBSan) and runs each for a
 # bounded time. Usage:
 #   tests/fuzz/run_fuzz.sh [seconds-per-target] [--merge] [target...]
-#     seconds-per-target   default 60 (3 targets: about 3 minutes plus the build); 0 runs
+#     seconds-per-target   default 60 (6 targets: about 6 minutes plus the build); 0 runs
 #                          every corpus input once and stops (a quick regression check)
 #     --merge              afterwards, add to tests/fuzz/corpus/<target>/ a small set of the
 #                          new inputs that covers what they found (libFuzzer
 #                          -set_cover_merge=1); without it the committed corpus is only read
-#     target...            a subset (strategy_spec pool_ops net_text); default all
+#     target...            a subset (strategy_spec pool_ops net_text l3_packet config
+#                          rpc_validation); default all
 # Environment: SKBNF_BUILD_FUZZ (build dir, default build-fuzz), SKBNF_JOBS (default 2).
 # Each target starts from its committed corpus (tests/fuzz/corpus/<target>/, which also holds
 # every input that ever crashed it: the regression set) plus the inputs it found in earlier runs
@@ -28,7 +29,7 @@ for a in "$@"; do
     *) SECONDS_PER_TARGET=$a ;;
   esac
 done
-((${#TARGETS[@]})) || TARGETS=(strategy_spec pool_ops net_text)
+((${#TARGETS[@]})) || TARGETS=(strategy_spec pool_ops net_text l3_packet config rpc_validation)
 B=${SKBNF_BUILD_FUZZ:-build-fuzz}
 JOBS=${SKBNF_JOBS:-2}
 CXX=${SKBNF_FUZZ_CXX:-clang++-14}

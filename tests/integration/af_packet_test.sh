@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # net_af_packet on a veth pair: creates a network namespace with the pair inside (IPv6 off, so
-# only the test's frames cross it), runs DataplaneTest.AfPacketVethPair in it, and removes
-# the namespace whatever happens.  Usage: af_packet_test.sh <dataplane_integration_tests>
+# only the test's frames cross it), runs the DataplaneTest.AfPacket* tests in it (forwarding
+# across the pair; TX full and link down/up), and removes the namespace whatever happens.  Usage: af_packet_test.sh <dataplane_integration_tests>
 set -euo pipefail
 BIN=$1
 NS=skbnf-it-$$
@@ -17,4 +17,4 @@ for i in skbva skbvb; do
   ip netns exec "$NS" sysctl -qw net.ipv6.conf.$i.disable_ipv6=1
   ip -n "$NS" link set "$i" up
 done
-ip netns exec "$NS" env SKBNF_IT_VETH=skbva,skbvb "$BIN" --gtest_filter='*AfPacketVethPair*'
+ip netns exec "$NS" env SKBNF_IT_VETH=skbva,skbvb "$BIN" --gtest_filter='*AfPacket*'

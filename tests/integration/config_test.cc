@@ -46,6 +46,10 @@ TEST(ConfigTest, RejectsBadValues) {
   EXPECT_FALSE(ParseConfig("route 10.0.0.0/8 p 02:00:00:00:01\n").ok());     // short MAC
   EXPECT_FALSE(ParseConfig("port p0 color=red\n").ok());
   EXPECT_FALSE(ParseConfig("colour maybe\n").ok());
+  // Fixed-arity directives refuse extra words (found by tests/fuzz/config_fuzz.cc's invariant).
+  EXPECT_FALSE(ParseConfig("mode l3 io\n").ok());
+  EXPECT_FALSE(ParseConfig("route 10.0.0.0/8 p 02:00:00:00:00:01 extra\n").ok());
+  EXPECT_FALSE(ParseConfig("burst 32 64\n").ok());
   EXPECT_TRUE(ParseConfig("colour on\nworker 3 net_null0:1 0\n").ok());
 }
 
