@@ -223,7 +223,9 @@ TEST(Soak, SigtermDuringSwapsAndTraffic) {
 
 TEST(Soak, ConcurrentClients) {
   std::string error;
-  auto d = Daemon::Start({}, &error);
+  // The control plane's limits (server/limits.h: WatchStats interval, AuditPool rate) are lifted:
+  // this test is about concurrency; limits_test and listener_test test the limits.
+  auto d = Daemon::Start({"--watch-min-interval-ms=10", "--audit-min-interval-ms=0"}, &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
   ASSERT_TRUE(TrafficFlows(*stub));
