@@ -64,7 +64,7 @@
 //     skbnf_tune_running{instance=~"$instance"} > 0
 //   and its result when it ends (title "tune {{outcome}}", text "{{winner}} -> {{final_spec}}"),
 //     skbnf_tune_last_result_info{instance=~"$instance"} and on (instance, job)
-//       (changes(skbnf_tune_last_end_timestamp_seconds{instance=~"$instance"}[1m]) > 0)
+//       (time() - skbnf_tune_last_end_timestamp_seconds{instance=~"$instance"} < 60)
 // core="other" is every thread that is not a worker (the main lcore filling RX rings at port
 // start, control threads): they go straight to the store.
 #ifndef SKBNF_SERVER_METRICS_H_
