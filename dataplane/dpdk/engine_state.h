@@ -131,6 +131,9 @@ struct Engine::Impl {
   absl::Status SetUpPorts();   // port_setup.cc: queues and rings
   absl::StatusOr<uint16_t> ResolvePort(absl::string_view name) const;
   void ClosePorts();
+  // net_ring ports keep what their rings hold when they close: takes those mbufs back (workers
+  // stopped). Returns how many.
+  uint64_t DrainRingPorts();
   absl::Status SetUpWorkers();  // workers.cc
   Worker* FindWorker(unsigned lcore) const;
   absl::Status PauseLocked(Worker& w, std::chrono::microseconds timeout);

@@ -4,6 +4,7 @@
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_mbuf.h>
 
 #include <algorithm>
 
@@ -176,6 +177,28 @@ absl::Status Engine::Impl::SetUpPorts() {
     rte_eth_macaddr_get(id, &ps.mac);
   }
   return absl::OkStatus();
+}
+
+uint64_t Engine::Impl::DrainRingPorts() {
+  // A vdev net_ring port's TX queue q and RX queue q are one ring, so reading every RX queue
+  // empties every ring it has (rte_eth_from_rings ports: the RX rings; their TX rings are the
+  // application's). Bounded by the pool's size, in case someone else still feeds a ring.
+  uint64_t n = 0;
+  const uint64_t bound = mp != nullptr ? mp->populated_size : 0;
+  rte_mbuf* pkts[64];
+  for (uint16_t id : port_ids) {
+    const PortState& ps = ports[id];
+    if (ps.driver != "net_ring") continue;
+    for (uint16_t q = 0; q < ps.nb_rxq; ++q) {
+      while (n < bound) {
+        const uint16_t k = rte_eth_rx_burst(id, q, pkts, 64);
+        if (k == 0) break;
+        rte_pktmbuf_free_bulk(pkts, k);
+        n += k;
+      }
+    }
+  }
+  return n;
 }
 
 void Engine::Impl::ClosePorts() {

@@ -213,6 +213,38 @@ class Pool {
     PutTo(s, objs, n);
     Exit(s);
   }
+  // The single-object hit of the top layer, inline and without the chain's indirect call, for
+  // hosts that free one object per call (DPDK's net_null, PMDs' TX completion without fast
+  // free): true when it was served (counted as Put/Get count it); false when nothing happened
+  // and the caller must take Put/Get (or the Foreign pair). The slot's `fast` is kNone for
+  // threads that are not owners, with the debug switch, and when the top layer has no such hit.
+  // (Recycle's free calls the host's check: it takes Put, so that this stays call-free and
+  // its caller needs no stack frame.)
+  bool PutOneFast(int core, void* obj) {
+    CoreSlot& s = SlotFor(core);
+    return (s.fast == FastPath::kHeadPool || s.fast == FastPath::kMagazine) &&
+           PutOne(shared_, s, obj);
+  }
+  bool GetOneFast(int core, void** obj) {
+    CoreSlot& s = SlotFor(core);
+    return s.fast != FastPath::kNone && GetOne(s, obj);
+  }
+  bool ForeignPutOneFast(int core, void* obj) {
+    CoreSlot& s = SlotFor(core);
+    if (s.fast != FastPath::kHeadPool && s.fast != FastPath::kMagazine) return false;
+    Enter(s);
+    const bool ok = PutOne(shared_, s, obj);
+    Exit(s);
+    return ok;
+  }
+  bool ForeignGetOneFast(int core, void** obj) {
+    CoreSlot& s = SlotFor(core);
+    if (s.fast == FastPath::kNone) return false;
+    Enter(s);
+    const bool ok = GetOne(s, obj);
+    Exit(s);
+    return ok;
+  }
   // The RX port the worker is about to refill (recycle). -1: none.
   void SetRxPort(int core, int port) { slots_[core].rx_port = port; }
 
@@ -290,7 +322,7 @@ class Pool {
   static bool Owned(const CoreSlot& s) { return s.registered.load(std::memory_order_relaxed); }
   // The layers' answer, without reclaim: the inline single-object hit, or the chain.
   bool TryGet(CoreSlot& s, void** objs, unsigned n) {
-    if (n == 1 && s.fast != FastPath::kNone && !debug_ && GetOne(s, objs)) return true;
+    if (n == 1 && s.fast != FastPath::kNone && GetOne(s, objs)) return true;
     if (__builtin_expect(!s.get(shared_, s, objs, n), 0)) return false;
     CountAllocs(s, objs, n);
     return true;
@@ -338,7 +370,19 @@ class Pool {
   // magazine; headpool: the hot list),
   // exactly what the layer's burst code does for n = 1 when it hits. false: take the full path.
   static bool GetOne(CoreSlot& s, void** obj) {
-    if (s.fast == FastPath::kRecycle) {
+    if (s.fast == FastPath::kHeadPool) {
+      const uint32_t cnt = s.hot_count.get();
+      if (cnt == 0) return false;
+      *obj = s.hot[cnt - 1];
+      s.hot_count.set(cnt - 1);
+      s.counters.layer[static_cast<int>(Layer::kHeadPool)].alloc_hits.Add(1);
+    } else if (s.fast == FastPath::kMagazine) {
+      Magazine* ld = s.loaded;
+      if (ld->rounds == 0) return false;
+      *obj = ld->objs[--ld->rounds];
+      s.mag_objects.set(s.mag_objects.get() - 1);
+      s.counters.layer[static_cast<int>(Layer::kMagazine)].alloc_hits.Add(1);
+    } else {
       if (s.rx_port < 0) return false;
       RecycleList& l = s.recycle[s.rx_port];
       const uint32_t cnt = l.count.get();
@@ -347,35 +391,18 @@ class Pool {
       l.count.set(cnt - 1);
       s.recycle_total.set(s.recycle_total.get() - 1);
       s.counters.layer[static_cast<int>(Layer::kRecycle)].alloc_hits.Add(1);
-    } else if (s.fast == FastPath::kMagazine) {
-      Magazine* ld = s.loaded;
-      if (ld->rounds == 0) return false;
-      *obj = ld->objs[--ld->rounds];
-      s.mag_objects.set(s.mag_objects.get() - 1);
-      s.counters.layer[static_cast<int>(Layer::kMagazine)].alloc_hits.Add(1);
-    } else {
-      const uint32_t cnt = s.hot_count.get();
-      if (cnt == 0) return false;
-      *obj = s.hot[cnt - 1];
-      s.hot_count.set(cnt - 1);
-      s.counters.layer[static_cast<int>(Layer::kHeadPool)].alloc_hits.Add(1);
     }
     if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
     s.counters.allocs.Add(1);
     return true;
   }
   static bool PutOne(const Shared& sh, CoreSlot& s, void* obj) {
-    if (s.fast == FastPath::kRecycle) {
-      int16_t port;
-      sh.classify(sh.classify_ctx, &obj, 1, &port);
-      if (port < 0 || port >= kMaxPorts) return false;
-      RecycleList& l = s.recycle[port];
-      const uint32_t cnt = l.count.get();
-      if (cnt >= l.limit) return false;  // (the full path classifies once more: rare)
-      l.objs[cnt] = obj;
-      l.count.set(cnt + 1);
-      s.recycle_total.set(s.recycle_total.get() + 1);
-      s.counters.layer[static_cast<int>(Layer::kRecycle)].free_hits.Add(1);
+    if (s.fast == FastPath::kHeadPool) {
+      const uint32_t cnt = s.hot_count.get();
+      if (cnt == s.hot_list_len) return false;
+      s.hot[cnt] = obj;
+      s.hot_count.set(cnt + 1);
+      s.counters.layer[static_cast<int>(Layer::kHeadPool)].free_hits.Add(1);
     } else if (s.fast == FastPath::kMagazine) {
       Magazine* ld = s.loaded;
       if (ld->rounds == ld->capacity) return false;
@@ -383,15 +410,13 @@ class Pool {
       s.mag_objects.set(s.mag_objects.get() + 1);
       s.counters.layer[static_cast<int>(Layer::kMagazine)].free_hits.Add(1);
     } else {
-      const uint32_t cnt = s.hot_count.get();
-      if (cnt == s.hot_list_len) return false;
-      s.hot[cnt] = obj;
-      s.hot_count.set(cnt + 1);
-      s.counters.layer[static_cast<int>(Layer::kHeadPool)].free_hits.Add(1);
+      return PutOneRecycle(sh, s, obj);  // calls the host's check: out of line
     }
     s.counters.frees.Add(1);
     return true;
   }
+  // PutOne for the recycle layer (frees counted there too).
+  [[gnu::noinline]] static bool PutOneRecycle(const Shared& sh, CoreSlot& s, void* obj);
   bool QuiesceSlow(CoreSlot& s, uint64_t w);
   // Flush `s`'s layers into the store and give its magazines back. Returns objects moved.
   uint64_t FlushSlot(CoreSlot& s);
