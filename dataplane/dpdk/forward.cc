@@ -155,20 +155,6 @@ void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, ui
   }
 }
 
-// The packets' total length: two independent sums, unrolled (the loads are the cost; the
-// mbufs' first lines are hot from RX). ~2 instructions per packet instead of ~5.
-inline uint64_t BurstBytes(rte_mbuf* const* pkts, uint16_t n) {
-  uint64_t a = 0, b = 0;
-  uint16_t i = 0;
-#pragma GCC unroll 4
-  for (; i + 1 < n; i += 2) {
-    a += pkts[i]->pkt_len;
-    b += pkts[i + 1]->pkt_len;
-  }
-  if (i < n) a += pkts[i]->pkt_len;
-  return a + b;
-}
-
 using ForwardFn = void (*)(Engine::Impl&, Worker&, uint16_t, rte_mbuf**, uint16_t, uint64_t);
 
 // Engine::SetTestStall: a worker that, at each newly published epoch, is late to its quiescent
@@ -220,7 +206,8 @@ int WorkerMain(void* arg) {
       const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
       if (n == 0) continue;
       busy = true;
-      const uint64_t bytes = BurstBytes(pkts, n);
+      uint64_t bytes = 0;
+      for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
       w.c.ports[q.port].rx_pkts.Add(n);
       w.c.ports[q.port].rx_bytes.Add(bytes);
       forward(e, w, q.port, pkts, n, bytes);

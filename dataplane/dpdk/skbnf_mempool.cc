@@ -154,7 +154,8 @@ void OpFree(rte_mempool* mp) {
 // The full paths, out of line: the inline part of OpEnqueue/OpDequeue is only the
 // single-object hit of the top layer (Pool::PutOneFast), so that it needs no stack frame and
 // everything else is one tail call (net_null frees one mbuf per enqueue: this is per packet).
-[[gnu::noinline]] int EnqueueSlow(DriverPool* dp, void* const* objs, unsigned n) {
+[[gnu::noinline]] int EnqueueSlow(rte_mempool* mp, void* const* objs, unsigned n) {
+  DriverPool* dp = Driver(mp);
   if (dp->foreign) {
     dp->pool->ForeignPut(LcoreCore(), objs, n);
   } else {
@@ -162,7 +163,8 @@ void OpFree(rte_mempool* mp) {
   }
   return 0;
 }
-[[gnu::noinline]] int DequeueSlow(DriverPool* dp, void** objs, unsigned n) {
+[[gnu::noinline]] int DequeueSlow(rte_mempool* mp, void** objs, unsigned n) {
+  DriverPool* dp = Driver(mp);
   const bool ok = dp->foreign ? dp->pool->ForeignGet(LcoreCore(), objs, n)
                               : dp->pool->Get(LcoreCore(), objs, n);
   return ok ? 0 : -ENOBUFS;
@@ -171,25 +173,26 @@ void OpFree(rte_mempool* mp) {
 // The plugin is loaded by foreign applications (every lcore a foreign owner); skbnfd's copy
 // serves its registered workers: each build inlines the single-object hit of its own kind.
 int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
-  DriverPool* dp = Driver(mp);
+  const DriverPool* dp = Driver(mp);
   if (__builtin_expect(n == 1 && dp->foreign == kPluginBuild, 1)) {
-    if (kPluginBuild ? dp->pool->ForeignPutOneFast(LcoreCore(), objs[0])
-                     : dp->pool->PutOneFast(LcoreCore(), objs[0])) {
+    pool::Pool* p = dp->pool.get();
+    void* obj = objs[0];
+    if (kPluginBuild ? p->ForeignPutOneFast(LcoreCore(), obj) : p->PutOneFast(LcoreCore(), obj)) {
       return 0;
     }
   }
-  return EnqueueSlow(dp, objs, n);
+  return EnqueueSlow(mp, objs, n);
 }
 
 int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
-  DriverPool* dp = Driver(mp);
+  const DriverPool* dp = Driver(mp);
   if (__builtin_expect(n == 1 && dp->foreign == kPluginBuild, 1)) {
-    if (kPluginBuild ? dp->pool->ForeignGetOneFast(LcoreCore(), objs)
-                     : dp->pool->GetOneFast(LcoreCore(), objs)) {
+    pool::Pool* p = dp->pool.get();
+    if (kPluginBuild ? p->ForeignGetOneFast(LcoreCore(), objs) : p->GetOneFast(LcoreCore(), objs)) {
       return 0;
     }
   }
-  return DequeueSlow(dp, objs, n);
+  return DequeueSlow(mp, objs, n);
 }
 
 unsigned OpGetCount(const rte_mempool* mp) { return static_cast<unsigned>(CountsOf(mp).available); }
