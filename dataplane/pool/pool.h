@@ -222,25 +222,28 @@ class Pool {
   // its caller needs no stack frame.)
   bool PutOneFast(int core, void* obj) {
     CoreSlot& s = SlotFor(core);
-    return (s.fast == FastPath::kHeadPool || s.fast == FastPath::kMagazine) &&
-           PutOne(shared_, s, obj);
+    const FastPath k = s.fast;
+    return (k == FastPath::kHeadPool || k == FastPath::kMagazine) && PutOneStack(s, k, obj);
   }
   bool GetOneFast(int core, void** obj) {
     CoreSlot& s = SlotFor(core);
     return s.fast != FastPath::kNone && GetOne(s, obj);
   }
+  // (The foreign pair never waits: when a reclaimer is at work it backs off, and the full
+  // path's Enter waits. So it makes no call and needs no stack frame either.)
   bool ForeignPutOneFast(int core, void* obj) {
     CoreSlot& s = SlotFor(core);
-    if (s.fast != FastPath::kHeadPool && s.fast != FastPath::kMagazine) return false;
-    Enter(s);
-    const bool ok = PutOne(shared_, s, obj);
+    const FastPath k = s.fast;
+    if (k != FastPath::kHeadPool && k != FastPath::kMagazine) return false;
+    if (!TryEnter(s)) return false;
+    const bool ok = PutOneStack(s, k, obj);
     Exit(s);
     return ok;
   }
   bool ForeignGetOneFast(int core, void** obj) {
     CoreSlot& s = SlotFor(core);
     if (s.fast == FastPath::kNone) return false;
-    Enter(s);
+    if (!TryEnter(s)) return false;
     const bool ok = GetOne(s, obj);
     Exit(s);
     return ok;
@@ -354,6 +357,17 @@ class Pool {
     if (__builtin_expect(s.steal.load(std::memory_order_seq_cst) != 0, 0)) EnterSlow(s);
   }
   static void Exit(CoreSlot& s) { s.in_op.store(0, std::memory_order_release); }
+  // Enter without waiting: false (and not inside) while a reclaimer holds `steal`, or always
+  // in the strong-fence mode; the caller then takes the full path, whose Enter waits.
+  static bool TryEnter(CoreSlot& s) {
+    s.in_op.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // membarrier does the rest
+    if (__builtin_expect(s.steal.load(std::memory_order_seq_cst) != 0, 0)) {
+      Exit(s);
+      return false;
+    }
+    return true;
+  }
   void EnterSlow(CoreSlot& s);
   // Reclaims stranded objects (see above), then retries the Get once.
   bool GetAfterReclaim(CoreSlot& s, void** objs, unsigned n);
@@ -397,20 +411,23 @@ class Pool {
     return true;
   }
   static bool PutOne(const Shared& sh, CoreSlot& s, void* obj) {
-    if (s.fast == FastPath::kHeadPool) {
+    if (s.fast == FastPath::kRecycle) return PutOneRecycle(sh, s, obj);  // out of line
+    return PutOneStack(s, s.fast, obj);
+  }
+  // PutOne for the hot list (kHeadPool) or the loaded magazine (kMagazine).
+  static bool PutOneStack(CoreSlot& s, FastPath k, void* obj) {
+    if (k == FastPath::kHeadPool) {
       const uint32_t cnt = s.hot_count.get();
       if (cnt == s.hot_list_len) return false;
       s.hot[cnt] = obj;
       s.hot_count.set(cnt + 1);
       s.counters.layer[static_cast<int>(Layer::kHeadPool)].free_hits.Add(1);
-    } else if (s.fast == FastPath::kMagazine) {
+    } else {
       Magazine* ld = s.loaded;
       if (ld->rounds == ld->capacity) return false;
       ld->objs[ld->rounds++] = obj;
       s.mag_objects.set(s.mag_objects.get() + 1);
       s.counters.layer[static_cast<int>(Layer::kMagazine)].free_hits.Add(1);
-    } else {
-      return PutOneRecycle(sh, s, obj);  // calls the host's check: out of line
     }
     s.counters.frees.Add(1);
     return true;
