@@ -6,6 +6,7 @@
 #include <rte_lpm.h>
 #include <rte_mbuf.h>
 #include <rte_pause.h>
+#include <rte_prefetch.h>
 
 #include <algorithm>
 #include <chrono>
@@ -127,6 +128,10 @@ void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, ui
       cand[nc] = m;
       cand_ip[nc] = ip;
       dst[nc] = rte_be_to_cpu_32(ip->dst_addr);
+      // The tbl24 line (and its page walk) starts loading now; the lookups come after the
+      // whole chunk's header checks. With 100k routes and random destinations each lookup is
+      // otherwise a cache (and, on 4 KiB pages, a TLB) miss in series with the next.
+      rte_prefetch0(&e.lpm->tbl24[dst[nc] >> 8]);
       ++nc;
     }
     for (uint16_t j = nc; j < ((nc + 3) & ~3); ++j) dst[j] = 0;
