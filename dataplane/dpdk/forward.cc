@@ -152,8 +152,8 @@ void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, ui
     }
     for (uint16_t j = nc; j < ((nc + 3) & ~3); ++j) dst[j] = 0;
     for (uint16_t j = 0; j < nc; j += 4) {
-      rte_lpm_lookupx4(e.lpm, _mm_load_si128(reinterpret_cast<const __m128i*>(dst + j)),
-                       ids + j, kMiss);
+      rte_lpm_lookupx4(e.lpm, _mm_load_si128(reinterpret_cast<const __m128i*>(dst + j)), ids + j,
+                       kMiss);
     }
     for (uint16_t j = 0; j < nc; ++j) {
       rte_mbuf* m = cand[j];
