@@ -280,6 +280,11 @@ def single_pcap(workdir, dests, routes):
 # ------------------------------------------------------------------------------------------
 
 
+# bench/run --callgrind-keep DIR: where callgrind_run copies the counted threads' files (for
+# callgrind_annotate: where the instructions go, per function), named by the next run's tag.
+CALLGRIND_KEEP = {"dir": None, "tag": "run"}
+
+
 def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False, extra=()):
     """Runs cmd under callgrind, one output file per thread; returns the instructions of the
     `workers` busiest threads other than the main one (thread 1), and the program's output."""
@@ -304,9 +309,14 @@ def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False,
                 continue
             for line in open(f):
                 if line.startswith("summary:"):
-                    irs.append(int(line.split()[1]))
+                    irs.append((int(line.split()[1]), f))
         irs.sort(reverse=True)
-        return {"ir": sum(irs[:workers]), "output": out}
+        if CALLGRIND_KEEP["dir"]:
+            os.makedirs(CALLGRIND_KEEP["dir"], exist_ok=True)
+            for i, (_, f) in enumerate(irs[:workers]):
+                tag = re.sub(r"[^A-Za-z0-9_.+-]+", "_", CALLGRIND_KEEP["tag"])
+                shutil.copy(f, os.path.join(CALLGRIND_KEEP["dir"], f"{tag}.t{i}.callgrind"))
+        return {"ir": sum(ir for ir, _ in irs[:workers]), "output": out}
     finally:
         shutil.rmtree(w, ignore_errors=True)
 

@@ -112,10 +112,16 @@ absl::Status Engine::Stop() {
   if (e.pool != nullptr) {
     for (auto& w : e.workers) (void)e.pool->UnregisterWorker(static_cast<int>(w->lcore));
   }
-  // Drain: stopping and closing the ports releases every mbuf their queues hold.
+  // Drain: stopping and closing the ports releases every mbuf their queues hold, except what
+  // net_ring's rings hold (they outlive the port): those are taken back first.
+  const uint64_t from_rings = e.DrainRingPorts();
   e.ClosePorts();
   e.stopped = true;
   e.final_audit = e.AuditNow(true);
+  if (from_rings > 0) {
+    absl::StrAppend(&e.final_audit.message, "; ", from_rings,
+                    " mbufs taken back from net_ring rings at stop");
+  }
   return absl::OkStatus();
 }
 

@@ -19,6 +19,7 @@
 #include <vector>
 
 #include "dataplane/dpdk/engine.h"
+#include "dataplane/dpdk/l3_packet.h"
 #include "dataplane/pool/counters.h"
 
 namespace skbnf::dpdk {
@@ -50,22 +51,7 @@ struct alignas(64) WorkerCounters {
   Counter busy_cycles, busy_packets;
 };
 
-// Next hop packed in one word so workers read it atomically: MAC (48 bits) << 16 | port.
-// 0 is "none" (a MAC of all zeros is not a valid next hop).
-inline uint64_t PackHop(uint16_t port, const MacAddr& mac) {
-  uint64_t m = 0;
-  for (uint8_t b : mac) m = (m << 8) | b;
-  return (m << 16) | port;
-}
-inline MacAddr HopMac(uint64_t hop) {
-  MacAddr mac;
-  uint64_t m = hop >> 16;
-  for (int i = 5; i >= 0; --i) {
-    mac[i] = static_cast<uint8_t>(m & 0xff);
-    m >>= 8;
-  }
-  return mac;
-}
+// PackHop / HopMac (the next hop in one word): l3_packet.h.
 
 // ---------------------------------------------------------------------------------------------
 // Engine state.
@@ -137,6 +123,9 @@ struct Engine::Impl {
   absl::Status SetUpPorts();   // port_setup.cc: queues and rings
   absl::StatusOr<uint16_t> ResolvePort(absl::string_view name) const;
   void ClosePorts();
+  // net_ring ports keep what their rings hold when they close: takes those mbufs back (workers
+  // stopped). Returns how many.
+  uint64_t DrainRingPorts();
   absl::Status SetUpWorkers();  // workers.cc
   Worker* FindWorker(unsigned lcore) const;
   absl::Status PauseLocked(Worker& w, std::chrono::microseconds timeout);

@@ -4,6 +4,8 @@
 #include <rte_dev.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
+#include <rte_mbuf.h>
+#include <rte_ring.h>
 
 #include <algorithm>
 
@@ -176,6 +178,33 @@ absl::Status Engine::Impl::SetUpPorts() {
     rte_eth_macaddr_get(id, &ps.mac);
   }
   return absl::OkStatus();
+}
+
+uint64_t Engine::Impl::DrainRingPorts() {
+  // A vdev net_ring port (`--vdev=net_ringN`) creates one ring per queue pair, named
+  // ETH_RXTX<q>_<port name>, used by its TX queue q and RX queue q alike (so a port that is
+  // only transmitted into fills it). They are looked up by that name and emptied whether or not
+  // an RX queue was set up. (rte_eth_from_rings ports use the application's rings: the
+  // application empties those.) Bounded by the pool's size, in case someone else still feeds
+  // a ring (an attached net_ring of another process).
+  uint64_t n = 0;
+  const uint64_t bound = mp != nullptr ? mp->populated_size : 0;
+  void* objs[64];
+  for (uint16_t id : port_ids) {
+    const PortState& ps = ports[id];
+    if (ps.driver != "net_ring") continue;
+    for (unsigned q = 0; q < 16; ++q) {  // RTE_PMD_RING_MAX_{RX,TX}_RINGS
+      rte_ring* r = rte_ring_lookup(absl::StrCat("ETH_RXTX", q, "_", ps.name).c_str());
+      if (r == nullptr) continue;
+      while (n < bound) {
+        const unsigned k = rte_ring_dequeue_burst(r, objs, 64, nullptr);
+        if (k == 0) break;
+        rte_pktmbuf_free_bulk(reinterpret_cast<rte_mbuf**>(objs), k);
+        n += k;
+      }
+    }
+  }
+  return n;
 }
 
 void Engine::Impl::ClosePorts() {

@@ -151,43 +151,48 @@ void OpFree(rte_mempool* mp) {
   mp->pool_data = nullptr;
 }
 
-// Out of line: the path this build does not expect (see kPluginBuild).
-[[gnu::noinline]] void ForeignEnqueue(DriverPool* dp, void* const* objs, unsigned n) {
-  dp->pool->ForeignPut(LcoreCore(), objs, n);
-}
-[[gnu::noinline]] bool ForeignDequeue(DriverPool* dp, void** objs, unsigned n) {
-  return dp->pool->ForeignGet(LcoreCore(), objs, n);
-}
-[[gnu::noinline]] void HostEnqueue(DriverPool* dp, void* const* objs, unsigned n) {
-  dp->pool->Put(LcoreCore(), objs, n);
-}
-[[gnu::noinline]] bool HostDequeue(DriverPool* dp, void** objs, unsigned n) {
-  return dp->pool->Get(LcoreCore(), objs, n);
-}
-
-int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
+// The full paths, out of line: the inline part of OpEnqueue/OpDequeue is only the
+// single-object hit of the top layer (Pool::PutOneFast), so that it needs no stack frame and
+// everything else is one tail call (net_null frees one mbuf per enqueue: this is per packet).
+[[gnu::noinline]] int EnqueueSlow(rte_mempool* mp, void* const* objs, unsigned n) {
   DriverPool* dp = Driver(mp);
-  if constexpr (kPluginBuild) {
-    if (__builtin_expect(!dp->foreign, 0)) return HostEnqueue(dp, objs, n), 0;
+  if (dp->foreign) {
     dp->pool->ForeignPut(LcoreCore(), objs, n);
   } else {
-    if (__builtin_expect(dp->foreign, 0)) return ForeignEnqueue(dp, objs, n), 0;
     dp->pool->Put(LcoreCore(), objs, n);
   }
   return 0;
 }
+[[gnu::noinline]] int DequeueSlow(rte_mempool* mp, void** objs, unsigned n) {
+  DriverPool* dp = Driver(mp);
+  const bool ok = dp->foreign ? dp->pool->ForeignGet(LcoreCore(), objs, n)
+                              : dp->pool->Get(LcoreCore(), objs, n);
+  return ok ? 0 : -ENOBUFS;
+}
+
+// The plugin is loaded by foreign applications (every lcore a foreign owner); skbnfd's copy
+// serves its registered workers: each build inlines the single-object hit of its own kind.
+int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
+  const DriverPool* dp = Driver(mp);
+  if (__builtin_expect(n == 1 && dp->foreign == kPluginBuild, 1)) {
+    pool::Pool* p = dp->pool.get();
+    void* obj = objs[0];
+    if (kPluginBuild ? p->ForeignPutOneFast(LcoreCore(), obj) : p->PutOneFast(LcoreCore(), obj)) {
+      return 0;
+    }
+  }
+  return EnqueueSlow(mp, objs, n);
+}
 
 int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
-  DriverPool* dp = Driver(mp);
-  bool ok;
-  if constexpr (kPluginBuild) {
-    ok = __builtin_expect(!dp->foreign, 0) ? HostDequeue(dp, objs, n)
-                                           : dp->pool->ForeignGet(LcoreCore(), objs, n);
-  } else {
-    ok = __builtin_expect(dp->foreign, 0) ? ForeignDequeue(dp, objs, n)
-                                          : dp->pool->Get(LcoreCore(), objs, n);
+  const DriverPool* dp = Driver(mp);
+  if (__builtin_expect(n == 1 && dp->foreign == kPluginBuild, 1)) {
+    pool::Pool* p = dp->pool.get();
+    if (kPluginBuild ? p->ForeignGetOneFast(LcoreCore(), objs) : p->GetOneFast(LcoreCore(), objs)) {
+      return 0;
+    }
   }
-  return ok ? 0 : -ENOBUFS;
+  return DequeueSlow(mp, objs, n);
 }
 
 unsigned OpGetCount(const rte_mempool* mp) { return static_cast<unsigned>(CountsOf(mp).available); }

@@ -125,6 +125,15 @@ struct alignas(64) CoreSlot {
   uint32_t recycle_buf_cap[kMaxPorts] = {};
 };
 
+// Copies n objects off the top of a LIFO stack (`top` points one past the last object) into
+// `out`, the most recently pushed first: what every layer's get does. Pointer walk, unrolled:
+// ~3 instructions per object instead of ~8 for the indexed loop under register pressure.
+inline void PopInto(void** out, void* const* top, unsigned n) {
+  void* const* const end = top - n;
+#pragma GCC unroll 4
+  while (top != end) *out++ = *--top;
+}
+
 // Chain entry points, defined in stack.h.
 template <unsigned M>
 bool ChainGet(Shared& sh, CoreSlot& s, void** objs, unsigned n);

@@ -23,7 +23,8 @@ struct HeadPool {
     uint32_t cnt = s.hot_count.get();
     void** hot = s.hot;
     const unsigned from_hot = n < cnt ? n : cnt;
-    for (unsigned i = 0; i < from_hot; ++i) objs[i] = hot[--cnt];
+    PopInto(objs, hot + cnt, from_hot);
+    cnt -= from_hot;
     s.hot_count.set(cnt);
     unsigned i = from_hot;
     for (; i < n; ++i) {

@@ -31,8 +31,8 @@ struct MagazineLayer {
       uint32_t r = ld->rounds;
       if (r > 0) {
         unsigned take = std::min<unsigned>(n - i, r);
-        void** src = ld->objs;
-        for (unsigned k = 0; k < take; ++k) objs[i + k] = src[--r];
+        PopInto(objs + i, ld->objs + r, take);
+        r -= take;
         ld->rounds = r;
         i += take;
         continue;

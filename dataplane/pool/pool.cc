@@ -272,8 +272,10 @@ void Pool::Configure(CoreSlot& s, const Generation* g) {
   s.recycle_total.set(0);
   // The top layer actually in the chain decides the inline single-object path.
   const unsigned mask = config_.host_lcache ? spec.layers & ~LayerBit(Layer::kLcache) : spec.layers;
+  // The debug switch checks every object: no inline path then (PutOneFast needs no test).
   s.fast = FastPath::kNone;
-  if ((mask & LayerBit(Layer::kRecycle)) != 0 && (mask & LayerBit(Layer::kLcache)) == 0) {
+  if (debug_) {
+  } else if ((mask & LayerBit(Layer::kRecycle)) != 0 && (mask & LayerBit(Layer::kLcache)) == 0) {
     if (shared_.classify != nullptr && s.recycle_ports > 0) s.fast = FastPath::kRecycle;
   } else if ((mask & LayerBit(Layer::kLcache)) == 0) {
     if (mask & LayerBit(Layer::kHeadPool)) {
@@ -320,6 +322,21 @@ void Pool::ServeReclaim(CoreSlot& s) {
     FlushSlot(s);
   }
   s.reclaims_served.fetch_add(1, std::memory_order_acq_rel);
+}
+
+bool Pool::PutOneRecycle(const Shared& sh, CoreSlot& s, void* obj) {
+  int16_t port;
+  sh.classify(sh.classify_ctx, &obj, 1, &port);
+  if (port < 0 || port >= kMaxPorts) return false;
+  RecycleList& l = s.recycle[port];
+  const uint32_t cnt = l.count.get();
+  if (cnt >= l.limit) return false;  // (the full path classifies once more: rare)
+  l.objs[cnt] = obj;
+  l.count.set(cnt + 1);
+  s.recycle_total.set(s.recycle_total.get() + 1);
+  s.counters.layer[static_cast<int>(Layer::kRecycle)].free_hits.Add(1);
+  s.counters.frees.Add(1);
+  return true;
 }
 
 bool Pool::QuiesceSlow(CoreSlot& s, uint64_t w) {

@@ -213,6 +213,41 @@ class Pool {
     PutTo(s, objs, n);
     Exit(s);
   }
+  // The single-object hit of the top layer, inline and without the chain's indirect call, for
+  // hosts that free one object per call (DPDK's net_null, PMDs' TX completion without fast
+  // free): true when it was served (counted as Put/Get count it); false when nothing happened
+  // and the caller must take Put/Get (or the Foreign pair). The slot's `fast` is kNone for
+  // threads that are not owners, with the debug switch, and when the top layer has no such hit.
+  // (Recycle's free calls the host's check: it takes Put, so that this stays call-free and
+  // its caller needs no stack frame.)
+  bool PutOneFast(int core, void* obj) {
+    CoreSlot& s = SlotFor(core);
+    const FastPath k = s.fast;
+    return (k == FastPath::kHeadPool || k == FastPath::kMagazine) && PutOneStack(s, k, obj);
+  }
+  bool GetOneFast(int core, void** obj) {
+    CoreSlot& s = SlotFor(core);
+    return s.fast != FastPath::kNone && GetOne(s, obj);
+  }
+  // (The foreign pair never waits: when a reclaimer is at work it backs off, and the full
+  // path's Enter waits. So it makes no call and needs no stack frame either.)
+  bool ForeignPutOneFast(int core, void* obj) {
+    CoreSlot& s = SlotFor(core);
+    const FastPath k = s.fast;
+    if (k != FastPath::kHeadPool && k != FastPath::kMagazine) return false;
+    if (!TryEnter(s)) return false;
+    const bool ok = PutOneStack(s, k, obj);
+    Exit(s);
+    return ok;
+  }
+  bool ForeignGetOneFast(int core, void** obj) {
+    CoreSlot& s = SlotFor(core);
+    if (s.fast == FastPath::kNone) return false;
+    if (!TryEnter(s)) return false;
+    const bool ok = GetOne(s, obj);
+    Exit(s);
+    return ok;
+  }
   // The RX port the worker is about to refill (recycle). -1: none.
   void SetRxPort(int core, int port) { slots_[core].rx_port = port; }
 
@@ -290,7 +325,7 @@ class Pool {
   static bool Owned(const CoreSlot& s) { return s.registered.load(std::memory_order_relaxed); }
   // The layers' answer, without reclaim: the inline single-object hit, or the chain.
   bool TryGet(CoreSlot& s, void** objs, unsigned n) {
-    if (n == 1 && s.fast != FastPath::kNone && !debug_ && GetOne(s, objs)) return true;
+    if (n == 1 && s.fast != FastPath::kNone && GetOne(s, objs)) return true;
     if (__builtin_expect(!s.get(shared_, s, objs, n), 0)) return false;
     CountAllocs(s, objs, n);
     return true;
@@ -322,6 +357,17 @@ class Pool {
     if (__builtin_expect(s.steal.load(std::memory_order_seq_cst) != 0, 0)) EnterSlow(s);
   }
   static void Exit(CoreSlot& s) { s.in_op.store(0, std::memory_order_release); }
+  // Enter without waiting: false (and not inside) while a reclaimer holds `steal`, or always
+  // in the strong-fence mode; the caller then takes the full path, whose Enter waits.
+  static bool TryEnter(CoreSlot& s) {
+    s.in_op.store(1, std::memory_order_relaxed);
+    std::atomic_signal_fence(std::memory_order_seq_cst);  // membarrier does the rest
+    if (__builtin_expect(s.steal.load(std::memory_order_seq_cst) != 0, 0)) {
+      Exit(s);
+      return false;
+    }
+    return true;
+  }
   void EnterSlow(CoreSlot& s);
   // Reclaims stranded objects (see above), then retries the Get once.
   bool GetAfterReclaim(CoreSlot& s, void** objs, unsigned n);
@@ -338,7 +384,19 @@ class Pool {
   // magazine; headpool: the hot list),
   // exactly what the layer's burst code does for n = 1 when it hits. false: take the full path.
   static bool GetOne(CoreSlot& s, void** obj) {
-    if (s.fast == FastPath::kRecycle) {
+    if (s.fast == FastPath::kHeadPool) {
+      const uint32_t cnt = s.hot_count.get();
+      if (cnt == 0) return false;
+      *obj = s.hot[cnt - 1];
+      s.hot_count.set(cnt - 1);
+      s.counters.layer[static_cast<int>(Layer::kHeadPool)].alloc_hits.Add(1);
+    } else if (s.fast == FastPath::kMagazine) {
+      Magazine* ld = s.loaded;
+      if (ld->rounds == 0) return false;
+      *obj = ld->objs[--ld->rounds];
+      s.mag_objects.set(s.mag_objects.get() - 1);
+      s.counters.layer[static_cast<int>(Layer::kMagazine)].alloc_hits.Add(1);
+    } else {
       if (s.rx_port < 0) return false;
       RecycleList& l = s.recycle[s.rx_port];
       const uint32_t cnt = l.count.get();
@@ -347,51 +405,35 @@ class Pool {
       l.count.set(cnt - 1);
       s.recycle_total.set(s.recycle_total.get() - 1);
       s.counters.layer[static_cast<int>(Layer::kRecycle)].alloc_hits.Add(1);
-    } else if (s.fast == FastPath::kMagazine) {
-      Magazine* ld = s.loaded;
-      if (ld->rounds == 0) return false;
-      *obj = ld->objs[--ld->rounds];
-      s.mag_objects.set(s.mag_objects.get() - 1);
-      s.counters.layer[static_cast<int>(Layer::kMagazine)].alloc_hits.Add(1);
-    } else {
-      const uint32_t cnt = s.hot_count.get();
-      if (cnt == 0) return false;
-      *obj = s.hot[cnt - 1];
-      s.hot_count.set(cnt - 1);
-      s.counters.layer[static_cast<int>(Layer::kHeadPool)].alloc_hits.Add(1);
     }
     if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
     s.counters.allocs.Add(1);
     return true;
   }
   static bool PutOne(const Shared& sh, CoreSlot& s, void* obj) {
-    if (s.fast == FastPath::kRecycle) {
-      int16_t port;
-      sh.classify(sh.classify_ctx, &obj, 1, &port);
-      if (port < 0 || port >= kMaxPorts) return false;
-      RecycleList& l = s.recycle[port];
-      const uint32_t cnt = l.count.get();
-      if (cnt >= l.limit) return false;  // (the full path classifies once more: rare)
-      l.objs[cnt] = obj;
-      l.count.set(cnt + 1);
-      s.recycle_total.set(s.recycle_total.get() + 1);
-      s.counters.layer[static_cast<int>(Layer::kRecycle)].free_hits.Add(1);
-    } else if (s.fast == FastPath::kMagazine) {
-      Magazine* ld = s.loaded;
-      if (ld->rounds == ld->capacity) return false;
-      ld->objs[ld->rounds++] = obj;
-      s.mag_objects.set(s.mag_objects.get() + 1);
-      s.counters.layer[static_cast<int>(Layer::kMagazine)].free_hits.Add(1);
-    } else {
+    if (s.fast == FastPath::kRecycle) return PutOneRecycle(sh, s, obj);  // out of line
+    return PutOneStack(s, s.fast, obj);
+  }
+  // PutOne for the hot list (kHeadPool) or the loaded magazine (kMagazine).
+  static bool PutOneStack(CoreSlot& s, FastPath k, void* obj) {
+    if (k == FastPath::kHeadPool) {
       const uint32_t cnt = s.hot_count.get();
       if (cnt == s.hot_list_len) return false;
       s.hot[cnt] = obj;
       s.hot_count.set(cnt + 1);
       s.counters.layer[static_cast<int>(Layer::kHeadPool)].free_hits.Add(1);
+    } else {
+      Magazine* ld = s.loaded;
+      if (ld->rounds == ld->capacity) return false;
+      ld->objs[ld->rounds++] = obj;
+      s.mag_objects.set(s.mag_objects.get() + 1);
+      s.counters.layer[static_cast<int>(Layer::kMagazine)].free_hits.Add(1);
     }
     s.counters.frees.Add(1);
     return true;
   }
+  // PutOne for the recycle layer (frees counted there too).
+  [[gnu::noinline]] static bool PutOneRecycle(const Shared& sh, CoreSlot& s, void* obj);
   bool QuiesceSlow(CoreSlot& s, uint64_t w);
   // Flush `s`'s layers into the store and give its magazines back. Returns objects moved.
   uint64_t FlushSlot(CoreSlot& s);
