@@ -26,6 +26,7 @@
 #include <set>
 #include <string>
 #include <thread>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -109,9 +110,16 @@ void ExpectAuditOk(v1::Control::Stub& stub) {
 // audit fails (server/skbnfd.cc), so 0 is "audit OK"; the fake exits 0 after its own shutdown.
 void ExpectCleanExit(Daemon& d) { EXPECT_EQ(d.Stop(), 0) << d.Stderr(); }
 
+// The control plane's limits (server/limits.h: the WatchStats interval, one AuditPool per
+// 200 ms) are lifted here: these tests audit between steps and stream at 10 ms; limits_test and
+// listener_test test the limits themselves.
+std::vector<std::string> Unlimited() {
+  return {"--watch-min-interval-ms=10", "--audit-min-interval-ms=0"};
+}
+
 TEST(Soak, SwapStorm) {
   std::string error;
-  auto d = Daemon::Start({}, &error);
+  auto d = Daemon::Start(Unlimited(), &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
   ASSERT_TRUE(TrafficFlows(*stub));
@@ -157,7 +165,9 @@ TEST(Soak, SigtermDuringAStalledSwap) {
   if (StallArgs().empty()) GTEST_SKIP() << "SKBNF_CONTROL_DAEMON_STALL_ARGS not set";
   if (DaemonIsFake()) GTEST_SKIP() << "the fake's stuck worker never returns; skbnfd only";
   std::string error;
-  auto d = Daemon::Start(StallArgs(), &error);
+  std::vector<std::string> args = StallArgs();
+  for (std::string& a : Unlimited()) args.push_back(std::move(a));
+  auto d = Daemon::Start(args, &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
   const v1::GetStrategyResponse before = Strategy(*stub);
@@ -185,7 +195,7 @@ TEST(Soak, SigtermDuringAStalledSwap) {
 
 TEST(Soak, SigtermDuringSwapsAndTraffic) {
   std::string error;
-  auto d = Daemon::Start({}, &error);
+  auto d = Daemon::Start(Unlimited(), &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
   ASSERT_TRUE(TrafficFlows(*stub));
@@ -223,9 +233,7 @@ TEST(Soak, SigtermDuringSwapsAndTraffic) {
 
 TEST(Soak, ConcurrentClients) {
   std::string error;
-  // The control plane's limits (server/limits.h: WatchStats interval, AuditPool rate) are lifted:
-  // this test is about concurrency; limits_test and listener_test test the limits.
-  auto d = Daemon::Start({"--watch-min-interval-ms=10", "--audit-min-interval-ms=0"}, &error);
+  auto d = Daemon::Start(Unlimited(), &error);
   ASSERT_NE(d, nullptr) << error;
   auto stub = d->Stub();
   ASSERT_TRUE(TrafficFlows(*stub));
