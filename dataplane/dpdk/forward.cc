@@ -15,6 +15,7 @@
 
 #include "dataplane/dpdk/engine_state.h"
 #include "dataplane/dpdk/l3_packet.h"
+#include "dataplane/dpdk/skbnf_mempool.h"
 
 namespace skbnf::dpdk {
 namespace {
@@ -157,6 +158,72 @@ void TestStall(Worker& w, const pool::Pool* pool) {
   w.test_seen_epoch = pool->epoch();
 }
 
+// The lcore cache's regions (skbnf_mempool.h, "DPDK's lcore cache plays the lcache layer"):
+// at each mark, the balance since the previous one of what the cache handed out or took back:
+// len0 - len1 + taken from below - given below. One PMD call (or one forward) per region.
+class CacheRegions {
+ public:
+  explicit CacheRegions(const HostLcache& h) : len_(h.len), t_(h.tally) {}
+  void Begin() {
+    len0_ = *len_;
+    a0_ = t_->below_gets;
+    f0_ = t_->below_puts;
+    gm0_ = t_->get_misses;
+    pb0_ = t_->put_bypass;
+    gets_ = puts_ = 0;
+  }
+  void Mark() {
+    const uint32_t len = *len_;
+    const uint64_t a = t_->below_gets;
+    const uint64_t f = t_->below_puts;
+    const int64_t net = static_cast<int64_t>(len0_) - static_cast<int64_t>(len) +
+                        static_cast<int64_t>(a - a0_) - static_cast<int64_t>(f - f0_);
+    if (net >= 0) {
+      gets_ += static_cast<uint64_t>(net);
+    } else {
+      puts_ += static_cast<uint64_t>(-net);
+    }
+    len0_ = len;
+    a0_ = a;
+    f0_ = f;
+  }
+  void Count(pool::Pool* pool, int core) {
+    pool->CountHostLcache(core, gets_, puts_, t_->get_misses - gm0_, t_->put_bypass - pb0_);
+    t_->gauge.store(len0_, std::memory_order_relaxed);
+  }
+
+ private:
+  const volatile uint32_t* len_;
+  HostLcacheTally* t_;
+  uint32_t len0_ = 0;
+  uint64_t a0_ = 0, f0_ = 0, gm0_ = 0, pb0_ = 0, gets_ = 0, puts_ = 0;
+};
+
+// One pass over the worker's RX queues; returns the packets received. kHosted: the lcore
+// cache plays the lcache layer on this core (its regions are counted).
+template <bool kHosted>
+inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int core,
+                           ForwardFn forward, rte_mbuf** pkts, uint16_t burst,
+                           CacheRegions& regions) {
+  uint64_t received = 0;
+  if (kHosted) regions.Begin();
+  for (const RxQueue& q : w.rx) {
+    if (pool != nullptr) pool->SetRxPort(core, q.port);
+    const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
+    if (kHosted) regions.Mark();
+    if (n == 0) continue;
+    received += n;
+    uint64_t bytes = 0;
+    for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
+    w.c.ports[q.port].rx_pkts.Add(n);
+    w.c.ports[q.port].rx_bytes.Add(bytes);
+    forward(e, w, q.port, pkts, n, bytes);
+    if (kHosted) regions.Mark();
+  }
+  if (kHosted) regions.Count(pool, core);
+  return received;
+}
+
 }  // namespace
 
 int WorkerMain(void* arg) {
@@ -171,6 +238,8 @@ int WorkerMain(void* arg) {
   rte_rcu_qsbr* const rcu = e.rcu;
   if (rcu != nullptr) rte_rcu_qsbr_thread_online(rcu, w.index);
   rte_mbuf* pkts[kMaxBurst];
+  const HostLcache host = HostLcacheOf(e.mp, core);
+  CacheRegions regions(host);
   // Busy cycles (see WorkerCounters): TSC at the end of the previous busy poll, which is where
   // the next one's accounting starts; 0 after an idle poll or a pause (then one rdtsc before
   // the RX bursts). One rdtsc per iteration, busy or idle.
@@ -196,18 +265,11 @@ int WorkerMain(void* arg) {
       w.parked.store(false, std::memory_order_release);
     }
     const uint64_t poll_start = busy_from != 0 ? busy_from : rte_rdtsc();
-    uint64_t received = 0;
-    for (const RxQueue& q : w.rx) {
-      if (pool != nullptr) pool->SetRxPort(core, q.port);
-      const uint16_t n = rte_eth_rx_burst(q.port, q.queue, pkts, burst);
-      if (n == 0) continue;
-      received += n;
-      uint64_t bytes = 0;
-      for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
-      w.c.ports[q.port].rx_pkts.Add(n);
-      w.c.ports[q.port].rx_bytes.Add(bytes);
-      forward(e, w, q.port, pkts, n, bytes);
-    }
+    // Whether the lcore cache plays the lcache layer changes only at the quiescent point.
+    const uint64_t received =
+        host.tally != nullptr && host.tally->active.load(std::memory_order_relaxed) != 0
+            ? PollQueues<true>(e, w, pool, core, forward, pkts, burst, regions)
+            : PollQueues<false>(e, w, pool, core, forward, pkts, burst, regions);
     w.c.polls.Add(1);
     busy_from = 0;
     if (received != 0) {

@@ -34,8 +34,8 @@ absl::Status Engine::Impl::SetUpPool() {
                                      static_cast<int>(rte_socket_id()), o);
     if (!created.ok()) {
       return absl::Status(created.status().code(),
-                          absl::StrCat("cannot create the mbuf pool (", n, " mbufs, ops skbnf): ",
-                                       created.status().message(),
+                          absl::StrCat("cannot create the mbuf pool (", n,
+                                       " mbufs, ops skbnf): ", created.status().message(),
                                        "; give EAL more memory (-m) or write a smaller --mbufs"));
     }
     mp = *created;
@@ -45,8 +45,8 @@ absl::Status Engine::Impl::SetUpPool() {
                                         static_cast<int>(rte_socket_id()), "ring_mp_mc");
     if (mp == nullptr) {
       return absl::ResourceExhaustedError(absl::StrCat(
-          "cannot create the mbuf pool (", n, " mbufs, ops ring_mp_mc): ",
-          rte_strerror(rte_errno), "; give EAL more memory (-m) or write a smaller --mbufs"));
+          "cannot create the mbuf pool (", n, " mbufs, ops ring_mp_mc): ", rte_strerror(rte_errno),
+          "; give EAL more memory (-m) or write a smaller --mbufs"));
     }
   }
   pool = PoolOf(mp);
@@ -77,7 +77,9 @@ MempoolInfo Engine::mempool_info() const {
   m.ops_name = e.config.pool_ops;
   m.populated = e.mp->populated_size;
   m.element_size = e.mp->elt_size;
-  m.cache_size = e.mp->cache_size;
+  // skbnf pools: DPDK's lcore caches are the lcache layer, sized per worker by the strategy
+  // (mp->cache_size only switches them on); native pools: the lcore cache asked for.
+  m.cache_size = e.pool != nullptr ? 0 : e.mp->cache_size;
   m.socket_id = e.mp->socket_id;
   return m;
 }

@@ -3,8 +3,10 @@
 
 #include <rte_errno.h>
 #include <rte_lcore.h>
+#include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
+#include <rte_spinlock.h>
 
 #include <cerrno>
 #include <cstdio>
@@ -23,8 +25,21 @@ using pool::kNoCore;
 
 constexpr uint32_t kSlabBytes = 64 * 1024;  // slab size and alignment (see the header)
 
+struct alignas(64) PaddedTally {
+  HostLcacheTally t;
+};
+
 struct DriverPool {
   std::unique_ptr<pool::Pool> pool;
+  // skbnfd: the lcore caches that play the lcache layer (DPDK's, mp->local_cache) and what the
+  // ops moved under each (see the header).
+  rte_mempool_cache* caches = nullptr;
+  std::unique_ptr<PaddedTally[]> tally;
+  rte_mempool* mp = nullptr;
+  // Cores whose cache plays the lcache layer; mp->cache_size is 1 while there is one (DPDK
+  // hands out no cache at all while it is 0). Hooks of several workers run concurrently.
+  rte_spinlock_t hosting_lock = RTE_SPINLOCK_INITIALIZER;
+  int hosting = 0;
   // A foreign application (the plugin): every EAL lcore is a foreign owner of the pool.
   bool foreign = false;
   uint32_t min_buf_len = 0;  // recycle check: the pool's mbuf data room
@@ -45,7 +60,8 @@ struct ConfigBlock {
   static constexpr uint64_t kMagic = 0x736b626e66636667;  // "skbnfcfg"
   uint64_t magic = kMagic;
   MempoolOptions options;
-  absl::Status error;  // why alloc failed
+  bool lcore_caches = false;  // the private area has room for DPDK's cache_size 0 and 1
+  absl::Status error;         // why alloc failed
 };
 
 bool EnvFlag(const char* name) {
@@ -91,6 +107,40 @@ void ClassifyMbufs(void* ctx, void* const* objs, unsigned n, int16_t* ports) {
   }
 }
 
+// The pool's adopt hook (skbnfd): `core`'s lcore cache into the layers below (the generation
+// the core ran, which FlushSlot then empties), and its size for `next`: N when the host plays
+// next's lcache layer, else 0. Runs on the core, or on control for a parked worker.
+void HostAdopt(void* ctx, int core, const pool::StrategySpec& next) {
+  auto* dp = static_cast<DriverPool*>(ctx);
+  if (dp->caches == nullptr || core < 0 || core >= kMaxCores || core >= RTE_MAX_LCORE) return;
+  rte_mempool_cache& c = dp->caches[core];
+  HostLcacheTally& t = dp->tally[core].t;
+  if (c.len != 0) {
+    dp->pool->HostPut(core, c.objs, c.len);
+    pool::LayerCounters& l = dp->pool->HostLcacheCounters(core);
+    l.free_misses.Add(c.len);
+    l.bulk.Add(1);
+    t.below_puts += c.len;
+    c.len = 0;
+  }
+  const bool on = dp->pool->HostsLcache(next);
+  const bool was = t.active.load(std::memory_order_relaxed) != 0;
+  c.size = on ? next.lcache_size : 0;
+  c.flushthresh = on ? next.lcache_size * 3 / 2 : 0;  // rte_mempool's CALC_CACHE_FLUSHTHRESH
+  t.active.store(on ? 1 : 0, std::memory_order_relaxed);
+  t.gauge.store(0, std::memory_order_relaxed);
+  if (on != was) {
+    // Either value is correct for every core at every moment: with 0 the PMDs go straight to
+    // the ops (a hosting core's requests are then bypasses, counted as such), with 1 a core
+    // that does not host has a disabled cache. 0 whenever nobody hosts: a disabled cache
+    // costs net_null about 15 instructions per packet.
+    rte_spinlock_lock(&dp->hosting_lock);
+    dp->hosting += on ? 1 : -1;
+    __atomic_store_n(&dp->mp->cache_size, dp->hosting > 0 ? 1u : 0u, __ATOMIC_RELEASE);
+    rte_spinlock_unlock(&dp->hosting_lock);
+  }
+}
+
 bool IsMbufPool(const rte_mempool* mp) {
   return mp->private_data_size >= sizeof(rte_pktmbuf_pool_private) &&
          mp->elt_size >= sizeof(rte_mbuf);
@@ -125,6 +175,15 @@ int OpAlloc(rte_mempool* mp) {
     cfg.classify = &ClassifyMbufs;
     cfg.classify_ctx = dp.get();
   }
+  // skbnfd's pools (not the plugin's, not with the debug switch): DPDK's lcore cache plays
+  // the lcache layer (see the header).
+  const bool host_cache =
+      !kPluginBuild && host != nullptr && !opt.debug && mp->cache_size == 0 && host->lcore_caches;
+  if (host_cache) {
+    cfg.host_lcache = true;
+    cfg.adopt_hook = &HostAdopt;
+    cfg.adopt_ctx = dp.get();
+  }
   auto p = pool::Pool::Create(cfg, *spec);
   if (!p.ok()) {
     Fail(mp, absl::InvalidArgumentError(
@@ -132,6 +191,23 @@ int OpAlloc(rte_mempool* mp) {
     return -EINVAL;
   }
   dp->pool = std::move(*p);
+  if (host_cache) {
+    // All disabled (size and flush threshold 0) until the adopt hook sizes a worker's; DPDK
+    // sees them once mp->cache_size is 1 (CreatePktmbufPool made that safe: see there).
+    dp->caches = static_cast<rte_mempool_cache*>(
+        rte_zmalloc_socket("skbnf_lcore_caches", sizeof(rte_mempool_cache) * RTE_MAX_LCORE,
+                           RTE_CACHE_LINE_SIZE, mp->socket_id));
+    if (dp->caches == nullptr) {
+      Fail(mp,
+           absl::ResourceExhaustedError(absl::StrCat(
+               "skbnf mempool '", mp->name, "': no memory for ", RTE_MAX_LCORE, " lcore caches (",
+               sizeof(rte_mempool_cache) * RTE_MAX_LCORE, " bytes); give EAL more memory (-m)")));
+      return -ENOMEM;
+    }
+    dp->tally.reset(new PaddedTally[kMaxCores]);
+    dp->mp = mp;
+    mp->local_cache = dp->caches;
+  }
   if (dp->foreign) {
     // No quiescent point and nobody to register workers: every EAL lcore owns a slot from the
     // start (lcores made later with rte_thread_register use the store directly).
@@ -147,6 +223,10 @@ int OpAlloc(rte_mempool* mp) {
 }
 
 void OpFree(rte_mempool* mp) {
+  if (DriverPool* dp = Driver(mp); dp != nullptr && dp->caches != nullptr) {
+    mp->cache_size = 0;
+    rte_free(dp->caches);
+  }
   delete Driver(mp);
   mp->pool_data = nullptr;
 }
@@ -154,9 +234,42 @@ void OpFree(rte_mempool* mp) {
 // The full paths, out of line: the inline part of OpEnqueue/OpDequeue is only the
 // single-object hit of the top layer (Pool::PutOneFast), so that it needs no stack frame and
 // everything else is one tail call (net_null frees one mbuf per enqueue: this is per packet).
+// An lcore cache that plays the lcache layer, refilling (objs is its own array: size +
+// the part of the request it did not hold) or bypassed (the caller's array), and flushing.
+int HostDequeue(DriverPool* dp, int core, void** objs, unsigned n) {
+  if (!dp->pool->HostGet(core, objs, n)) return -ENOBUFS;
+  const rte_mempool_cache& c = dp->caches[core];
+  HostLcacheTally& t = dp->tally[core].t;
+  pool::LayerCounters& l = dp->pool->HostLcacheCounters(core);
+  t.below_gets += n;
+  const unsigned missed = objs == c.objs ? (n > c.size ? n - c.size : 0) : n;
+  t.get_misses += missed;
+  l.alloc_misses.Add(missed);
+  if (objs == c.objs) l.bulk.Add(1);
+  return 0;
+}
+void HostEnqueue(DriverPool* dp, int core, void* const* objs, unsigned n) {
+  dp->pool->HostPut(core, objs, n);
+  HostLcacheTally& t = dp->tally[core].t;
+  pool::LayerCounters& l = dp->pool->HostLcacheCounters(core);
+  t.below_puts += n;
+  l.free_misses.Add(n);
+  if (objs == dp->caches[core].objs) {
+    l.bulk.Add(1);
+  } else {
+    t.put_bypass += n;
+  }
+}
+inline bool HostActive(const DriverPool* dp, int core) {
+  return !kPluginBuild && dp->caches != nullptr && core != kNoCore &&
+         dp->tally[core].t.active.load(std::memory_order_relaxed) != 0;
+}
+
 [[gnu::noinline]] int EnqueueSlow(rte_mempool* mp, void* const* objs, unsigned n) {
   DriverPool* dp = Driver(mp);
-  if (dp->foreign) {
+  if (const int core = LcoreCore(); HostActive(dp, core)) {
+    HostEnqueue(dp, core, objs, n);
+  } else if (dp->foreign) {
     dp->pool->ForeignPut(LcoreCore(), objs, n);
   } else {
     dp->pool->Put(LcoreCore(), objs, n);
@@ -165,6 +278,7 @@ void OpFree(rte_mempool* mp) {
 }
 [[gnu::noinline]] int DequeueSlow(rte_mempool* mp, void** objs, unsigned n) {
   DriverPool* dp = Driver(mp);
+  if (const int core = LcoreCore(); HostActive(dp, core)) return HostDequeue(dp, core, objs, n);
   const bool ok = dp->foreign ? dp->pool->ForeignGet(LcoreCore(), objs, n)
                               : dp->pool->Get(LcoreCore(), objs, n);
   return ok ? 0 : -ENOBUFS;
@@ -265,20 +379,34 @@ absl::StatusOr<rte_mempool*> CreatePktmbufPool(const std::string& name, uint32_t
   priv.mbuf_data_room_size = data_room;
   priv.mbuf_priv_size = 0;
   const unsigned elt_size = sizeof(rte_mbuf) + data_room;
-  rte_mempool* mp = rte_mempool_create_empty(name.c_str(), n, elt_size, /*cache_size=*/0,
-                                             sizeof(rte_pktmbuf_pool_private), socket, 0);
+  // DPDK's lcore caches playing the lcache layer (see the header), not with the debug switch.
+  // The ops switch them on by setting mp->cache_size to 1 while a worker hosts, and DPDK finds
+  // the mempool's private area (the mbuf pool's data room, which PMDs read) at an offset that
+  // depends on cache_size: RTE_MEMPOOL_HEADER_SIZE(mp, 0) or (mp, 1), RTE_MAX_LCORE caches
+  // apart. So the private area is made that much bigger and holds the pool's private data at
+  // both offsets; the caches themselves live elsewhere (mp->local_cache, the ops' alloc).
+  const bool lcore_caches = !options.debug;
+  const size_t cache_area = sizeof(rte_mempool_cache) * RTE_MAX_LCORE;
+  rte_mempool* mp = rte_mempool_create_empty(
+      name.c_str(), n, elt_size, /*cache_size=*/0,
+      sizeof(rte_pktmbuf_pool_private) + (lcore_caches ? cache_area : 0), socket, 0);
   if (mp == nullptr) {
     return absl::ResourceExhaustedError(
         absl::StrCat("cannot create mempool '", name, "': ", rte_strerror(rte_errno)));
   }
   ConfigBlock cfg;
   cfg.options = options;
+  cfg.lcore_caches = lcore_caches;
   if (int rc = rte_mempool_set_ops_byname(mp, kSkbnfOpsName, &cfg); rc != 0) {
     rte_mempool_free(mp);
     return absl::InternalError(
         absl::StrCat("mempool ops '", kSkbnfOpsName, "' not registered: ", rte_strerror(-rc)));
   }
-  rte_pktmbuf_pool_init(mp, &priv);
+  rte_pktmbuf_pool_init(mp, &priv);  // at RTE_MEMPOOL_HEADER_SIZE(mp, 0)
+  if (lcore_caches) {
+    std::memcpy(reinterpret_cast<char*>(mp) + RTE_MEMPOOL_HEADER_SIZE(mp, 1),
+                rte_mempool_get_priv(mp), sizeof(rte_pktmbuf_pool_private));
+  }
   const int rc = rte_mempool_populate_default(mp);  // calls OpAlloc, which reads cfg
   mp->pool_config = nullptr;                        // cfg does not outlive this call
   if (rc < 0) {
@@ -300,6 +428,13 @@ pool::Pool* PoolOf(const rte_mempool* mp) {
     return nullptr;
   }
   return Driver(mp)->pool.get();
+}
+
+HostLcache HostLcacheOf(const rte_mempool* mp, int core) {
+  if (PoolOf(mp) == nullptr) return {};
+  DriverPool* dp = Driver(mp);
+  if (dp->caches == nullptr || core < 0 || core >= kMaxCores || core >= RTE_MAX_LCORE) return {};
+  return {&dp->caches[core].len, &dp->tally[core].t};
 }
 
 MempoolCounts CountsOf(const rte_mempool* mp) {

@@ -15,8 +15,25 @@
 //   get_count        store + per-core layers + depots
 //   free             destroys the Pool (the memory is DPDK's)
 //
-// Pools are created with DPDK's lcore cache at 0, so DPDK's cache does not hide our layers
-// (`lcache:size=N` is DPDK's cache algorithm as one of our layers, when wanted).
+// DPDK's lcore cache plays the `lcache` layer (skbnfd). DPDK's lcore cache never hides our
+// layers: the plugin's pools have whatever the application asked for (testpmd --mbcache=0:
+// none), and skbnfd's have none until a worker's strategy asks for `lcache`. Then (not with the
+// debug switch) the ops switch DPDK's per-lcore caches on (mp->cache_size 1, the caches their
+// own, all disabled: size 0, a put goes straight to the ops, a get is copied through the
+// empty array), and a worker whose spec has `lcache:size=N` (N <= 512, no prefetch:
+// Pool::HostsLcache) gets its lcore's cache resized to N (flush threshold 1.5 x N, as
+// rte_mempool_create sets it) by the pool's adopt hook, which also flushes it into the layers
+// below at every swap, pause, reclaim and unregistration. So the PMDs' inline rte_mempool_get/put
+// serve the lcache layer with DPDK's own code (the algorithm the pool's own lcache layer copies
+// step for step), and the single-object path of net_null's TX costs what it costs with DPDK's
+// native pool. Counting stays exact: the ops count what the cache takes from and gives to the
+// layers below (HostLcacheTally; refills, flushes and requests that bypass it), and the worker
+// brackets each PMD call (and its own frees) with the cache's length: a region's balance len0 -
+// len1 + taken - given is what the cache handed out (> 0) or took back (< 0), counted as the core's
+// allocs or frees and the lcache layer's hits (CacheRegions, forward.cc). A PMD call that both
+// allocates and frees is counted by its balance: exact for the vdevs and for NIC PMDs' normal paths
+// (RX only allocates, TX only frees). The plugin keeps the pool's own lcache layer: nobody there
+// brackets the PMD calls, and another lcore could not reclaim what DPDK's cache holds.
 //
 // Slab geometry. A slab is at most 64 KiB (or one page, if the pool needs IOVA-contiguous
 // objects on pages smaller than that) and starts on a multiple of its size, so no object
@@ -46,6 +63,7 @@
 #ifndef SKBNF_DATAPLANE_DPDK_SKBNF_MEMPOOL_H_
 #define SKBNF_DATAPLANE_DPDK_SKBNF_MEMPOOL_H_
 
+#include <atomic>
 #include <cstdint>
 #include <string>
 
@@ -69,14 +87,32 @@ struct MempoolOptions {
 
 // rte_pktmbuf_pool_create_by_ops for the skbnf ops, with `options` as the pool's pool_config.
 // `data_room` as rte_pktmbuf_pool_create's (e.g. RTE_MBUF_DEFAULT_BUF_SIZE). DPDK's lcore
-// cache is 0 (our layers are the cache). Errors name the cause: a bad strategy (with what to
-// write instead), DPDK's rte_errno, or memory.
+// caches are the lcache layer's, sized by the strategy (see above). Errors name the cause: a bad
+// strategy (with what to write instead), DPDK's rte_errno, or memory.
 absl::StatusOr<rte_mempool*> CreatePktmbufPool(const std::string& name, uint32_t n,
                                                uint16_t data_room, int socket,
                                                const MempoolOptions& options);
 
 // The Pool behind a mempool that uses the skbnf ops, or nullptr.
 pool::Pool* PoolOf(const rte_mempool* mp);
+
+// skbnfd's lcore caches (see "DPDK's lcore cache plays the lcache layer" above): what the ops
+// moved between `core`'s cache and the layers below, cumulative, written by the core's own
+// thread (or by control for a parked worker, in the adopt hook).
+struct HostLcacheTally {
+  uint64_t below_gets = 0;          // objects taken from the layers below (refills and bypasses)
+  uint64_t below_puts = 0;          // objects given to the layers below (flushes and bypasses)
+  uint64_t get_misses = 0;          // of the requests: the part a refill served, and bypasses
+  uint64_t put_bypass = 0;          // puts that went straight below (n > flush threshold)
+  std::atomic<uint32_t> active{0};  // the cache plays the lcache layer (size > 0)
+  std::atomic<uint64_t> gauge{0};   // objects in the cache, as the worker last saw it
+};
+struct HostLcache {
+  const volatile uint32_t* len = nullptr;  // the cache's length (DPDK's rte_mempool_cache)
+  HostLcacheTally* tally = nullptr;
+};
+// `core`'s cache, or {nullptr, nullptr} when the pool has none (native ops, plugin, debug).
+HostLcache HostLcacheOf(const rte_mempool* mp, int core);
 
 // Mempool-level view for hosts.
 struct MempoolCounts {

@@ -3,6 +3,7 @@
 #include <rte_cycles.h>
 
 #include "dataplane/dpdk/engine_state.h"
+#include "dataplane/dpdk/skbnf_mempool.h"
 
 namespace skbnf::dpdk {
 
@@ -41,6 +42,11 @@ EngineSnapshot Engine::Snapshot() const {
       ws.has_pool = true;
       ws.pool = e.pool->CoreStats(static_cast<int>(w->lcore));
       ws.gauges = e.pool->CoreGauges(static_cast<int>(w->lcore));
+      // DPDK's lcore cache playing the lcache layer (skbnf_mempool.h): as its worker saw it.
+      if (const HostLcache h = HostLcacheOf(e.mp, static_cast<int>(w->lcore)); h.tally != nullptr) {
+        ws.gauges.objects[static_cast<int>(pool::Layer::kLcache)] +=
+            h.tally->gauge.load(std::memory_order_relaxed);
+      }
       ws.rx_nombuf = ws.pool.alloc_failures;
     }
     s.workers.push_back(std::move(ws));

@@ -149,7 +149,7 @@ std::unique_ptr<Generation> Pool::MakeGeneration(const StrategySpec& spec, uint6
   g->epoch = epoch;
   g->spec = spec;
   // With host_lcache the host's own cache plays the lcache layer in front of the pool.
-  const unsigned mask = config_.host_lcache ? spec.layers & ~LayerBit(Layer::kLcache) : spec.layers;
+  const unsigned mask = HostsLcache(spec) ? spec.layers & ~LayerBit(Layer::kLcache) : spec.layers;
   g->get = kGetTable[(mask << 1) | (spec.prefetch ? 1 : 0)];
   g->put = kPutTable[mask];
   if (spec.Has(Layer::kMagazine)) {
@@ -271,10 +271,13 @@ void Pool::Configure(CoreSlot& s, const Generation* g) {
   }
   s.recycle_total.set(0);
   // The top layer actually in the chain decides the inline single-object path.
-  const unsigned mask = config_.host_lcache ? spec.layers & ~LayerBit(Layer::kLcache) : spec.layers;
-  // The debug switch checks every object: no inline path then (PutOneFast needs no test).
+  const bool hosted = HostsLcache(spec);
+  const unsigned mask = hosted ? spec.layers & ~LayerBit(Layer::kLcache) : spec.layers;
+  // The debug switch checks every object: no inline path then (PutOneFast needs no test). A
+  // hosted lcache calls the pool only to refill and flush (HostGet/HostPut), which the inline
+  // path, counting allocs and frees, must not serve.
   s.fast = FastPath::kNone;
-  if (debug_) {
+  if (debug_ || hosted) {
   } else if ((mask & LayerBit(Layer::kRecycle)) != 0 && (mask & LayerBit(Layer::kLcache)) == 0) {
     if (shared_.classify != nullptr && s.recycle_ports > 0) s.fast = FastPath::kRecycle;
   } else if ((mask & LayerBit(Layer::kLcache)) == 0) {
@@ -402,6 +405,7 @@ absl::Status Pool::RegisterLocked(int core, const uint32_t (&rings)[kMaxPorts], 
   const Generation* g = current_.load(std::memory_order_seq_cst);
   s.hazard.store(g, std::memory_order_seq_cst);
   Configure(s, g);
+  RunAdoptHook(s, g->spec);  // the host sizes its cache for the spec (nothing to flush yet)
   s.foreign = foreign;
   if (foreign && strong_enter_) s.steal.store(kStrongBit, std::memory_order_seq_cst);
   pause_requested_[core] = false;
@@ -444,7 +448,7 @@ absl::Status Pool::UnregisterWorker(int core) {
   while (s.foreign && (s.steal.fetch_or(kStealBit, std::memory_order_seq_cst) & kStealBit) != 0) {
     CpuRelax();
   }
-  RunAdoptHook(s, s.gen->spec);
+  RunAdoptHook(s, StrategySpec{});  // the core runs no layers from now on: `slab`
   FlushSlot(s);
   ReleaseMagazines(s);
   ResetSlot(s);
@@ -838,12 +842,12 @@ void Pool::Reclaim(CoreSlot& self) {
   reclaimed_.fetch_add(moved, std::memory_order_relaxed);
 }
 
-bool Pool::GetAfterReclaim(CoreSlot& s, void** objs, unsigned n) {
+bool Pool::GetAfterReclaim(CoreSlot& s, void** objs, unsigned n, bool count_allocs) {
   Reclaim(s);
   if (s.foreign) Enter(s);
   const bool ok = s.get(shared_, s, objs, n);
   if (ok) {
-    CountAllocs(s, objs, n);
+    if (count_allocs) CountAllocs(s, objs, n);
   } else {
     FailedGet(s);
   }

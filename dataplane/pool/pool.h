@@ -86,7 +86,9 @@ namespace skbnf::pool {
 
 // Called by whichever thread changes what `core` runs — the worker itself at its quiescent
 // point, or control on behalf of a parked worker — before the core's layers are flushed: at a
-// swap (`next` is the new spec), at a pause and at unregistration (`next` is the current one).
+// swap (`next` is the new spec), at a pause and a reclaim (`next` is the current one), at
+// unregistration (`next` is `slab`: no layers from then on); and at registration, before the
+// core's thread uses the pool (`next` is the current spec, nothing to flush).
 // A host that keeps a cache of its own in front of the pool (DPDK's lcore cache playing the
 // `lcache` layer) flushes it into the pool with Put(core, ...) here and resizes it for `next`.
 using AdoptHookFn = void (*)(void* ctx, int core, const StrategySpec& next);
@@ -107,7 +109,10 @@ struct PoolConfig {
   SlabStoreConfig store;
   bool debug = false;
   // The host implements the `lcache` layer in front of the pool (DPDK's own lcore cache); the
-  // pool's stacks then leave it out. Needs adopt_hook.
+  // pool's stacks then leave it out, for every spec HostsLcache() accepts (the others keep the
+  // pool's own lcache layer). Needs adopt_hook. The host reaches the pool below its cache with
+  // HostGet/HostPut (not counted as the core's allocs/frees) and counts what its cache hands
+  // out and takes back with CountHostLcache.
   bool host_lcache = false;
   AdoptHookFn adopt_hook = nullptr;
   void* adopt_ctx = nullptr;
@@ -198,6 +203,44 @@ class Pool {
     return __builtin_expect(TryGet(s, objs, n), 1) || GetAfterReclaim(s, objs, n);
   }
   void Put(int core, void* const* objs, unsigned n) { PutTo(SlotFor(core), objs, n); }
+  // host_lcache: the host's cache on `core` (its own thread, or control for a parked worker)
+  // refilling from / flushing into the layers below it. The layers count as always; the core's
+  // allocs/frees do not (the cache has not handed anything to the host yet): CountHostLcache
+  // counts those when the host knows what its cache handed out and took back.
+  bool HostGet(int core, void** objs, unsigned n) {
+    CoreSlot& s = SlotFor(core);
+    return __builtin_expect(s.get(shared_, s, objs, n), 1) ||
+           GetAfterReclaim(s, objs, n, /*count_allocs=*/false);
+  }
+  void HostPut(int core, void* const* objs, unsigned n) {
+    CoreSlot& s = SlotFor(core);
+    if (n != 0) s.put(shared_, s, objs, n);
+  }
+  // The host's count for its cache on `core` (its own thread): `gets` objects handed to it and
+  // `puts` taken back, of which `get_misses` came from a refill (the part of a request the
+  // cache did not hold) or straight from below, and `put_bypass` went straight below. The
+  // cache's refills, flushes and transfers (alloc_misses, free_misses, bulk) the host counts
+  // itself in HostLcacheCounters as they happen.
+  void CountHostLcache(int core, uint64_t gets, uint64_t puts, uint64_t get_misses,
+                       uint64_t put_bypass) {
+    CoreCounters& c = slots_[core].counters;
+    LayerCounters& l = c.layer[static_cast<int>(Layer::kLcache)];
+    c.allocs.Add(gets);
+    c.frees.Add(puts);
+    l.alloc_hits.Add(gets - (get_misses < gets ? get_misses : gets));
+    l.free_hits.Add(puts - (put_bypass < puts ? put_bypass : puts));
+  }
+  LayerCounters& HostLcacheCounters(int core) {
+    return slots_[core].counters.layer[static_cast<int>(Layer::kLcache)];
+  }
+  // Whether the host's cache plays `spec`'s lcache layer: host_lcache, no debug switch (it
+  // checks every object at the pool's boundary), a size DPDK's cache array holds
+  // (kLcacheMaxBurst) and no prefetch (the pool prefetches what it hands out; the host's cache
+  // hands out most objects). Otherwise the pool's own lcache layer runs.
+  bool HostsLcache(const StrategySpec& spec) const {
+    return config_.host_lcache && !debug_ && spec.Has(Layer::kLcache) &&
+           spec.lcache_size <= kLcacheMaxBurst && !spec.prefetch;
+  }
   // The same for a foreign owner (RegisterForeignCore): each call is marked so that a
   // reclaimer can take the slot's objects whenever the owner is outside one.
   bool ForeignGet(int core, void** objs, unsigned n) {
@@ -370,7 +413,7 @@ class Pool {
   }
   void EnterSlow(CoreSlot& s);
   // Reclaims stranded objects (see above), then retries the Get once.
-  bool GetAfterReclaim(CoreSlot& s, void** objs, unsigned n);
+  bool GetAfterReclaim(CoreSlot& s, void** objs, unsigned n, bool count_allocs = true);
   void Reclaim(CoreSlot& self);
   // A worker's answer to a reclaim request: the host's cache and its layers to the store.
   void ServeReclaim(CoreSlot& s);
