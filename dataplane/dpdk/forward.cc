@@ -63,78 +63,125 @@ void ForwardMac(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, u
   Send(e, w, in_port, peer, pkts, n, bytes);
 }
 
-// Three passes per chunk of 64: header checks (L3Check, l3_packet.h); the route lookups four at
-// a time (rte_lpm_lookupx4: four independent table walks in flight, which is what a large
-// table's cache misses need); then TTL, checksum, MAC rewrite (L3Rewrite) and the per-port
-// buckets, in packet order.
+// l3 forwarding out of more than one port (ForwardL3's chunk, when its packets go to more than
+// one port): a counting sort by port, stable (each port's packets keep their order), then one
+// Send per port.
+__attribute__((noinline)) void SendByPort(Engine::Impl& e, Worker& w, uint16_t in_port,
+                                          rte_mbuf** fwd, const uint8_t* port_of, uint16_t n,
+                                          uint64_t ports) {
+  uint16_t start[kMaxPorts];
+  uint16_t pos[kMaxPorts];
+  uint64_t out_bytes[kMaxPorts];
+  rte_mbuf* out[kMaxBurst];
+  for (uint64_t rest = ports; rest != 0; rest &= rest - 1) {
+    const int p = __builtin_ctzll(rest);
+    pos[p] = 0;
+    out_bytes[p] = 0;
+  }
+  for (uint16_t j = 0; j < n; ++j) pos[port_of[j]]++;
+  uint16_t at = 0;
+  for (uint64_t rest = ports; rest != 0; rest &= rest - 1) {
+    const int p = __builtin_ctzll(rest);
+    start[p] = at;
+    at = static_cast<uint16_t>(at + pos[p]);
+    pos[p] = start[p];
+  }
+  for (uint16_t j = 0; j < n; ++j) {
+    const uint8_t p = port_of[j];
+    out[pos[p]++] = fwd[j];
+    out_bytes[p] += fwd[j]->pkt_len;
+  }
+  for (uint64_t rest = ports; rest != 0; rest &= rest - 1) {
+    const int p = __builtin_ctzll(rest);
+    Send(e, w, in_port, static_cast<uint16_t>(p), out + start[p],
+         static_cast<uint16_t>(pos[p] - start[p]), out_bytes[p]);
+  }
+}
+
+inline uint64_t SumLengths(rte_mbuf* const* pkts, uint16_t n) {
+  uint64_t bytes = 0;
+  for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
+  return bytes;
+}
+
+// Three passes per chunk of 64: header checks (L3Check, l3_packet.h), each accepted packet's
+// tbl24 line prefetched; the route lookups four at a time (rte_lpm_lookupx4: four independent
+// table walks in flight, which is what a large table's cache misses need; a miss returns the
+// default route's next-hop id); then the rewrite (L3Rewrite with the next hop's precomputed
+// L3Hop) in packet order. The forwarded packets stay in one array with their ports noted; when
+// they all go to one port (a bitmask of the ports seen says so), that array is the TX burst and
+// its bytes are the chunk's minus the dropped ones, so the common case pays no per-port
+// bookkeeping; otherwise SendByPort sorts them by port.
 void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
                uint64_t bytes) {
-  (void)bytes;
-  constexpr uint32_t kMiss = UINT32_MAX;
-  rte_mbuf* out[kMaxPorts][64];
-  uint16_t cnt[kMaxPorts];
-  uint64_t out_bytes[kMaxPorts];
-  uint16_t touched[kMaxPorts];
-  uint16_t ntouched = 0;
+  constexpr uint16_t kChunk = 64;
+  static_assert(kMaxPorts <= 64 && kMaxPorts <= 255, "port bitmask and uint8_t port_of");
+  static_assert((kMaxNextHops & (kMaxNextHops - 1)) == 0, "next-hop id mask");
+  rte_lpm* const lpm = e.lpm;
+  const L3Hop* const hops = e.hops.get();
+  // Default route: read once per burst (a route change takes effect at the next burst).
+  const uint32_t default_id = e.default_hop.load(std::memory_order_acquire);
   rte_mbuf* drop[kMaxBurst];
   uint16_t ndrop = 0;
   uint64_t drops[kNumDropReasons] = {};
-  rte_mbuf* cand[64];
-  alignas(16) uint32_t dst[64 + 3];
-  alignas(16) uint32_t ids[64 + 3];
-  for (uint16_t off = 0; off < n; off += 64) {
-    const uint16_t k = std::min<uint16_t>(64, static_cast<uint16_t>(n - off));
+  rte_mbuf* cand[kChunk];
+  uint8_t* frames[kChunk];
+  rte_mbuf* fwd[kChunk];
+  uint8_t port_of[kChunk];
+  alignas(16) uint32_t dst[kChunk + 3];
+  alignas(16) uint32_t ids[kChunk + 3];
+  for (uint16_t off = 0; off < n; off += kChunk) {
+    const uint16_t k = std::min<uint16_t>(kChunk, static_cast<uint16_t>(n - off));
+    uint64_t fwd_bytes = n <= kChunk ? bytes : SumLengths(pkts + off, k);
     uint16_t nc = 0;
     for (uint16_t i = 0; i < k; ++i) {
       rte_mbuf* m = pkts[off + i];
       uint8_t* const frame = rte_pktmbuf_mtod(m, uint8_t*);
       const int reason = L3Check(frame, m->data_len);
-      if (reason >= 0) {
+      if (__builtin_expect(reason != kL3Route, 0)) {
         drops[reason]++;
         drop[ndrop++] = m;
+        fwd_bytes -= m->pkt_len;
         continue;
       }
       cand[nc] = m;
+      frames[nc] = frame;
       dst[nc] = L3Destination(frame);
       // The tbl24 line (and its page walk) starts loading now; the lookups come after the
       // whole chunk's header checks. With 100k routes and random destinations each lookup is
       // otherwise a cache (and, on 4 KiB pages, a TLB) miss in series with the next.
-      rte_prefetch0(&e.lpm->tbl24[dst[nc] >> 8]);
+      rte_prefetch0(&lpm->tbl24[dst[nc] >> 8]);
       ++nc;
     }
     for (uint16_t j = nc; j < ((nc + 3) & ~3); ++j) dst[j] = 0;
     for (uint16_t j = 0; j < nc; j += 4) {
-      rte_lpm_lookupx4(e.lpm, _mm_load_si128(reinterpret_cast<const __m128i*>(dst + j)), ids + j,
-                       kMiss);
+      rte_lpm_lookupx4(lpm, _mm_load_si128(reinterpret_cast<const __m128i*>(dst + j)), ids + j,
+                       default_id);
     }
+    uint16_t nf = 0;
+    uint64_t ports = 0;
     for (uint16_t j = 0; j < nc; ++j) {
-      rte_mbuf* m = cand[j];
-      const uint32_t id = ids[j];
-      const uint64_t hop = id != kMiss && id < kMaxNextHops
-                               ? e.hops[id].load(std::memory_order_relaxed)
-                               : e.default_hop.load(std::memory_order_relaxed);
-      const uint16_t port = static_cast<uint16_t>(hop & 0xffff);
-      if (hop == 0 || port >= kMaxPorts || !e.ports[port].active || e.ports[port].nb_txq == 0) {
+      // Every id in the LPM and the default one is below kMaxNextHops; the mask keeps even a
+      // corrupt one inside the table.
+      const L3Hop& h = hops[ids[j] & (kMaxNextHops - 1)];
+      if (__builtin_expect(h.port >= kMaxPorts, 0)) {  // kL3NoPort: no route
         drops[kDropNoRoute]++;
-        drop[ndrop++] = m;
+        drop[ndrop++] = cand[j];
+        fwd_bytes -= cand[j]->pkt_len;
         continue;
       }
-      L3Rewrite(rte_pktmbuf_mtod(m, uint8_t*), hop, e.ports[port].mac);
-      bool seen = false;
-      for (uint16_t t = 0; t < ntouched; ++t) seen |= touched[t] == port;
-      if (!seen) {
-        touched[ntouched++] = port;
-        cnt[port] = 0;
-        out_bytes[port] = 0;
-      }
-      out[port][cnt[port]++] = m;
-      out_bytes[port] += m->pkt_len;
+      L3Rewrite(frames[j], h);
+      fwd[nf] = cand[j];
+      port_of[nf] = static_cast<uint8_t>(h.port);
+      ports |= uint64_t{1} << h.port;
+      ++nf;
     }
-    for (uint16_t t = 0; t < ntouched; ++t) {
-      const uint16_t p = touched[t];
-      Send(e, w, in_port, p, out[p], cnt[p], out_bytes[p]);
+    if (nf == 0) continue;
+    if (__builtin_expect((ports & (ports - 1)) == 0, 1)) {
+      Send(e, w, in_port, static_cast<uint16_t>(__builtin_ctzll(ports)), fwd, nf, fwd_bytes);
+    } else {
+      SendByPort(e, w, in_port, fwd, port_of, nf, ports);
     }
-    ntouched = 0;
   }
   if (ndrop > 0) {
     rte_pktmbuf_free_bulk(drop, ndrop);

@@ -446,9 +446,13 @@ TEST_F(DataplaneTest, MacModeRewritesAddresses) {
 }
 
 // ---------------------------------------------------------------------------------------------
-// l3 through net_pcap: output pcaps checked packet by packet; bad packets in the right counter.
+// l3 through net_pcap: output pcaps checked packet by packet; bad packets in the right counter;
+// each output port's tx packets and bytes equal what its pcap holds. Burst 32 (one chunk of
+// ForwardL3's 64) and 256 (several chunks per burst).
 
-TEST_F(DataplaneTest, L3PcapOutputAndDropReasons) {
+class L3PcapTest : public DataplaneTest, public ::testing::WithParamInterface<uint16_t> {};
+
+TEST_P(L3PcapTest, OutputAndDropReasons) {
   // Input: one frame per case, each tagged by its UDP source port (= index).
   struct Case {
     Frame frame;
@@ -488,6 +492,22 @@ TEST_F(DataplaneTest, L3PcapOutputAndDropReasons) {
     shortlen.bytes[16] = 0x10;  // total length 4096 > frame
     add(shortlen, -1, kDropBadHeader);
   }
+  // A run to one port with drops inside it (ForwardL3's one-port path: its bytes are the
+  // chunk's minus the dropped ones).
+  for (int rep = 0; rep < 70; ++rep) {
+    if (rep % 7 == 3) {
+      Frame badsum =
+          UdpFrame(Ip(172, 16, 0, 1), Ip(10, 1, 1, 1), 64, static_cast<uint16_t>(64 + rep));
+      badsum.bytes[24] ^= 0x33;
+      add(badsum, -1, kDropBadHeader);
+    } else if (rep % 7 == 5) {
+      add(UdpFrame(Ip(172, 16, 0, 1), Ip(192, 0, 2, 7), 64, static_cast<uint16_t>(100 + rep)), -1,
+          kDropNoRoute);
+    } else {
+      add(UdpFrame(Ip(172, 16, 0, 1), Ip(10, 1, 9, rep), 64, static_cast<uint16_t>(70 + rep)), 1,
+          -1, m1);
+    }
+  }
   const auto in = (Dir() / "in.pcap").string(), o1 = (Dir() / "out1.pcap").string(),
              o2 = (Dir() / "out2.pcap").string();
   std::vector<Frame> frames;
@@ -498,6 +518,7 @@ TEST_F(DataplaneTest, L3PcapOutputAndDropReasons) {
   const std::string p2 = Vdev("net_pcap", "tx_pcap=" + o2);
   EngineConfig c = Config(Mode::kL3, {{src, p1, ""}, {p1, src, ""}, {p2, src, ""}},
                           {{1, {{src, 0}}}}, "recycle+magazine");
+  c.burst = GetParam();
   c.routes = {{"10.0.0.0/8", p1, "02:00:00:00:aa:01"},
               {"10.2.0.0/16", p2, "02:00:00:00:aa:02"},
               {"10.2.3.0/24", p1, "02:00:00:00:aa:03"},
@@ -534,6 +555,11 @@ TEST_F(DataplaneTest, L3PcapOutputAndDropReasons) {
     auto got = ReadPcap(files[port]);
     ASSERT_TRUE(got.ok()) << got.status();
     ASSERT_EQ(got->size(), want[port].size()) << "port " << port;
+    uint64_t got_bytes = 0;
+    for (const Frame& f : *got) got_bytes += f.bytes.size();
+    const PortCounters& pc = e.Snapshot().workers.at(0).ports[ids[port]];
+    EXPECT_EQ(pc.tx_pkts, got->size()) << "port " << port;
+    EXPECT_EQ(pc.tx_bytes, got_bytes) << "port " << port;
     for (size_t i = 0; i < got->size(); ++i) {
       const std::vector<uint8_t>& g = (*got)[i].bytes;
       const std::vector<uint8_t>& w = want[port][i]->frame.bytes;
@@ -550,6 +576,8 @@ TEST_F(DataplaneTest, L3PcapOutputAndDropReasons) {
     }
   }
 }
+
+INSTANTIATE_TEST_SUITE_P(Bursts, L3PcapTest, ::testing::Values(uint16_t{32}, uint16_t{256}));
 
 // 0.0.0.0/0 from the configuration (rte_lpm has no depth 0: the engine's default hop): what no
 // other prefix matches goes to the default next hop; once it is deleted the same traffic is
@@ -582,6 +610,11 @@ TEST_F(DataplaneTest, DefaultRouteForwardsWhatNoPrefixMatches) {
   EXPECT_EQ(Drain(atx).size(), 50u);
   EXPECT_TRUE(Drain(btx).empty());
   EXPECT_EQ(Sum(e.Snapshot()).drops[kDropNoRoute], 50u);
+  // Bytes per output port: 100 frames to a (half of them in bursts with no_route drops), 50 to
+  // b (in bursts shared with a).
+  const WorkerSnapshot w = e.Snapshot().workers.at(0);
+  EXPECT_EQ(w.ports[PortId(a)].tx_bytes, 100 * batch[0].bytes.size());
+  EXPECT_EQ(w.ports[PortId(b)].tx_bytes, 50 * batch[0].bytes.size());
   ExpectExactAudit();
 }
 
