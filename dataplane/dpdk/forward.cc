@@ -65,36 +65,37 @@ void ForwardMac(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, u
 
 // l3 forwarding out of more than one port (ForwardL3's chunk, when its packets go to more than
 // one port): a counting sort by port, stable (each port's packets keep their order), then one
-// Send per port.
+// Send per port. The ports come from the candidates' next hops again (the one-port common case
+// stores none); no-route candidates (already counted and dropped) are skipped.
 __attribute__((noinline)) void SendByPort(Engine::Impl& e, Worker& w, uint16_t in_port,
-                                          rte_mbuf** fwd, const uint8_t* port_of, uint16_t n,
-                                          uint64_t ports) {
+                                          rte_mbuf* const* cand, const uint32_t* ids, uint16_t nc,
+                                          const L3Hop* hops) {
+  uint16_t cnt[kMaxPorts] = {};
   uint16_t start[kMaxPorts];
-  uint16_t pos[kMaxPorts];
-  uint64_t out_bytes[kMaxPorts];
+  uint64_t out_bytes[kMaxPorts] = {};
+  uint8_t port_of[kMaxBurst];
   rte_mbuf* out[kMaxBurst];
-  for (uint64_t rest = ports; rest != 0; rest &= rest - 1) {
-    const int p = __builtin_ctzll(rest);
-    pos[p] = 0;
-    out_bytes[p] = 0;
+  for (uint16_t j = 0; j < nc; ++j) {
+    const uint16_t p = hops[ids[j] & (kMaxNextHops - 1)].port;
+    port_of[j] = static_cast<uint8_t>(p < kMaxPorts ? p : kMaxPorts);
+    if (p < kMaxPorts) cnt[p]++;
   }
-  for (uint16_t j = 0; j < n; ++j) pos[port_of[j]]++;
   uint16_t at = 0;
-  for (uint64_t rest = ports; rest != 0; rest &= rest - 1) {
-    const int p = __builtin_ctzll(rest);
+  for (int p = 0; p < kMaxPorts; ++p) {
     start[p] = at;
-    at = static_cast<uint16_t>(at + pos[p]);
-    pos[p] = start[p];
+    at = static_cast<uint16_t>(at + cnt[p]);
+    cnt[p] = start[p];  // from here: the next free slot of p's run
   }
-  for (uint16_t j = 0; j < n; ++j) {
+  for (uint16_t j = 0; j < nc; ++j) {
     const uint8_t p = port_of[j];
-    out[pos[p]++] = fwd[j];
-    out_bytes[p] += fwd[j]->pkt_len;
+    if (p == kMaxPorts) continue;
+    out[cnt[p]++] = cand[j];
+    out_bytes[p] += cand[j]->pkt_len;
   }
-  for (uint64_t rest = ports; rest != 0; rest &= rest - 1) {
-    const int p = __builtin_ctzll(rest);
+  for (int p = 0; p < kMaxPorts; ++p) {
+    if (cnt[p] == start[p]) continue;
     Send(e, w, in_port, static_cast<uint16_t>(p), out + start[p],
-         static_cast<uint16_t>(pos[p] - start[p]), out_bytes[p]);
+         static_cast<uint16_t>(cnt[p] - start[p]), out_bytes[p]);
   }
 }
 
@@ -108,14 +109,14 @@ inline uint64_t SumLengths(rte_mbuf* const* pkts, uint16_t n) {
 // tbl24 line prefetched; the route lookups four at a time (rte_lpm_lookupx4: four independent
 // table walks in flight, which is what a large table's cache misses need; a miss returns the
 // default route's next-hop id); then the rewrite (L3Rewrite with the next hop's precomputed
-// L3Hop) in packet order. The forwarded packets stay in one array with their ports noted; when
-// they all go to one port (a bitmask of the ports seen says so), that array is the TX burst and
-// its bytes are the chunk's minus the dropped ones, so the common case pays no per-port
-// bookkeeping; otherwise SendByPort sorts them by port.
+// L3Hop) in packet order. The forwarded packets go into one array; when they all go to one port
+// (the OR and the AND of their ports agree), that array is the TX burst and its bytes are the
+// chunk's minus the dropped ones, so the common case pays no per-port bookkeeping; otherwise
+// SendByPort sorts the chunk by port.
 void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
                uint64_t bytes) {
   constexpr uint16_t kChunk = 64;
-  static_assert(kMaxPorts <= 64 && kMaxPorts <= 255, "port bitmask and uint8_t port_of");
+  static_assert(kMaxPorts < 255, "SendByPort's uint8_t ports");
   static_assert((kMaxNextHops & (kMaxNextHops - 1)) == 0, "next-hop id mask");
   rte_lpm* const lpm = e.lpm;
   const L3Hop* const hops = e.hops.get();
@@ -127,7 +128,6 @@ void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, ui
   rte_mbuf* cand[kChunk];
   uint8_t* frames[kChunk];
   rte_mbuf* fwd[kChunk];
-  uint8_t port_of[kChunk];
   alignas(16) uint32_t dst[kChunk + 3];
   alignas(16) uint32_t ids[kChunk + 3];
   for (uint16_t off = 0; off < n; off += kChunk) {
@@ -159,28 +159,28 @@ void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, ui
                        default_id);
     }
     uint16_t nf = 0;
-    uint64_t ports = 0;
+    uint32_t port_or = 0, port_and = kL3NoPort;  // all one port: port_or == port_and
     for (uint16_t j = 0; j < nc; ++j) {
       // Every id in the LPM and the default one is below kMaxNextHops; the mask keeps even a
       // corrupt one inside the table.
       const L3Hop& h = hops[ids[j] & (kMaxNextHops - 1)];
-      if (__builtin_expect(h.port >= kMaxPorts, 0)) {  // kL3NoPort: no route
+      const uint32_t port = h.port;
+      if (__builtin_expect(port >= kMaxPorts, 0)) {  // kL3NoPort: no route
         drops[kDropNoRoute]++;
         drop[ndrop++] = cand[j];
         fwd_bytes -= cand[j]->pkt_len;
         continue;
       }
       L3Rewrite(frames[j], h);
-      fwd[nf] = cand[j];
-      port_of[nf] = static_cast<uint8_t>(h.port);
-      ports |= uint64_t{1} << h.port;
-      ++nf;
+      fwd[nf++] = cand[j];
+      port_or |= port;
+      port_and &= port;
     }
     if (nf == 0) continue;
-    if (__builtin_expect((ports & (ports - 1)) == 0, 1)) {
-      Send(e, w, in_port, static_cast<uint16_t>(__builtin_ctzll(ports)), fwd, nf, fwd_bytes);
+    if (__builtin_expect(port_or == port_and, 1)) {
+      Send(e, w, in_port, static_cast<uint16_t>(port_or), fwd, nf, fwd_bytes);
     } else {
-      SendByPort(e, w, in_port, fwd, port_of, nf, ports);
+      SendByPort(e, w, in_port, cand, ids, nc, hops);
     }
   }
   if (ndrop > 0) {

@@ -144,14 +144,16 @@ inline uint32_t L3Destination(const uint8_t* frame) {
 
 // TTL - 1 and RFC 1624 eqn. 3 for the checksum: HC' = ~(~HC + ~m + m'), m the 16-bit word
 // holding TTL and protocol. With m' = m - 0x0100 (TTL >= 2 here: no borrow), ~m + m' is 0xfeff
-// whatever m is, so HC' = ~(~HC + 0xfeff) with one end-around carry. Computed on the field as
-// stored, with the constant in network order (byte order does not change one's complement
-// sums): no byte swap.
+// whatever m is, so HC' = ~(~HC + K) with K = 0xfeff and one end-around carry, which works out
+// to HC - K when HC >= K and HC + (0xffff - K) otherwise: (HC + 0xffff - K) mod 0xffff, one add
+// and one conditional subtract. Computed on the field as stored, with K in network order (byte
+// order does not change one's complement sums): no byte swap.
 inline void L3DecrementTtl(rte_ipv4_hdr* ip) {
+  constexpr uint32_t kK = RTE_BE16(0xfeff);
   ip->time_to_live--;
-  uint32_t sum = static_cast<uint16_t>(~ip->hdr_checksum) + uint32_t{RTE_BE16(0xfeff)};
-  sum = (sum & 0xffff) + (sum >> 16);
-  ip->hdr_checksum = static_cast<rte_be16_t>(~sum);
+  uint32_t c = uint32_t{ip->hdr_checksum} + (0xffff - kK);
+  if (c >= 0xffff) c -= 0xffff;
+  ip->hdr_checksum = static_cast<rte_be16_t>(c);
 }
 
 // A frame L3Check accepted, forwarded to the next hop `hop` (its MACs become dst and src).
