@@ -27,7 +27,8 @@
 //        reason: not_ipv4, bad_header (version, IHL, lengths, header checksum), ttl_expired
 //        (TTL <= 1), no_route; tx_full in every mode. Routes change while traffic flows:
 //        rte_lpm with its RCU QSBR reclamation (workers report quiescence every loop), next
-//        hops in a table of atomic 64-bit words (MAC << 16 | port).
+//        hops in a table of L3Hop (l3_packet.h) written once per distinct next hop before its
+//        id is published, the default route as an atomic next-hop id.
 //
 // Where each part lives (one concept per file):
 //   engine.cc       Create / Start / Stop, configuration checks

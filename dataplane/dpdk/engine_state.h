@@ -51,7 +51,7 @@ struct alignas(64) WorkerCounters {
   Counter busy_cycles, busy_packets;
 };
 
-// PackHop / HopMac (the next hop in one word): l3_packet.h.
+// PackHop (the next hop in one word), L3Hop (as the packet path applies it): l3_packet.h.
 
 // ---------------------------------------------------------------------------------------------
 // Engine state.
@@ -104,11 +104,15 @@ struct Engine::Impl {
   // l3
   rte_lpm* lpm = nullptr;
   rte_rcu_qsbr* rcu = nullptr;
-  std::unique_ptr<std::atomic<uint64_t>[]> hops;  // next-hop id -> packed hop
-  // 0.0.0.0/0 (rte_lpm has no depth 0): packed hop used when the LPM finds nothing; 0: none.
-  std::atomic<uint64_t> default_hop{0};
+  // Next-hop id (the LPM's next hop) -> L3Hop, kMaxNextHops entries; entry 0 is "no route".
+  // An entry is written under route_mu before its id is published (rte_lpm_add, default_hop)
+  // and never changes after: workers read it without a lock.
+  std::unique_ptr<L3Hop[]> hops;
+  // 0.0.0.0/0 (rte_lpm has no depth 0): the next-hop id used when the LPM finds nothing (the
+  // lookup's default value); 0: none.
+  std::atomic<uint32_t> default_hop{0};
   mutable std::mutex route_mu;
-  std::map<uint64_t, uint32_t> hop_ids;  // packed hop -> id
+  std::map<uint64_t, uint32_t> hop_ids;  // PackHop -> id
   std::map<std::pair<uint32_t, uint8_t>, Route> routes;
 
   std::atomic<bool> stop{false};

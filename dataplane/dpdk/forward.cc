@@ -64,78 +64,125 @@ void ForwardMac(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, u
   Send(e, w, in_port, peer, pkts, n, bytes);
 }
 
-// Three passes per chunk of 64: header checks (L3Check, l3_packet.h); the route lookups four at
-// a time (rte_lpm_lookupx4: four independent table walks in flight, which is what a large
-// table's cache misses need); then TTL, checksum, MAC rewrite (L3Rewrite) and the per-port
-// buckets, in packet order.
+// l3 forwarding out of more than one port (ForwardL3's chunk, when its packets go to more than
+// one port): a counting sort by port, stable (each port's packets keep their order), then one
+// Send per port. The ports come from the candidates' next hops again (the one-port common case
+// stores none); no-route candidates (already counted and dropped) are skipped.
+__attribute__((noinline)) void SendByPort(Engine::Impl& e, Worker& w, uint16_t in_port,
+                                          rte_mbuf* const* cand, const uint32_t* ids, uint16_t nc,
+                                          const L3Hop* hops) {
+  uint16_t cnt[kMaxPorts] = {};
+  uint16_t start[kMaxPorts];
+  uint64_t out_bytes[kMaxPorts] = {};
+  uint8_t port_of[kMaxBurst];
+  rte_mbuf* out[kMaxBurst];
+  for (uint16_t j = 0; j < nc; ++j) {
+    const uint16_t p = hops[ids[j] & (kMaxNextHops - 1)].port;
+    port_of[j] = static_cast<uint8_t>(p < kMaxPorts ? p : kMaxPorts);
+    if (p < kMaxPorts) cnt[p]++;
+  }
+  uint16_t at = 0;
+  for (int p = 0; p < kMaxPorts; ++p) {
+    start[p] = at;
+    at = static_cast<uint16_t>(at + cnt[p]);
+    cnt[p] = start[p];  // from here: the next free slot of p's run
+  }
+  for (uint16_t j = 0; j < nc; ++j) {
+    const uint8_t p = port_of[j];
+    if (p == kMaxPorts) continue;
+    out[cnt[p]++] = cand[j];
+    out_bytes[p] += cand[j]->pkt_len;
+  }
+  for (int p = 0; p < kMaxPorts; ++p) {
+    if (cnt[p] == start[p]) continue;
+    Send(e, w, in_port, static_cast<uint16_t>(p), out + start[p],
+         static_cast<uint16_t>(cnt[p] - start[p]), out_bytes[p]);
+  }
+}
+
+inline uint64_t SumLengths(rte_mbuf* const* pkts, uint16_t n) {
+  uint64_t bytes = 0;
+  for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
+  return bytes;
+}
+
+// Three passes per chunk of 64: header checks (L3Check, l3_packet.h), each accepted packet's
+// tbl24 line prefetched; the route lookups four at a time (rte_lpm_lookupx4: four independent
+// table walks in flight, which is what a large table's cache misses need; a miss returns the
+// default route's next-hop id); then the rewrite (L3Rewrite with the next hop's precomputed
+// L3Hop) in packet order. The forwarded packets go into one array; when they all go to one port
+// (the OR and the AND of their ports agree), that array is the TX burst and its bytes are the
+// chunk's minus the dropped ones, so the common case pays no per-port bookkeeping; otherwise
+// SendByPort sorts the chunk by port.
 void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
                uint64_t bytes) {
-  (void)bytes;
-  constexpr uint32_t kMiss = UINT32_MAX;
-  rte_mbuf* out[kMaxPorts][64];
-  uint16_t cnt[kMaxPorts];
-  uint64_t out_bytes[kMaxPorts];
-  uint16_t touched[kMaxPorts];
-  uint16_t ntouched = 0;
+  constexpr uint16_t kChunk = 64;
+  static_assert(kMaxPorts < 255, "SendByPort's uint8_t ports");
+  static_assert((kMaxNextHops & (kMaxNextHops - 1)) == 0, "next-hop id mask");
+  rte_lpm* const lpm = e.lpm;
+  const L3Hop* const hops = e.hops.get();
+  // Default route: read once per burst (a route change takes effect at the next burst).
+  const uint32_t default_id = e.default_hop.load(std::memory_order_acquire);
   rte_mbuf* drop[kMaxBurst];
   uint16_t ndrop = 0;
   uint64_t drops[kNumDropReasons] = {};
-  rte_mbuf* cand[64];
-  alignas(16) uint32_t dst[64 + 3];
-  alignas(16) uint32_t ids[64 + 3];
-  for (uint16_t off = 0; off < n; off += 64) {
-    const uint16_t k = std::min<uint16_t>(64, static_cast<uint16_t>(n - off));
+  rte_mbuf* cand[kChunk];
+  uint8_t* frames[kChunk];
+  rte_mbuf* fwd[kChunk];
+  alignas(16) uint32_t dst[kChunk + 3];
+  alignas(16) uint32_t ids[kChunk + 3];
+  for (uint16_t off = 0; off < n; off += kChunk) {
+    const uint16_t k = std::min<uint16_t>(kChunk, static_cast<uint16_t>(n - off));
+    uint64_t fwd_bytes = n <= kChunk ? bytes : SumLengths(pkts + off, k);
     uint16_t nc = 0;
     for (uint16_t i = 0; i < k; ++i) {
       rte_mbuf* m = pkts[off + i];
       uint8_t* const frame = rte_pktmbuf_mtod(m, uint8_t*);
       const int reason = L3Check(frame, m->data_len);
-      if (reason >= 0) {
+      if (__builtin_expect(reason != kL3Route, 0)) {
         drops[reason]++;
         drop[ndrop++] = m;
+        fwd_bytes -= m->pkt_len;
         continue;
       }
       cand[nc] = m;
+      frames[nc] = frame;
       dst[nc] = L3Destination(frame);
       // The tbl24 line (and its page walk) starts loading now; the lookups come after the
       // whole chunk's header checks. With 100k routes and random destinations each lookup is
       // otherwise a cache (and, on 4 KiB pages, a TLB) miss in series with the next.
-      rte_prefetch0(&e.lpm->tbl24[dst[nc] >> 8]);
+      rte_prefetch0(&lpm->tbl24[dst[nc] >> 8]);
       ++nc;
     }
     for (uint16_t j = nc; j < ((nc + 3) & ~3); ++j) dst[j] = 0;
     for (uint16_t j = 0; j < nc; j += 4) {
-      rte_lpm_lookupx4(e.lpm, _mm_load_si128(reinterpret_cast<const __m128i*>(dst + j)), ids + j,
-                       kMiss);
+      rte_lpm_lookupx4(lpm, _mm_load_si128(reinterpret_cast<const __m128i*>(dst + j)), ids + j,
+                       default_id);
     }
+    uint16_t nf = 0;
+    uint32_t port_or = 0, port_and = kL3NoPort;  // all one port: port_or == port_and
     for (uint16_t j = 0; j < nc; ++j) {
-      rte_mbuf* m = cand[j];
-      const uint32_t id = ids[j];
-      const uint64_t hop = id != kMiss && id < kMaxNextHops
-                               ? e.hops[id].load(std::memory_order_relaxed)
-                               : e.default_hop.load(std::memory_order_relaxed);
-      const uint16_t port = static_cast<uint16_t>(hop & 0xffff);
-      if (hop == 0 || port >= kMaxPorts || !e.ports[port].active || e.ports[port].nb_txq == 0) {
+      // Every id in the LPM and the default one is below kMaxNextHops; the mask keeps even a
+      // corrupt one inside the table.
+      const L3Hop& h = hops[ids[j] & (kMaxNextHops - 1)];
+      const uint32_t port = h.port;
+      if (__builtin_expect(port >= kMaxPorts, 0)) {  // kL3NoPort: no route
         drops[kDropNoRoute]++;
-        drop[ndrop++] = m;
+        drop[ndrop++] = cand[j];
+        fwd_bytes -= cand[j]->pkt_len;
         continue;
       }
-      L3Rewrite(rte_pktmbuf_mtod(m, uint8_t*), hop, e.ports[port].mac);
-      bool seen = false;
-      for (uint16_t t = 0; t < ntouched; ++t) seen |= touched[t] == port;
-      if (!seen) {
-        touched[ntouched++] = port;
-        cnt[port] = 0;
-        out_bytes[port] = 0;
-      }
-      out[port][cnt[port]++] = m;
-      out_bytes[port] += m->pkt_len;
+      L3Rewrite(frames[j], h);
+      fwd[nf++] = cand[j];
+      port_or |= port;
+      port_and &= port;
     }
-    for (uint16_t t = 0; t < ntouched; ++t) {
-      const uint16_t p = touched[t];
-      Send(e, w, in_port, p, out[p], cnt[p], out_bytes[p]);
+    if (nf == 0) continue;
+    if (__builtin_expect(port_or == port_and, 1)) {
+      Send(e, w, in_port, static_cast<uint16_t>(port_or), fwd, nf, fwd_bytes);
+    } else {
+      SendByPort(e, w, in_port, cand, ids, nc, hops);
     }
-    ntouched = 0;
   }
   if (ndrop > 0) {
     rte_pktmbuf_free_bulk(drop, ndrop);

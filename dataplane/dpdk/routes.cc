@@ -1,7 +1,8 @@
 // The l3 tables: routes in rte_lpm (with RCU QSBR reclamation: workers report quiescence every
-// loop), next hops in a table of atomic words (MAC << 16 | port) that workers read without a
-// lock, and the default route 0.0.0.0/0 in one more such word (rte_lpm has no depth 0): the
-// worker falls back to it when the LPM finds no prefix.
+// loop), next hops in a table of L3Hop (l3_packet.h: the 12 Ethernet address bytes and the port,
+// written once per distinct next hop before its id is published, read by workers without a
+// lock), and the default route 0.0.0.0/0 as one atomic next-hop id (rte_lpm has no depth 0): the
+// worker's lookup returns it when the LPM finds no prefix.
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_lpm.h>
@@ -19,9 +20,9 @@ std::string Route::ToString() const {
 }
 
 absl::Status Engine::Impl::SetUpL3() {
-  hops.reset(new std::atomic<uint64_t>[kMaxNextHops]);
-  for (uint32_t i = 0; i < kMaxNextHops; ++i) hops[i].store(0, std::memory_order_relaxed);
   if (config.mode != Mode::kL3) return absl::OkStatus();
+  hops.reset(new L3Hop[kMaxNextHops]);
+  for (uint32_t i = 0; i < kMaxNextHops; ++i) hops[i] = L3Hop{{}, kL3NoPort};
   rte_lpm_config lc{};
   lc.max_rules = config.lpm_max_rules;
   lc.number_tbl8s = config.lpm_tbl8s;
@@ -84,11 +85,6 @@ absl::Status Engine::AddRoute(const Route& r) {
         absl::StrCat("route ", r.ToString(), ": next-hop MAC is zero"));
   }
   std::lock_guard<std::mutex> lock(e.route_mu);
-  if (r.prefix.len == 0) {
-    e.default_hop.store(hop, std::memory_order_release);
-    e.routes[{r.prefix.addr, r.prefix.len}] = r;
-    return absl::OkStatus();
-  }
   uint32_t id;
   auto it = e.hop_ids.find(hop);
   if (it != e.hop_ids.end()) {
@@ -99,8 +95,16 @@ absl::Status Engine::AddRoute(const Route& r) {
           absl::StrCat("more than ", kMaxNextHops - 1, " distinct next hops"));
     }
     id = static_cast<uint32_t>(e.hop_ids.size()) + 1;
-    e.hops[id].store(hop, std::memory_order_release);
+    // Written before the id is published below (rte_lpm_add or default_hop): a worker that
+    // reads the id from the LPM then reads this entry complete.
+    e.hops[id] = MakeL3Hop(r.port, r.next_hop_mac, e.ports[r.port].mac);
+    std::atomic_thread_fence(std::memory_order_release);
     e.hop_ids.emplace(hop, id);
+  }
+  if (r.prefix.len == 0) {
+    e.default_hop.store(id, std::memory_order_release);
+    e.routes[{r.prefix.addr, r.prefix.len}] = r;
+    return absl::OkStatus();
   }
   if (int rc = rte_lpm_add(e.lpm, r.prefix.addr, r.prefix.len, id); rc != 0) {
     return absl::ResourceExhaustedError(

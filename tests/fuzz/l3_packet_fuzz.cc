@@ -109,7 +109,7 @@ extern "C" int LLVMFuzzerTestOneInput(const uint8_t* data, size_t size) {
   }
   const skbnf::dpdk::MacAddr hop_mac = {0x02, 0, 0, 0, 1, static_cast<uint8_t>(dst >> 2)};
   rte_ether_addr port_mac = {{0x02, 0, 0, 0, 0, static_cast<uint8_t>(dst & 3)}};
-  skbnf::dpdk::L3Rewrite(buf, skbnf::dpdk::PackHop(dst & 3, hop_mac), port_mac);
+  skbnf::dpdk::L3Rewrite(buf, skbnf::dpdk::MakeL3Hop(dst & 3, hop_mac, port_mac));
 
   FUZZ_CHECK(std::memcmp(buf, hop_mac.data(), 6) == 0, "dst MAC not the next hop's");
   FUZZ_CHECK(std::memcmp(buf + 6, port_mac.addr_bytes, 6) == 0, "src MAC not the port's");
