@@ -100,9 +100,19 @@ __attribute__((noinline)) void SendByPort(Engine::Impl& e, Worker& w, uint16_t i
   }
 }
 
+// The packets' total length, for the per-core byte counters: per packet a pointer load and
+// an add from memory. Four lengths are summed in 32 bits before the 64-bit total (no overflow:
+// a packet's pkt_len is far below 1 GiB), which lets the compiler add straight from each mbuf
+// (the plain loop zero-extends every length: 6 instructions per packet, this one about 3).
 inline uint64_t SumLengths(rte_mbuf* const* pkts, uint16_t n) {
   uint64_t bytes = 0;
-  for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
+  rte_mbuf* const* p = pkts;
+  rte_mbuf* const* const end4 = pkts + (n & ~3u);
+  for (; p != end4; p += 4) {
+    const uint32_t four = p[0]->pkt_len + p[1]->pkt_len + p[2]->pkt_len + p[3]->pkt_len;
+    bytes += four;
+  }
+  for (rte_mbuf* const* const end = pkts + n; p != end; ++p) bytes += (*p)->pkt_len;
   return bytes;
 }
 
@@ -213,26 +223,23 @@ class CacheRegions {
   explicit CacheRegions(const HostLcache& h) : len_(h.len), t_(h.tally) {}
   void Begin() {
     len0_ = *len_;
-    a0_ = t_->below_gets;
-    f0_ = t_->below_puts;
+    b0_ = t_->below_net;
     gm0_ = t_->get_misses;
     pb0_ = t_->put_bypass;
     gets_ = puts_ = 0;
   }
   void Mark() {
     const uint32_t len = *len_;
-    const uint64_t a = t_->below_gets;
-    const uint64_t f = t_->below_puts;
-    const int64_t net = static_cast<int64_t>(len0_) - static_cast<int64_t>(len) +
-                        static_cast<int64_t>(a - a0_) - static_cast<int64_t>(f - f0_);
+    const uint64_t b = t_->below_net;
+    const int64_t net =
+        static_cast<int64_t>(len0_) - static_cast<int64_t>(len) + static_cast<int64_t>(b - b0_);
     if (net >= 0) {
       gets_ += static_cast<uint64_t>(net);
     } else {
       puts_ += static_cast<uint64_t>(-net);
     }
     len0_ = len;
-    a0_ = a;
-    f0_ = f;
+    b0_ = b;
   }
   void Count(pool::Pool* pool, int core) {
     pool->CountHostLcache(core, gets_, puts_, t_->get_misses - gm0_, t_->put_bypass - pb0_);
@@ -243,7 +250,7 @@ class CacheRegions {
   const volatile uint32_t* len_;
   HostLcacheTally* t_;
   uint32_t len0_ = 0;
-  uint64_t a0_ = 0, f0_ = 0, gm0_ = 0, pb0_ = 0, gets_ = 0, puts_ = 0;
+  uint64_t b0_ = 0, gm0_ = 0, pb0_ = 0, gets_ = 0, puts_ = 0;
 };
 
 // One pass over the worker's RX queues; returns the packets received. kHosted: the lcore
@@ -260,8 +267,7 @@ inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int cor
     if (kHosted) regions.Mark();
     if (n == 0) continue;
     received += n;
-    uint64_t bytes = 0;
-    for (uint16_t i = 0; i < n; ++i) bytes += pkts[i]->pkt_len;
+    const uint64_t bytes = SumLengths(pkts, n);
     w.c.ports[q.port].rx_pkts.Add(n);
     w.c.ports[q.port].rx_bytes.Add(bytes);
     forward(e, w, q.port, pkts, n, bytes);

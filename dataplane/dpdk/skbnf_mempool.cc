@@ -120,7 +120,7 @@ void HostAdopt(void* ctx, int core, const pool::StrategySpec& next) {
     pool::LayerCounters& l = dp->pool->HostLcacheCounters(core);
     l.free_misses.Add(c.len);
     l.bulk.Add(1);
-    t.below_puts += c.len;
+    t.below_net -= c.len;
     c.len = 0;
   }
   const bool on = dp->pool->HostsLcache(next);
@@ -241,7 +241,7 @@ int HostDequeue(DriverPool* dp, int core, void** objs, unsigned n) {
   const rte_mempool_cache& c = dp->caches[core];
   HostLcacheTally& t = dp->tally[core].t;
   pool::LayerCounters& l = dp->pool->HostLcacheCounters(core);
-  t.below_gets += n;
+  t.below_net += n;
   const unsigned missed = objs == c.objs ? (n > c.size ? n - c.size : 0) : n;
   t.get_misses += missed;
   l.alloc_misses.Add(missed);
@@ -252,7 +252,7 @@ void HostEnqueue(DriverPool* dp, int core, void* const* objs, unsigned n) {
   dp->pool->HostPut(core, objs, n);
   HostLcacheTally& t = dp->tally[core].t;
   pool::LayerCounters& l = dp->pool->HostLcacheCounters(core);
-  t.below_puts += n;
+  t.below_net -= n;
   l.free_misses.Add(n);
   if (objs == dp->caches[core].objs) {
     l.bulk.Add(1);

@@ -100,8 +100,9 @@ pool::Pool* PoolOf(const rte_mempool* mp);
 // moved between `core`'s cache and the layers below, cumulative, written by the core's own
 // thread (or by control for a parked worker, in the adopt hook).
 struct HostLcacheTally {
-  uint64_t below_gets = 0;          // objects taken from the layers below (refills and bypasses)
-  uint64_t below_puts = 0;          // objects given to the layers below (flushes and bypasses)
+  // Objects taken from the layers below (refills, bypassed gets) minus objects given to them
+  // (flushes, bypassed puts): one number, so that a worker's region mark reads two words.
+  uint64_t below_net = 0;
   uint64_t get_misses = 0;          // of the requests: the part a refill served, and bypasses
   uint64_t put_bypass = 0;          // puts that went straight below (n > flush threshold)
   std::atomic<uint32_t> active{0};  // the cache plays the lcache layer (size > 0)
