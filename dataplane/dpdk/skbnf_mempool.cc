@@ -231,9 +231,6 @@ void OpFree(rte_mempool* mp) {
   mp->pool_data = nullptr;
 }
 
-// The full paths, out of line: the inline part of OpEnqueue/OpDequeue is only the
-// single-object hit of the top layer (Pool::PutOneFast), so that it needs no stack frame and
-// everything else is one tail call (net_null frees one mbuf per enqueue: this is per packet).
 // An lcore cache that plays the lcache layer, refilling (objs is its own array: size +
 // the part of the request it did not hold) or bypassed (the caller's array), and flushing.
 int HostDequeue(DriverPool* dp, int core, void** objs, unsigned n) {
@@ -265,6 +262,9 @@ inline bool HostActive(const DriverPool* dp, int core) {
          dp->tally[core].t.active.load(std::memory_order_relaxed) != 0;
 }
 
+// The full paths, out of line: the inline part of OpEnqueue/OpDequeue is only the
+// single-object hit of the top layer (Pool::PutOneFast), so that it needs no stack frame and
+// everything else is one tail call (net_null frees one mbuf per enqueue: this is per packet).
 [[gnu::noinline]] int EnqueueSlow(rte_mempool* mp, void* const* objs, unsigned n) {
   DriverPool* dp = Driver(mp);
   if (const int core = LcoreCore(); HostActive(dp, core)) {
