@@ -611,7 +611,7 @@ TEST_P(L3PcapTest, OutputAndDropReasons) {
     ASSERT_EQ(got->size(), want[port].size()) << "port " << port;
     uint64_t got_bytes = 0;
     for (const Frame& f : *got) got_bytes += f.bytes.size();
-    const PortCounters& pc = e.Snapshot().workers.at(0).ports[ids[port]];
+    const PortCounters pc = e.Snapshot().workers.at(0).ports[ids[port]];
     EXPECT_EQ(pc.tx_pkts, got->size()) << "port " << port;
     EXPECT_EQ(pc.tx_bytes, got_bytes) << "port " << port;
     for (size_t i = 0; i < got->size(); ++i) {
