@@ -267,20 +267,21 @@ inline bool HostActive(const DriverPool* dp, int core) {
 // everything else is one tail call (net_null frees one mbuf per enqueue: this is per packet).
 [[gnu::noinline]] int EnqueueSlow(rte_mempool* mp, void* const* objs, unsigned n) {
   DriverPool* dp = Driver(mp);
-  if (const int core = LcoreCore(); HostActive(dp, core)) {
+  const int core = LcoreCore();
+  if (HostActive(dp, core)) {
     HostEnqueue(dp, core, objs, n);
   } else if (dp->foreign) {
-    dp->pool->ForeignPut(LcoreCore(), objs, n);
+    dp->pool->ForeignPut(core, objs, n);
   } else {
-    dp->pool->Put(LcoreCore(), objs, n);
+    dp->pool->Put(core, objs, n);
   }
   return 0;
 }
 [[gnu::noinline]] int DequeueSlow(rte_mempool* mp, void** objs, unsigned n) {
   DriverPool* dp = Driver(mp);
-  if (const int core = LcoreCore(); HostActive(dp, core)) return HostDequeue(dp, core, objs, n);
-  const bool ok = dp->foreign ? dp->pool->ForeignGet(LcoreCore(), objs, n)
-                              : dp->pool->Get(LcoreCore(), objs, n);
+  const int core = LcoreCore();
+  if (HostActive(dp, core)) return HostDequeue(dp, core, objs, n);
+  const bool ok = dp->foreign ? dp->pool->ForeignGet(core, objs, n) : dp->pool->Get(core, objs, n);
   return ok ? 0 : -ENOBUFS;
 }
 
