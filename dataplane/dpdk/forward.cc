@@ -24,16 +24,18 @@ namespace {
 // The packet path.
 
 // The packets' total length, for the per-core byte counters: per packet a pointer load and
-// an add from memory. Four lengths are summed in 32 bits before the 64-bit total (no overflow:
-// a packet's pkt_len is far below 1 GiB), which lets the compiler add straight from each mbuf
-// (the plain loop zero-extends every length: 6 instructions per packet, this one about 3).
+// an add from memory. Eight lengths are summed in 32 bits before the 64-bit total (no overflow:
+// a packet's pkt_len is far below 512 MiB), which lets the compiler add straight from each mbuf
+// (the plain loop zero-extends every length: 6 instructions per packet; four at a time, 3;
+// eight at a time, 2.5).
 inline uint64_t SumLengths(rte_mbuf* const* pkts, uint16_t n) {
   uint64_t bytes = 0;
   rte_mbuf* const* p = pkts;
-  rte_mbuf* const* const end4 = pkts + (n & ~3u);
-  for (; p != end4; p += 4) {
-    const uint32_t four = p[0]->pkt_len + p[1]->pkt_len + p[2]->pkt_len + p[3]->pkt_len;
-    bytes += four;
+  rte_mbuf* const* const end8 = pkts + (n & ~7u);
+  for (; p != end8; p += 8) {
+    const uint32_t eight = p[0]->pkt_len + p[1]->pkt_len + p[2]->pkt_len + p[3]->pkt_len +
+                           p[4]->pkt_len + p[5]->pkt_len + p[6]->pkt_len + p[7]->pkt_len;
+    bytes += eight;
   }
   for (rte_mbuf* const* const end = pkts + n; p != end; ++p) bytes += (*p)->pkt_len;
   return bytes;

@@ -97,13 +97,15 @@ inline int LcoreCore() {
 
 // Recycle check (skb_recycle_check for mbufs): refcnt 1, direct, one segment, a buffer not
 // smaller than the pool's. Returns the mbuf's RX port, or -1.
+inline int RecyclePort(const rte_mbuf* m, uint32_t min_len) {
+  const bool ok = rte_mbuf_refcnt_read(m) == 1 && RTE_MBUF_DIRECT(m) && m->nb_segs == 1 &&
+                  m->buf_len >= min_len && m->port < kMaxPorts;
+  return ok ? m->port : -1;
+}
 void ClassifyMbufs(void* ctx, void* const* objs, unsigned n, int16_t* ports) {
   const uint32_t min_len = static_cast<const DriverPool*>(ctx)->min_buf_len;
   for (unsigned i = 0; i < n; ++i) {
-    const auto* m = static_cast<const rte_mbuf*>(objs[i]);
-    const bool ok = rte_mbuf_refcnt_read(m) == 1 && RTE_MBUF_DIRECT(m) && m->nb_segs == 1 &&
-                    m->buf_len >= min_len && m->port < kMaxPorts;
-    ports[i] = ok ? static_cast<int16_t>(m->port) : int16_t{-1};
+    ports[i] = static_cast<int16_t>(RecyclePort(static_cast<const rte_mbuf*>(objs[i]), min_len));
   }
 }
 
@@ -287,12 +289,19 @@ inline bool HostActive(const DriverPool* dp, int core) {
 
 // The plugin is loaded by foreign applications (every lcore a foreign owner); skbnfd's copy
 // serves its registered workers: each build inlines the single-object hit of its own kind.
+// The plugin's foreign pair is also correct on a registered worker's slot (its reclaim mark is
+// never raised), so the plugin does not test which kind of pool this is; skbnfd's worker pair
+// is not safe on a foreign owner's slot, so skbnfd's copy does.
 int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
   const DriverPool* dp = Driver(mp);
-  if (__builtin_expect(n == 1 && dp->foreign == kPluginBuild, 1)) {
+  if (__builtin_expect(n == 1 && (kPluginBuild || !dp->foreign), 1)) {
     pool::Pool* p = dp->pool.get();
     void* obj = objs[0];
-    if (kPluginBuild ? p->ForeignPutOneFast(LcoreCore(), obj) : p->PutOneFast(LcoreCore(), obj)) {
+    const auto port_of = [dp](const void* o) {
+      return RecyclePort(static_cast<const rte_mbuf*>(o), dp->min_buf_len);
+    };
+    if (kPluginBuild ? p->ForeignPutOneFast(LcoreCore(), obj)
+                     : p->PutOneFast(LcoreCore(), obj, port_of)) {
       return 0;
     }
   }
@@ -301,7 +310,7 @@ int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
 
 int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
   const DriverPool* dp = Driver(mp);
-  if (__builtin_expect(n == 1 && dp->foreign == kPluginBuild, 1)) {
+  if (__builtin_expect(n == 1 && (kPluginBuild || !dp->foreign), 1)) {
     pool::Pool* p = dp->pool.get();
     if (kPluginBuild ? p->ForeignGetOneFast(LcoreCore(), objs) : p->GetOneFast(LcoreCore(), objs)) {
       return 0;

@@ -1,6 +1,12 @@
-// Per-core counters. Each counter is written by exactly one core and read by anyone: a relaxed
-// load + relaxed store (a plain `add` to memory on x86, no lock prefix), read with a relaxed
-// load. Readers may see a value a few bursts old, never a torn one.
+// Per-core counters. Each counter is written by exactly one core and read by anyone, with a
+// relaxed load: readers may see a value a few bursts old, never a torn one.
+//
+// Add is one `addq` to memory on x86-64 (no lock prefix: one writer). The portable form, a
+// relaxed load + relaxed store, compiles to three instructions (GCC does not fuse an atomic's
+// load and store), and these adds sit on the packet path: a single-object free counts two of
+// them. An aligned 8-byte read-modify-write by one writer is atomic for x86 readers (no
+// tearing), which is what the relaxed load + store promised. Under ThreadSanitizer, which does
+// not see inline assembly, and on other architectures, the portable form is used.
 #ifndef SKBNF_DATAPLANE_POOL_COUNTERS_H_
 #define SKBNF_DATAPLANE_POOL_COUNTERS_H_
 
@@ -9,12 +15,27 @@
 
 #include "dataplane/pool/strategy_spec.h"
 
+// clang spells the ThreadSanitizer test differently from GCC.
+#if defined(__has_feature)
+#if __has_feature(thread_sanitizer)
+#define SKBNF_TSAN_BUILD 1
+#endif
+#endif
+#ifndef SKBNF_TSAN_BUILD
+#define SKBNF_TSAN_BUILD 0
+#endif
+
 namespace skbnf::pool {
 
 class Counter {
  public:
   void Add(uint64_t d) {
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !SKBNF_TSAN_BUILD
+    static_assert(sizeof(v_) == sizeof(uint64_t) && alignof(decltype(v_)) == 8);
+    asm volatile("addq %1, %0" : "+m"(*reinterpret_cast<uint64_t*>(&v_)) : "er"(d) : "cc");
+#else
     v_.store(v_.load(std::memory_order_relaxed) + d, std::memory_order_relaxed);
+#endif
   }
   // For counters shared by several threads (the non-worker slot).
   void AtomicAdd(uint64_t d) { v_.fetch_add(d, std::memory_order_relaxed); }

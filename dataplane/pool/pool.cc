@@ -331,15 +331,7 @@ bool Pool::PutOneRecycle(const Shared& sh, CoreSlot& s, void* obj) {
   int16_t port;
   sh.classify(sh.classify_ctx, &obj, 1, &port);
   if (port < 0 || port >= kMaxPorts) return false;
-  RecycleList& l = s.recycle[port];
-  const uint32_t cnt = l.count.get();
-  if (cnt >= l.limit) return false;  // (the full path classifies once more: rare)
-  l.objs[cnt] = obj;
-  l.count.set(cnt + 1);
-  s.recycle_total.set(s.recycle_total.get() + 1);
-  s.counters.layer[static_cast<int>(Layer::kRecycle)].free_hits.Add(1);
-  s.counters.frees.Add(1);
-  return true;
+  return PutOneRecycleTo(s, port, obj);
 }
 
 bool Pool::QuiesceSlow(CoreSlot& s, uint64_t w) {

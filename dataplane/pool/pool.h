@@ -261,12 +261,23 @@ class Pool {
   // free): true when it was served (counted as Put/Get count it); false when nothing happened
   // and the caller must take Put/Get (or the Foreign pair). The slot's `fast` is kNone for
   // threads that are not owners, with the debug switch, and when the top layer has no such hit.
-  // (Recycle's free calls the host's check: it takes Put, so that this stays call-free and
-  // its caller needs no stack frame.)
-  bool PutOneFast(int core, void* obj) {
+  // Recycle's free needs the object's RX port: `port_of(obj)` is the host's recycle check
+  // inlined (what Shared::classify does for one object: the RX port, or -1), so that this
+  // stays call-free and its caller needs no stack frame. Hosts without an inline check pass
+  // NoRecycleCheck: recycle then takes Put.
+  struct NoRecycleCheck {
+    int operator()(const void*) const { return -1; }
+  };
+  template <class PortOf = NoRecycleCheck>
+  bool PutOneFast(int core, void* obj, const PortOf& port_of = PortOf()) {
     CoreSlot& s = SlotFor(core);
     const FastPath k = s.fast;
-    return (k == FastPath::kHeadPool || k == FastPath::kMagazine) && PutOneStack(s, k, obj);
+    // One compare per kind, the head pool's first (a range test and then a dispatch cost 6).
+    if (k == FastPath::kHeadPool) return PutOneStack(s, FastPath::kHeadPool, obj);
+    if (k == FastPath::kMagazine) return PutOneStack(s, FastPath::kMagazine, obj);
+    if (k != FastPath::kRecycle) return false;
+    const int port = port_of(obj);
+    return port >= 0 && port < kMaxPorts && PutOneRecycleTo(s, port, obj);
   }
   bool GetOneFast(int core, void** obj) {
     CoreSlot& s = SlotFor(core);
@@ -274,12 +285,18 @@ class Pool {
   }
   // (The foreign pair never waits: when a reclaimer is at work it backs off, and the full
   // path's Enter waits. So it makes no call and needs no stack frame either.)
+  // Also correct (one mark more) for a worker's own slot, whose `steal` is never raised.
   bool ForeignPutOneFast(int core, void* obj) {
     CoreSlot& s = SlotFor(core);
     const FastPath k = s.fast;
-    if (k != FastPath::kHeadPool && k != FastPath::kMagazine) return false;
+    if (k == FastPath::kHeadPool) return ForeignPutStack<FastPath::kHeadPool>(s, obj);
+    if (k == FastPath::kMagazine) return ForeignPutStack<FastPath::kMagazine>(s, obj);
+    return false;
+  }
+  template <FastPath K>
+  static bool ForeignPutStack(CoreSlot& s, void* obj) {
     if (!TryEnter(s)) return false;
-    const bool ok = PutOneStack(s, k, obj);
+    const bool ok = PutOneStack(s, K, obj);
     Exit(s);
     return ok;
   }
@@ -477,6 +494,18 @@ class Pool {
   }
   // PutOne for the recycle layer (frees counted there too).
   [[gnu::noinline]] static bool PutOneRecycle(const Shared& sh, CoreSlot& s, void* obj);
+  // Its hit, the object's RX port known (0 <= port < kMaxPorts).
+  static bool PutOneRecycleTo(CoreSlot& s, int port, void* obj) {
+    RecycleList& l = s.recycle[port];
+    const uint32_t cnt = l.count.get();
+    if (cnt >= l.limit) return false;  // (the full path classifies once more: rare)
+    l.objs[cnt] = obj;
+    l.count.set(cnt + 1);
+    s.recycle_total.set(s.recycle_total.get() + 1);
+    s.counters.layer[static_cast<int>(Layer::kRecycle)].free_hits.Add(1);
+    s.counters.frees.Add(1);
+    return true;
+  }
   bool QuiesceSlow(CoreSlot& s, uint64_t w);
   // Flush `s`'s layers into the store and give its magazines back. Returns objects moved.
   uint64_t FlushSlot(CoreSlot& s);
