@@ -450,6 +450,70 @@ TEST(FastPathTest, SingleObjectRecycleKeepsBoundsAndPorts) {
   EXPECT_TRUE(r.ok) << r.message;
 }
 
+// The ops' inline single-object free (skbnf_mempool.cc's OpEnqueue): recycle is served with
+// the host's check inlined, within the same bounds as the full path; what it declines (over
+// the bound, not an RX port of this core, no inline check) is left untouched for Put.
+TEST(FastPathTest, PutOneFastServesRecycleThroughTheHostsInlineCheck) {
+  auto t = testing::MakePool("recycle+magazine", {.n = 64});
+  ASSERT_TRUE(t->RegisterWorker(0, {{.port = 1, .ring_size = 2}}).ok());
+  t->SetRxPort(0, 1);
+  void* o[5];
+  for (int i = 0; i < 5; ++i) ASSERT_TRUE(t->Get(0, &o[i], 1));
+  const CoreCountersSnapshot before = t->CoreStats(0);
+  const auto tag = [](const void* obj) {
+    int16_t port;
+    std::memcpy(&port, obj, sizeof(port));
+    return static_cast<int>(port);
+  };
+  SetTag(o[0], 1);
+  SetTag(o[1], 1);
+  SetTag(o[2], 1);
+  SetTag(o[3], 2);
+  SetTag(o[4], -1);  // the check's "not recyclable"
+  EXPECT_FALSE(t->PutOneFast(0, o[0]));  // no inline check: recycle takes Put
+  EXPECT_TRUE(t->PutOneFast(0, o[0], tag));
+  EXPECT_TRUE(t->PutOneFast(0, o[1], tag));
+  EXPECT_FALSE(t->PutOneFast(0, o[2], tag));  // over the bound of 2
+  EXPECT_FALSE(t->PutOneFast(0, o[3], tag));  // not an RX port of this core
+  EXPECT_FALSE(t->PutOneFast(0, o[4], tag));
+  CoreCountersSnapshot c = t->CoreStats(0);
+  EXPECT_EQ(c.frees - before.frees, 2u);
+  EXPECT_EQ(c.layer[kRc].free_hits - before.layer[kRc].free_hits, 2u);
+  EXPECT_EQ(t->CoreGauges(0).objects[kRc], 2u);
+  for (int i = 2; i < 5; ++i) t->Put(0, &o[i], 1);  // the declined ones, by the full path
+  void* back;
+  ASSERT_TRUE(t->GetOneFast(0, &back));
+  EXPECT_EQ(back, o[1]);  // LIFO, as the burst path
+  t->Put(0, &back, 1);
+  AuditReport r = t->Audit(0);
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(t->CoreStats(0).frees - before.frees, 6u);
+}
+
+// The plugin's ops call the foreign pair on every slot: on a registered worker's own slot
+// (whose reclaim mark is never raised) it must serve and count exactly as the worker pair.
+TEST(FastPathTest, ForeignPairIsCorrectOnAWorkersSlot) {
+  for (const char* spec : {"headpool:hot_list_len=4+magazine", "magazine:size=4"}) {
+    auto t = testing::MakePool(spec, {.n = 64});
+    ASSERT_TRUE(t->RegisterWorker(0).ok());
+    const int top = std::string(spec).rfind("headpool", 0) == 0 ? kHp : kMg;
+    void* o[3];
+    for (int i = 0; i < 3; ++i) ASSERT_TRUE(t->Get(0, &o[i], 1)) << spec;
+    const CoreCountersSnapshot before = t->CoreStats(0);
+    for (int i = 0; i < 3; ++i) EXPECT_TRUE(t->ForeignPutOneFast(0, o[i])) << spec;
+    CoreCountersSnapshot c = t->CoreStats(0);
+    EXPECT_EQ(c.frees - before.frees, 3u) << spec;
+    EXPECT_EQ(c.layer[top].free_hits - before.layer[top].free_hits, 3u) << spec;
+    void* back;
+    ASSERT_TRUE(t->ForeignGetOneFast(0, &back)) << spec;
+    EXPECT_EQ(back, o[2]) << spec;
+    EXPECT_EQ(t->CoreStats(0).allocs - c.allocs, 1u) << spec;
+    t->Put(0, &back, 1);
+    AuditReport r = t->Audit(0);
+    EXPECT_TRUE(r.ok) << spec << ": " << r.message;
+  }
+}
+
 }  // namespace
 }  // namespace skbnf::pool
 
