@@ -75,6 +75,11 @@ void Depot::ReturnEmpty(Magazine* m) {
   empty_count_.store(empty_count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
 }
 
+bool Depot::AllEmpty() {
+  std::lock_guard<SpinLock> g(lock_);
+  return full_ == nullptr && empty_count_.load(std::memory_order_relaxed) == blocks_.size();
+}
+
 uint64_t Depot::DrainTo(SlabStore& store) {
   std::lock_guard<SpinLock> g(lock_);
   uint64_t n = 0;

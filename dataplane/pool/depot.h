@@ -57,6 +57,8 @@ class Depot {
   // Moves every round of every full magazine into `store` (one bulk put). Returns the count.
   uint64_t DrainTo(SlabStore& store);
 
+  // No full magazine, and every magazine it made is in its empty list (none held by a core).
+  bool AllEmpty();
   uint64_t objects() const { return objects_.load(std::memory_order_relaxed); }
   uint32_t full_magazines() const { return full_count_.load(std::memory_order_relaxed); }
   uint32_t empty_magazines() const { return empty_count_.load(std::memory_order_relaxed); }
