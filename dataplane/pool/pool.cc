@@ -154,21 +154,27 @@ std::unique_ptr<Generation> Pool::MakeGeneration(const StrategySpec& spec, uint6
   const unsigned mask = HostsLcache(spec) ? spec.layers & ~LayerBit(Layer::kLcache) : spec.layers;
   g->get = kGetTable[(mask << 1) | (spec.prefetch ? 1 : 0)];
   g->put = kPutTable[mask];
-  if (spec.Has(Layer::kMagazine)) {
-    const uint32_t needed = MagazinesNeeded(spec.magazine_size);
-    {
-      std::lock_guard<std::mutex> l(spare_mu_);
-      if (spare_depot_ != nullptr && spare_depot_->magazine_size() == spec.magazine_size) {
-        g->depot = std::move(spare_depot_);
-      }
-    }
-    if (g->depot != nullptr) {
-      g->depot->Reserve(needed);
-    } else {
-      g->depot = std::make_unique<Depot>(spec.magazine_size, needed);
+  if (spec.Has(Layer::kMagazine)) g->depot = TakeDepot(spec.magazine_size);
+  return g;
+}
+
+std::unique_ptr<Depot> Pool::TakeDepot(uint32_t magazine_size) {
+  const uint32_t needed = MagazinesNeeded(magazine_size);
+  std::unique_ptr<Depot> d;
+  {
+    std::lock_guard<std::mutex> l(spare_mu_);
+    if (spare_depot_ != nullptr && spare_depot_->magazine_size() == magazine_size) {
+      d = std::move(spare_depot_);
     }
   }
-  return g;
+  if (d == nullptr) return std::make_unique<Depot>(magazine_size, needed);
+  d->Reserve(needed);
+  return d;
+}
+
+void Pool::KeepSpareDepot(std::unique_ptr<Depot> d) {
+  std::lock_guard<std::mutex> l(spare_mu_);
+  spare_depot_ = std::move(d);
 }
 
 uint32_t Pool::MagazinesNeeded(uint32_t magazine_size) const {
@@ -436,15 +442,8 @@ absl::Status Pool::RegisterLocked(int core, const uint32_t (&rings)[kMaxPorts], 
     // object) so that the first swap into a magazine strategy makes none on the swap's path
     // (measured: 1.3-1.6 ms of a first lcache+magazine -> recycle+magazine swap was this
     // allocation; later swaps reuse the retired generation's depot). Its memory: one magazine
-    // of pointers per magazine_size objects, e.g. 270 KiB for 32,768 mbufs.
-    const uint32_t size = StrategySpec().magazine_size;
-    const uint32_t needed = MagazinesNeeded(size);
-    std::lock_guard<std::mutex> l(spare_mu_);
-    if (spare_depot_ == nullptr || spare_depot_->magazine_size() != size) {
-      spare_depot_ = std::make_unique<Depot>(size, needed);
-    } else {
-      spare_depot_->Reserve(needed);
-    }
+    // of pointers per magazine_size objects, about 280 KiB for 32,768 mbufs.
+    KeepSpareDepot(TakeDepot(StrategySpec().magazine_size));
   }
   return absl::OkStatus();
 }
@@ -608,10 +607,7 @@ uint64_t Pool::RetireGenerations() {
       // Kept for the next generation with this magazine size (a swap back and forth then
       // allocates no magazines): drained, and no core holds one of its magazines (the
       // hazards above), so every magazine is in its empty list.
-      if (dead->depot->AllEmpty()) {
-        std::lock_guard<std::mutex> l(spare_mu_);
-        spare_depot_ = std::move(dead->depot);
-      }
+      if (dead->depot->AllEmpty()) KeepSpareDepot(std::move(dead->depot));
     }
   }
   return drained;

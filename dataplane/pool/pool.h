@@ -517,6 +517,10 @@ class Pool {
   void Configure(CoreSlot& s, const Generation* g);
   uint32_t MagazinesNeeded(uint32_t magazine_size) const;
   std::unique_ptr<Generation> MakeGeneration(const StrategySpec& spec, uint64_t epoch);
+  // A depot for `magazine_size` with MagazinesNeeded magazines: the spare one when its size
+  // matches, else a new one. KeepSpareDepot replaces the spare (an emptied depot).
+  std::unique_ptr<Depot> TakeDepot(uint32_t magazine_size);
+  void KeepSpareDepot(std::unique_ptr<Depot> d);
   // Publishes a generation and waits for the workers; fills `report` for those cores.
   bool PublishAndWait(std::unique_ptr<Generation> g, std::chrono::microseconds timeout,
                       SwapReport& report, const std::vector<int>& skip);
