@@ -8,11 +8,15 @@
 #include <rte_mempool.h>
 #include <rte_spinlock.h>
 
+#include <pthread.h>
+
 #include <cerrno>
 #include <cstdio>
 #include <cstdlib>
 #include <cstring>
 #include <memory>
+#include <mutex>
+#include <vector>
 
 #include "absl/strings/str_cat.h"
 
@@ -224,7 +228,13 @@ int OpAlloc(rte_mempool* mp) {
   return 0;
 }
 
+#ifdef SKBNF_MEMPOOL_PLUGIN
+void ForgetThreadSlots(const rte_mempool* mp);
+#endif
 void OpFree(rte_mempool* mp) {
+#ifdef SKBNF_MEMPOOL_PLUGIN
+  ForgetThreadSlots(mp);
+#endif
   if (DriverPool* dp = Driver(mp); dp != nullptr && dp->caches != nullptr) {
     mp->cache_size = 0;
     rte_free(dp->caches);
@@ -287,12 +297,146 @@ inline bool HostActive(const DriverPool* dp, int core) {
   return ok ? 0 : -ENOBUFS;
 }
 
+// The plugin's per-thread slot cache. A foreign application frees one mbuf per call (net_null,
+// PMDs' TX completion without fast free): finding the thread's slot from mp (pool_data, the
+// pool, the lcore id, its bound, the slot's address, the kind of its fast path) is half of
+// that call. So each thread keeps, per fast-path kind, the last pool it used and its slot
+// there; the call then compares mp with the cached pool and goes straight to the push.
+//  - Only an EAL lcore's registered foreign slot is cached (Pool::ForeignFastSlot): an EAL
+//    lcore's id never moves to another thread, and a foreign slot's strategy is fixed until
+//    the pool is freed.
+//  - OpFree clears every thread's entries for the pool (a later pool may get the same
+//    address): each thread that caches registers its entry, and unregisters it at exit.
+//  - One entry per kind: a thread alternating between two pools of one kind takes the slow
+//    path each time it switches (correct, just not faster).
+// skbnfd's copy does not cache: its workers' strategies change at every swap.
+#ifdef SKBNF_MEMPOOL_PLUGIN
+struct ThreadSlots {
+  const rte_mempool* hp_mp;  // written by OpFree on other threads: __atomic relaxed
+  pool::CoreSlot* hp;
+  pool::Pool* hp_pool;
+  const rte_mempool* mg_mp;
+  pool::CoreSlot* mg;
+  pool::Pool* mg_pool;
+  bool registered;
+};
+constinit thread_local ThreadSlots t_slots{};
+
+struct ThreadSlotsRegistry {
+  std::mutex mu;
+  std::vector<ThreadSlots*> threads;
+  pthread_key_t exit_key;
+};
+ThreadSlotsRegistry& Registry() {
+  // Never destroyed: threads may exit during static destruction.
+  static ThreadSlotsRegistry* r = [] {
+    auto* reg = new ThreadSlotsRegistry;
+    (void)pthread_key_create(&reg->exit_key, [](void* p) {
+      ThreadSlotsRegistry& self = Registry();
+      std::lock_guard<std::mutex> lock(self.mu);
+      std::erase(self.threads, static_cast<ThreadSlots*>(p));
+    });
+    return reg;
+  }();
+  return *r;
+}
+inline const rte_mempool* CachedPool(const rte_mempool* const& field) {
+  return __atomic_load_n(&field, __ATOMIC_RELAXED);
+}
+// CachedPool(field) == mp. On x86-64 one `cmpq` against the thread's entry (an aligned 8-byte
+// read, as the relaxed load; GCC does not fold an atomic load into the compare).
+inline bool IsCachedPool(const rte_mempool* const& field, const rte_mempool* mp) {
+#if defined(__x86_64__)
+  bool eq;
+  asm("cmpq %2, %1" : "=@cce"(eq) : "m"(field), "r"(mp));
+  return eq;
+#else
+  return CachedPool(field) == mp;
+#endif
+}
+
+// Caches the calling thread's slot of mp when there is one to cache. Out of line.
+void CacheThreadSlot(rte_mempool* mp) {
+  pool::FastPath kind;
+  pool::Pool* p = Driver(mp)->pool.get();
+  pool::CoreSlot* s = p->ForeignFastSlot(LcoreCore(), &kind);
+  if (s == nullptr) return;
+  ThreadSlots& t = t_slots;
+  if (!t.registered) {
+    ThreadSlotsRegistry& r = Registry();
+    std::lock_guard<std::mutex> lock(r.mu);
+    r.threads.push_back(&t);
+    (void)pthread_setspecific(r.exit_key, &t);
+    t.registered = true;
+  }
+  if (kind == pool::FastPath::kHeadPool) {
+    t.hp = s;
+    t.hp_pool = p;
+    __atomic_store_n(&t.hp_mp, mp, __ATOMIC_RELAXED);
+  } else {
+    t.mg = s;
+    t.mg_pool = p;
+    __atomic_store_n(&t.mg_mp, mp, __ATOMIC_RELAXED);
+  }
+}
+void ForgetThreadSlots(const rte_mempool* mp) {
+  ThreadSlotsRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (ThreadSlots* t : r.threads) {
+    if (CachedPool(t->hp_mp) == mp) __atomic_store_n(&t->hp_mp, nullptr, __ATOMIC_RELAXED);
+    if (CachedPool(t->mg_mp) == mp) __atomic_store_n(&t->mg_mp, nullptr, __ATOMIC_RELAXED);
+  }
+}
+
+[[gnu::noinline]] int PluginEnqueueMiss(rte_mempool* mp, void* const* objs, unsigned n) {
+  CacheThreadSlot(mp);
+  return EnqueueSlow(mp, objs, n);
+}
+// What OpDequeue does not serve inline.
+[[gnu::noinline]] int PluginDequeueRest(rte_mempool* mp, void** objs, unsigned n) {
+  ThreadSlots& t = t_slots;
+  pool::CoreSlot* s;
+  pool::Pool* p;
+  if (IsCachedPool(t.hp_mp, mp)) {
+    s = t.hp;
+    p = t.hp_pool;
+  } else if (IsCachedPool(t.mg_mp, mp)) {
+    s = t.mg;
+    p = t.mg_pool;
+  } else {
+    CacheThreadSlot(mp);
+    return DequeueSlow(mp, objs, n);
+  }
+  if (n == 1 && pool::Pool::ForeignGetOneOn(*s, objs)) return 0;
+  return p->ForeignGetOn(*s, objs, n) ? 0 : -ENOBUFS;
+}
+#endif  // SKBNF_MEMPOOL_PLUGIN
+
 // The plugin is loaded by foreign applications (every lcore a foreign owner); skbnfd's copy
 // serves its registered workers: each build inlines the single-object hit of its own kind.
 // The plugin's foreign pair is also correct on a registered worker's slot (its reclaim mark is
 // never raised), so the plugin does not test which kind of pool this is; skbnfd's worker pair
 // is not safe on a foreign owner's slot, so skbnfd's copy does.
 int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
+#ifdef SKBNF_MEMPOOL_PLUGIN
+  {
+    ThreadSlots& t = t_slots;
+    if (IsCachedPool(t.hp_mp, mp)) {
+      if (__builtin_expect(n == 1, 1) &&
+          pool::Pool::ForeignPutStack<pool::FastPath::kHeadPool>(*t.hp, objs[0])) {
+        return 0;
+      }
+    } else if (IsCachedPool(t.mg_mp, mp)) {
+      if (__builtin_expect(n == 1, 1) &&
+          pool::Pool::ForeignPutStack<pool::FastPath::kMagazine>(*t.mg, objs[0])) {
+        return 0;
+      }
+    } else {
+      return PluginEnqueueMiss(mp, objs, n);
+    }
+    return EnqueueSlow(mp, objs, n);
+  }
+#endif
   const DriverPool* dp = Driver(mp);
   if (__builtin_expect(n == 1 && (kPluginBuild || !dp->foreign), 1)) {
     pool::Pool* p = dp->pool.get();
@@ -309,6 +453,17 @@ int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
 }
 
 int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
+#ifdef SKBNF_MEMPOOL_PLUGIN
+  {
+    // The burst a PMD refills with, from a cached head-pool slot, inline and frameless; the
+    // rest (single objects, the magazine, misses) is one tail call.
+    ThreadSlots& t = t_slots;
+    if (n != 1) {
+      if (IsCachedPool(t.hp_mp, mp) && pool::Pool::ForeignHotListGet(*t.hp, objs, n)) return 0;
+    }
+    return PluginDequeueRest(mp, objs, n);
+  }
+#endif
   const DriverPool* dp = Driver(mp);
   if (__builtin_expect(n == 1 && (kPluginBuild || !dp->foreign), 1)) {
     pool::Pool* p = dp->pool.get();

@@ -13,6 +13,9 @@
 #ifndef SKBNF_DATAPLANE_POOL_CORE_SLOT_H_
 #define SKBNF_DATAPLANE_POOL_CORE_SLOT_H_
 
+#if defined(__SSE2__)
+#include <emmintrin.h>
+#endif
 #include <atomic>
 #include <cstdint>
 #include <memory>
@@ -126,12 +129,40 @@ struct alignas(64) CoreSlot {
 };
 
 // Copies n objects off the top of a LIFO stack (`top` points one past the last object) into
-// `out`, the most recently pushed first: what every layer's get does. Pointer walk, unrolled:
-// ~3 instructions per object instead of ~8 for the indexed loop under register pressure.
+// `out`, the most recently pushed first: what every layer's get does. On x86-64, two objects
+// per SSE2 load, swapped with one shuffle and stored: 1.5 instructions per object in a burst
+// of 32 instead of 3.3 for the unrolled pointer walk (which stays for the odd object and for
+// other architectures). `out` and the stack never overlap.
 inline void PopInto(void** out, void* const* top, unsigned n) {
+#if defined(__SSE2__)
+  static_assert(sizeof(void*) == 8);
+  const auto pair = [](void* const* src) {  // src[0], src[1] -> {src[1], src[0]}
+    return _mm_shuffle_epi32(_mm_loadu_si128(reinterpret_cast<const __m128i*>(src)), 0x4e);
+  };
+  const auto put = [](void** dst, __m128i v) {
+    _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
+  };
+  if (__builtin_expect(n == 32, 1)) {  // DPDK's usual burst: straight-line, no loop control
+    top -= 32;
+#pragma GCC unroll 16
+    for (int k = 0; k < 16; ++k) put(out + 2 * k, pair(top + 30 - 2 * k));
+    return;
+  }
+  for (; n >= 16; n -= 16, out += 16) {
+    top -= 16;
+#pragma GCC unroll 8
+    for (int k = 0; k < 8; ++k) put(out + 2 * k, pair(top + 14 - 2 * k));
+  }
+  for (; n >= 2; n -= 2, out += 2) {
+    top -= 2;
+    put(out, pair(top));
+  }
+  if (n != 0) *out = top[-1];
+#else
   void* const* const end = top - n;
 #pragma GCC unroll 4
   while (top != end) *out++ = *--top;
+#endif
 }
 
 // Chain entry points, defined in stack.h.

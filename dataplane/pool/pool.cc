@@ -774,8 +774,8 @@ AuditReport Pool::Audit(uint64_t in_flight) {
   uint64_t allocs = 0, frees = 0;
   for (int c = 0; c <= kMaxCores; ++c) {
     const CoreSlot& s = c < kMaxCores ? slots_[c] : other_;
-    allocs += s.counters.allocs.Get();
-    frees += s.counters.frees.Get();
+    allocs += CoreAllocs(s.counters);
+    frees += CoreFrees(s.counters);
     if (c == kMaxCores || !Owned(s)) continue;
     LayerGauges g = CoreGauges(c);
     for (int l = 0; l < kNumLayers; ++l) r.in_layers[l] += g.objects[l];

@@ -244,7 +244,10 @@ class Pool {
   // The same for a foreign owner (RegisterForeignCore): each call is marked so that a
   // reclaimer can take the slot's objects whenever the owner is outside one.
   bool ForeignGet(int core, void** objs, unsigned n) {
-    CoreSlot& s = SlotFor(core);
+    return ForeignGetOn(SlotFor(core), objs, n);
+  }
+  // The same on a slot from ForeignFastSlot.
+  bool ForeignGetOn(CoreSlot& s, void** objs, unsigned n) {
     Enter(s);
     const bool ok = TryGet(s, objs, n);
     Exit(s);
@@ -303,10 +306,48 @@ class Pool {
   bool ForeignGetOneFast(int core, void** obj) {
     CoreSlot& s = SlotFor(core);
     if (s.fast == FastPath::kNone) return false;
+    return ForeignGetOneOn(s, obj);
+  }
+  // The same on a slot from ForeignFastSlot.
+  static bool ForeignGetOneOn(CoreSlot& s, void** obj) {
     if (!TryEnter(s)) return false;
     const bool ok = GetOne(s, obj);
     Exit(s);
     return ok;
+  }
+  // A burst from a foreign owner's hot list, inline (the plugin, on a cached slot whose fast
+  // path is kHeadPool): exactly what ForeignGetOn does when the hot list holds the whole
+  // request, without the chain's indirect call. false, with nothing done, when it does not or
+  // while a reclaimer is at work: then take ForeignGetOn.
+  static bool ForeignHotListGet(CoreSlot& s, void** objs, unsigned n) {
+    if (!TryEnter(s)) return false;
+    const uint32_t cnt = s.hot_count.get();
+    const bool hit = n <= cnt;
+    if (__builtin_expect(hit, 1)) {
+      PopInto(objs, s.hot + cnt, n);
+      s.hot_count.set(cnt - n);
+      s.counters.layer[static_cast<int>(Layer::kHeadPool)].alloc_hits.Add(n);
+      s.counters.allocs.Add(n);
+      if (__builtin_expect(s.fast_prefetch, 0)) {
+        for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
+      }
+    }
+    Exit(s);
+    return hit;
+  }
+  // For a host that caches its thread's slot (the plugin, per thread): `core`'s slot if it is
+  // a registered foreign owner whose top layer has a single-object hit, with that hit's kind;
+  // nullptr otherwise. A foreign owner's strategy is fixed while it is registered (Swap and
+  // PauseWorker refuse, and nothing unregisters it before the pool is destroyed), so the
+  // answer holds for the pool's lifetime. Use it with ForeignPutStack<kind>/ForeignGetOneOn.
+  CoreSlot* ForeignFastSlot(int core, FastPath* kind) {
+    if (static_cast<unsigned>(core) >= kMaxCores) return nullptr;
+    CoreSlot& s = slots_[core];
+    if (!Owned(s) || !s.foreign || s.fast == FastPath::kNone || s.fast == FastPath::kRecycle) {
+      return nullptr;
+    }
+    *kind = s.fast;
+    return &s;
   }
   // The RX port the worker is about to refill (recycle). -1: none.
   void SetRxPort(int core, int port) { slots_[core].rx_port = port; }
@@ -414,7 +455,20 @@ class Pool {
   void Enter(CoreSlot& s) {
     s.in_op.store(1, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);  // membarrier does the rest
-    if (__builtin_expect(s.steal.load(std::memory_order_seq_cst) != 0, 0)) EnterSlow(s);
+    if (__builtin_expect(StealRaised(s), 0)) EnterSlow(s);
+  }
+  // `steal != 0`, read after the in_op store (a seq_cst load: on x86 a plain load, ordered
+  // after the store by the reclaimer's membarrier). On x86-64 one `cmpb` to memory: GCC loads
+  // an atomic byte and then tests it (two), and this sits on every foreign operation. Under
+  // ThreadSanitizer, which does not see inline assembly, and elsewhere: the atomic load.
+  static bool StealRaised(CoreSlot& s) {
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !SKBNF_TSAN_BUILD
+    bool raised;
+    asm volatile("cmpb $0, %1" : "=@ccne"(raised) : "m"(s.steal) : "memory");
+    return raised;
+#else
+    return s.steal.load(std::memory_order_seq_cst) != 0;
+#endif
   }
   static void Exit(CoreSlot& s) { s.in_op.store(0, std::memory_order_release); }
   // Enter without waiting: false (and not inside) while a reclaimer holds `steal`, or always
@@ -422,7 +476,7 @@ class Pool {
   static bool TryEnter(CoreSlot& s) {
     s.in_op.store(1, std::memory_order_relaxed);
     std::atomic_signal_fence(std::memory_order_seq_cst);  // membarrier does the rest
-    if (__builtin_expect(s.steal.load(std::memory_order_seq_cst) != 0, 0)) {
+    if (__builtin_expect(StealRaised(s), 0)) {
       Exit(s);
       return false;
     }
@@ -449,13 +503,13 @@ class Pool {
       if (cnt == 0) return false;
       *obj = s.hot[cnt - 1];
       s.hot_count.set(cnt - 1);
-      s.counters.layer[static_cast<int>(Layer::kHeadPool)].alloc_hits.Add(1);
+      s.counters.layer[static_cast<int>(Layer::kHeadPool)].fast_alloc_hits.Add(1);
     } else if (s.fast == FastPath::kMagazine) {
       Magazine* ld = s.loaded;
       if (ld->rounds == 0) return false;
       *obj = ld->objs[--ld->rounds];
       s.mag_objects.set(s.mag_objects.get() - 1);
-      s.counters.layer[static_cast<int>(Layer::kMagazine)].alloc_hits.Add(1);
+      s.counters.layer[static_cast<int>(Layer::kMagazine)].fast_alloc_hits.Add(1);
     } else {
       if (s.rx_port < 0) return false;
       RecycleList& l = s.recycle[s.rx_port];
@@ -464,11 +518,10 @@ class Pool {
       *obj = l.objs[cnt - 1];
       l.count.set(cnt - 1);
       s.recycle_total.set(s.recycle_total.get() - 1);
-      s.counters.layer[static_cast<int>(Layer::kRecycle)].alloc_hits.Add(1);
+      s.counters.layer[static_cast<int>(Layer::kRecycle)].fast_alloc_hits.Add(1);
     }
     if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
-    s.counters.allocs.Add(1);
-    return true;
+    return true;  // (the hit counts as one of the core's allocs too: see fast_alloc_hits)
   }
   static bool PutOne(const Shared& sh, CoreSlot& s, void* obj) {
     if (s.fast == FastPath::kRecycle) return PutOneRecycle(sh, s, obj);  // out of line
@@ -479,18 +532,18 @@ class Pool {
     if (k == FastPath::kHeadPool) {
       const uint32_t cnt = s.hot_count.get();
       if (cnt == s.hot_list_len) return false;
-      s.hot[cnt] = obj;
+      // (The count first: GCC then makes cnt + 1 with one lea instead of a copy and an add.)
       s.hot_count.set(cnt + 1);
-      s.counters.layer[static_cast<int>(Layer::kHeadPool)].free_hits.Add(1);
+      s.hot[cnt] = obj;
+      s.counters.layer[static_cast<int>(Layer::kHeadPool)].fast_free_hits.Add(1);
     } else {
       Magazine* ld = s.loaded;
       if (ld->rounds == ld->capacity) return false;
       ld->objs[ld->rounds++] = obj;
       s.mag_objects.set(s.mag_objects.get() + 1);
-      s.counters.layer[static_cast<int>(Layer::kMagazine)].free_hits.Add(1);
+      s.counters.layer[static_cast<int>(Layer::kMagazine)].fast_free_hits.Add(1);
     }
-    s.counters.frees.Add(1);
-    return true;
+    return true;  // (one of the core's frees too: see fast_free_hits)
   }
   // PutOne for the recycle layer (frees counted there too).
   [[gnu::noinline]] static bool PutOneRecycle(const Shared& sh, CoreSlot& s, void* obj);
@@ -502,8 +555,7 @@ class Pool {
     l.objs[cnt] = obj;
     l.count.set(cnt + 1);
     s.recycle_total.set(s.recycle_total.get() + 1);
-    s.counters.layer[static_cast<int>(Layer::kRecycle)].free_hits.Add(1);
-    s.counters.frees.Add(1);
+    s.counters.layer[static_cast<int>(Layer::kRecycle)].fast_free_hits.Add(1);
     return true;
   }
   bool QuiesceSlow(CoreSlot& s, uint64_t w);

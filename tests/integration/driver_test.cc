@@ -29,6 +29,7 @@
 #include <filesystem>
 #include <mutex>
 #include <random>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -168,6 +169,54 @@ INSTANTIATE_TEST_SUITE_P(EveryLayer, StrandingTest,
                            }
                            return n;
                          });
+
+// ---- the plugin's per-thread slot cache
+
+// The plugin caches each thread's slot per pool (skbnf_mempool.cc, ThreadSlots) and compares
+// only the rte_mempool pointer. A pool made where a freed one was (same name and size: DPDK
+// hands it the same memory) must be served by its own slots, not through the freed pool's.
+TEST(ThreadSlotCacheTest, APoolMadeWhereAFreedOneWasIsServedByItsOwnSlots) {
+  constexpr unsigned kMbufs = 64;
+  ASSERT_EQ(setenv("SKBNF_STRATEGY", "headpool", 1), 0);
+  const auto make = [] {
+    return rte_pktmbuf_pool_create_by_ops("tscache", kMbufs, /*cache_size=*/0, 0,
+                                          RTE_MBUF_DEFAULT_BUF_SIZE,
+                                          static_cast<int>(rte_socket_id()), "skbnf");
+  };
+  rte_mempool* a = make();
+  ASSERT_NE(a, nullptr) << rte_strerror(rte_errno);
+  // Single-object calls cache this thread's slot of `a` and leave mbufs on its hot list.
+  rte_mbuf* m[8];
+  for (rte_mbuf*& x : m) ASSERT_NE(x = rte_pktmbuf_alloc(a), nullptr);
+  for (rte_mbuf* x : m) rte_pktmbuf_free(x);
+  const void* a_addr = a;
+  rte_mempool_free(a);
+  rte_mempool* b = make();
+  ASSERT_NE(b, nullptr) << rte_strerror(rte_errno);
+  if (static_cast<const void*>(b) != a_addr) {
+    rte_mempool_free(b);
+    GTEST_SKIP() << "the new pool did not get the freed pool's address: nothing to check here";
+  }
+  std::set<void*> own;
+  rte_mempool_obj_iter(
+      b,
+      [](rte_mempool*, void* arg, void* obj, unsigned) {
+        static_cast<std::set<void*>*>(arg)->insert(obj);
+      },
+      &own);
+  ASSERT_EQ(own.size(), kMbufs);
+  std::vector<rte_mbuf*> got;
+  for (unsigned i = 0; i < kMbufs; ++i) {
+    rte_mbuf* x = rte_pktmbuf_alloc(b);
+    ASSERT_NE(x, nullptr) << i;
+    EXPECT_TRUE(own.count(x) == 1) << "mbuf " << i << " is not one of the new pool's";
+    got.push_back(x);
+  }
+  EXPECT_EQ(rte_pktmbuf_alloc(b), nullptr) << "the new pool handed out more than it holds";
+  for (rte_mbuf* x : got) rte_pktmbuf_free(x);
+  EXPECT_EQ(rte_mempool_avail_count(b), kMbufs);
+  rte_mempool_free(b);
+}
 
 // ---- lcache against DPDK's own cache
 

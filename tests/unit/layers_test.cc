@@ -514,6 +514,87 @@ TEST(FastPathTest, ForeignPairIsCorrectOnAWorkersSlot) {
   }
 }
 
+// PopInto (every layer's burst get) against the plain reverse copy, for every length around
+// the SSE2 path's cases (pairs, runs of 16, the burst of 32, an odd object).
+TEST(FastPathTest, PopIntoHandsOutTheMostRecentFirstForEveryLength) {
+  std::vector<void*> stack(80);
+  for (size_t i = 0; i < stack.size(); ++i) stack[i] = reinterpret_cast<void*>(0x1000 + 8 * i);
+  for (unsigned n = 0; n <= 70; ++n) {
+    std::vector<void*> out(n + 2, nullptr);
+    PopInto(out.data(), stack.data() + 75, n);
+    for (unsigned k = 0; k < n; ++k) ASSERT_EQ(out[k], stack[74 - k]) << "n=" << n << " k=" << k;
+    EXPECT_EQ(out[n], nullptr) << "n=" << n << ": wrote past the end";
+  }
+}
+
+// What the plugin's per-thread slot cache relies on: ForeignFastSlot answers for registered
+// foreign owners whose top layer has a single-object hit only, and the inline burst from the
+// hot list (ForeignHotListGet) is the chain's answer: most recent first, counted, all or
+// nothing, and declined while a reclaimer would be at work.
+TEST(FastPathTest, ForeignFastSlotAndTheInlineHotListBurst) {
+  struct Case {
+    const char* spec;
+    FastPath kind;  // kNone: no slot to cache
+  };
+  for (const Case& c : {Case{"headpool:hot_list_len=64", FastPath::kHeadPool},
+                        Case{"headpool+magazine", FastPath::kHeadPool},
+                        Case{"magazine:size=8", FastPath::kMagazine},
+                        Case{"lcache+headpool", FastPath::kNone}, Case{"slab", FastPath::kNone}}) {
+    auto t = MakePool(c.spec, {.n = 256});
+    ASSERT_TRUE(t->RegisterForeignCore(0).ok()) << c.spec;
+    FastPath kind = FastPath::kNone;
+    CoreSlot* s = t->ForeignFastSlot(0, &kind);
+    EXPECT_EQ(s != nullptr, c.kind != FastPath::kNone) << c.spec;
+    if (s != nullptr) {
+      EXPECT_EQ(kind, c.kind) << c.spec;
+    }
+    EXPECT_EQ(t->ForeignFastSlot(5, &kind), nullptr) << c.spec << ": not registered";
+    EXPECT_EQ(t->ForeignFastSlot(-1, &kind), nullptr) << c.spec;
+    EXPECT_EQ(t->ForeignFastSlot(kMaxCores, &kind), nullptr) << c.spec;
+  }
+  {
+    auto t = MakePool("headpool:hot_list_len=64", {.n = 256});
+    ASSERT_TRUE(t->RegisterWorker(1).ok());
+    FastPath kind;
+    EXPECT_EQ(t->ForeignFastSlot(1, &kind), nullptr) << "a worker's slot is not cached";
+  }
+
+  auto t = MakePool("headpool:hot_list_len=64", {.n = 256});
+  ASSERT_TRUE(t->RegisterForeignCore(0).ok());
+  FastPath kind;
+  CoreSlot* s = t->ForeignFastSlot(0, &kind);
+  ASSERT_NE(s, nullptr);
+  void* o[40];
+  ASSERT_TRUE(t->ForeignGet(0, o, 40));
+  for (void* obj : o) ASSERT_TRUE(Pool::ForeignPutStack<FastPath::kHeadPool>(*s, obj));
+  const CoreCountersSnapshot before = t->CoreStats(0);
+  EXPECT_EQ(before.frees, 40u);
+  EXPECT_EQ(before.layer[kHp].free_hits, 40u);
+  void* out[40] = {};
+  ASSERT_TRUE(Pool::ForeignHotListGet(*s, out, 32));
+  for (int k = 0; k < 32; ++k) EXPECT_EQ(out[k], o[39 - k]) << k;
+  CoreCountersSnapshot after = t->CoreStats(0);
+  EXPECT_EQ(after.allocs - before.allocs, 32u);
+  EXPECT_EQ(after.layer[kHp].alloc_hits - before.layer[kHp].alloc_hits, 32u);
+  EXPECT_EQ(t->CoreGauges(0).objects[kHp], 8u);
+  // More than the hot list holds: nothing happens (the host then takes ForeignGetOn).
+  EXPECT_FALSE(Pool::ForeignHotListGet(*s, out + 32, 9));
+  EXPECT_EQ(t->CoreGauges(0).objects[kHp], 8u);
+  EXPECT_EQ(t->CoreStats(0).allocs, after.allocs);
+  ASSERT_TRUE(t->ForeignGetOn(*s, out + 32, 8));
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(out[32 + k], o[7 - k]) << k;
+  // A raised steal (a reclaimer at work) declines the inline paths without touching anything.
+  t->ForeignPut(0, out, 40);
+  s->steal.store(1);
+  EXPECT_FALSE(Pool::ForeignHotListGet(*s, out, 4));
+  EXPECT_FALSE(Pool::ForeignPutStack<FastPath::kHeadPool>(*s, o[0]));
+  EXPECT_EQ(s->in_op.load(), 0) << "a declined call leaves no mark";
+  s->steal.store(0);
+  AuditReport r = t->Audit(0);
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.handed_out, 0u);
+}
+
 }  // namespace
 }  // namespace skbnf::pool
 
