@@ -344,9 +344,10 @@ inline const rte_mempool* CachedPool(const rte_mempool* const& field) {
   return __atomic_load_n(&field, __ATOMIC_RELAXED);
 }
 // CachedPool(field) == mp. On x86-64 one `cmpq` against the thread's entry (an aligned 8-byte
-// read, as the relaxed load; GCC does not fold an atomic load into the compare).
+// read, as the relaxed load; GCC does not fold an atomic load into the compare). Under
+// ThreadSanitizer, which does not see inline assembly, the atomic load.
 inline bool IsCachedPool(const rte_mempool* const& field, const rte_mempool* mp) {
-#if defined(__x86_64__)
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !SKBNF_TSAN_BUILD
   bool eq;
   asm("cmpq %2, %1" : "=@cce"(eq) : "m"(field), "r"(mp));
   return eq;
