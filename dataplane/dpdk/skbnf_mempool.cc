@@ -1,14 +1,13 @@
 // The `skbnf` mempool ops driver. See skbnf_mempool.h for the mapping and the two hosts.
 #include "dataplane/dpdk/skbnf_mempool.h"
 
+#include <pthread.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
 #include <rte_mbuf.h>
 #include <rte_mempool.h>
 #include <rte_spinlock.h>
-
-#include <pthread.h>
 
 #include <cerrno>
 #include <cstdio>

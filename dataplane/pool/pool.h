@@ -600,7 +600,7 @@ class Pool {
   mutable std::mutex control_mu_;                        // serialises control operations
   mutable std::mutex gen_mu_;                            // generations_ (changed under both locks)
   std::deque<std::unique_ptr<Generation>> generations_;  // live ones, oldest first
-  std::mutex spare_mu_;                 // spare_depot_
+  std::mutex spare_mu_;                                  // spare_depot_
   std::unique_ptr<Depot> spare_depot_;  // the last retired generation's depot, all empty
   bool pause_requested_[kMaxCores] = {};
 

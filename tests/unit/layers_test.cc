@@ -469,7 +469,7 @@ TEST(FastPathTest, PutOneFastServesRecycleThroughTheHostsInlineCheck) {
   SetTag(o[1], 1);
   SetTag(o[2], 1);
   SetTag(o[3], 2);
-  SetTag(o[4], -1);  // the check's "not recyclable"
+  SetTag(o[4], -1);                      // the check's "not recyclable"
   EXPECT_FALSE(t->PutOneFast(0, o[0]));  // no inline check: recycle takes Put
   EXPECT_TRUE(t->PutOneFast(0, o[0], tag));
   EXPECT_TRUE(t->PutOneFast(0, o[1], tag));
