@@ -308,6 +308,10 @@ inline bool HostActive(const DriverPool* dp, int core) {
 //    address): each thread that caches registers its entry, and unregisters it at exit.
 //  - One entry per kind: a thread alternating between two pools of one kind takes the slow
 //    path each time it switches (correct, just not faster).
+//  - A pool with no slot to cache for this thread (its strategy's top layer has no
+//    single-object hit: lcache, recycle, slab; or a thread that is not an EAL lcore) is
+//    remembered too (none_mp), so that its calls go straight to the full path instead of
+//    looking again each time.
 // skbnfd's copy does not cache: its workers' strategies change at every swap.
 #ifdef SKBNF_MEMPOOL_PLUGIN
 struct ThreadSlots {
@@ -317,6 +321,7 @@ struct ThreadSlots {
   const rte_mempool* mg_mp;
   pool::CoreSlot* mg;
   pool::Pool* mg_pool;
+  const rte_mempool* none_mp;
   bool registered;
 };
 constinit thread_local ThreadSlots t_slots{};
@@ -360,7 +365,6 @@ void CacheThreadSlot(rte_mempool* mp) {
   pool::FastPath kind;
   pool::Pool* p = Driver(mp)->pool.get();
   pool::CoreSlot* s = p->ForeignFastSlot(LcoreCore(), &kind);
-  if (s == nullptr) return;
   ThreadSlots& t = t_slots;
   if (!t.registered) {
     ThreadSlotsRegistry& r = Registry();
@@ -369,7 +373,9 @@ void CacheThreadSlot(rte_mempool* mp) {
     (void)pthread_setspecific(r.exit_key, &t);
     t.registered = true;
   }
-  if (kind == pool::FastPath::kHeadPool) {
+  if (s == nullptr) {
+    __atomic_store_n(&t.none_mp, mp, __ATOMIC_RELAXED);
+  } else if (kind == pool::FastPath::kHeadPool) {
     t.hp = s;
     t.hp_pool = p;
     __atomic_store_n(&t.hp_mp, mp, __ATOMIC_RELAXED);
@@ -385,6 +391,7 @@ void ForgetThreadSlots(const rte_mempool* mp) {
   for (ThreadSlots* t : r.threads) {
     if (CachedPool(t->hp_mp) == mp) __atomic_store_n(&t->hp_mp, nullptr, __ATOMIC_RELAXED);
     if (CachedPool(t->mg_mp) == mp) __atomic_store_n(&t->mg_mp, nullptr, __ATOMIC_RELAXED);
+    if (CachedPool(t->none_mp) == mp) __atomic_store_n(&t->none_mp, nullptr, __ATOMIC_RELAXED);
   }
 }
 
@@ -404,7 +411,7 @@ void ForgetThreadSlots(const rte_mempool* mp) {
     s = t.mg;
     p = t.mg_pool;
   } else {
-    CacheThreadSlot(mp);
+    if (!IsCachedPool(t.none_mp, mp)) CacheThreadSlot(mp);
     return DequeueSlow(mp, objs, n);
   }
   if (n == 1 && pool::Pool::ForeignGetOneOn(*s, objs)) return 0;
@@ -431,7 +438,7 @@ int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
           pool::Pool::ForeignPutStack<pool::FastPath::kMagazine>(*t.mg, objs[0])) {
         return 0;
       }
-    } else {
+    } else if (!IsCachedPool(t.none_mp, mp)) {
       return PluginEnqueueMiss(mp, objs, n);
     }
     return EnqueueSlow(mp, objs, n);

@@ -46,11 +46,14 @@
 //            traffic flows, and a failing Get reclaims from other workers through their
 //            quiescent points (pool.h, "No stranded objects").
 //   plugin   libskbnf_mempool.so, loaded by any DPDK 22.11 application with `-d` and chosen
-//            with `--mbuf-pool-ops-name=skbnf`. Nobody registers workers there, so an EAL
-//            lcore registers itself as a foreign owner on its first enqueue/dequeue: it has
-//            no quiescent point, so the strategy is fixed for the pool's life, and each of
-//            its operations is marked so that another lcore whose Get fails can take what
-//            this lcore's layers hold (membarrier(2); pool.h). Environment:
+//            with `--mbuf-pool-ops-name=skbnf`. Nobody registers workers there, so every EAL
+//            lcore is registered as a foreign owner when the pool is made: it has no
+//            quiescent point, so the strategy is fixed for the pool's life, and each of its
+//            operations is marked so that another lcore whose Get fails can take what this
+//            lcore's layers hold (membarrier(2); pool.h). Each thread caches its slot of the
+//            last pool it used (per fast-path kind), so a single-object call compares `mp`
+//            and goes straight to the layer; threads that are not EAL lcores are not cached
+//            and take the full path (skbnf_mempool.cc, ThreadSlots). Environment:
 //              SKBNF_STRATEGY=<spec>  (default `magazine`; a bad spec is reported on stderr
 //                                     and the pool creation fails)
 //              SKBNF_COLOUR=1         slab colouring
