@@ -419,11 +419,10 @@ void ForgetThreadSlots(const rte_mempool* mp) {
 }
 #endif  // SKBNF_MEMPOOL_PLUGIN
 
-// The plugin is loaded by foreign applications (every lcore a foreign owner); skbnfd's copy
-// serves its registered workers: each build inlines the single-object hit of its own kind.
-// The plugin's foreign pair is also correct on a registered worker's slot (its reclaim mark is
-// never raised), so the plugin does not test which kind of pool this is; skbnfd's worker pair
-// is not safe on a foreign owner's slot, so skbnfd's copy does.
+// The plugin is loaded by foreign applications (every lcore a foreign owner): its ops go
+// through the thread's cached slot (above). skbnfd's copy serves its registered workers and
+// inlines their single-object hit; the worker pair is not safe on a foreign owner's slot, so
+// it tests which kind of pool this is.
 int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
 #ifdef SKBNF_MEMPOOL_PLUGIN
   {
@@ -443,20 +442,16 @@ int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
     }
     return EnqueueSlow(mp, objs, n);
   }
-#endif
+#else
   const DriverPool* dp = Driver(mp);
-  if (__builtin_expect(n == 1 && (kPluginBuild || !dp->foreign), 1)) {
-    pool::Pool* p = dp->pool.get();
-    void* obj = objs[0];
+  if (__builtin_expect(n == 1 && !dp->foreign, 1)) {
     const auto port_of = [dp](const void* o) {
       return RecyclePort(static_cast<const rte_mbuf*>(o), dp->min_buf_len);
     };
-    if (kPluginBuild ? p->ForeignPutOneFast(LcoreCore(), obj)
-                     : p->PutOneFast(LcoreCore(), obj, port_of)) {
-      return 0;
-    }
+    if (dp->pool->PutOneFast(LcoreCore(), objs[0], port_of)) return 0;
   }
   return EnqueueSlow(mp, objs, n);
+#endif
 }
 
 int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
@@ -470,15 +465,13 @@ int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
     }
     return PluginDequeueRest(mp, objs, n);
   }
-#endif
+#else
   const DriverPool* dp = Driver(mp);
-  if (__builtin_expect(n == 1 && (kPluginBuild || !dp->foreign), 1)) {
-    pool::Pool* p = dp->pool.get();
-    if (kPluginBuild ? p->ForeignGetOneFast(LcoreCore(), objs) : p->GetOneFast(LcoreCore(), objs)) {
-      return 0;
-    }
+  if (__builtin_expect(n == 1 && !dp->foreign, 1) && dp->pool->GetOneFast(LcoreCore(), objs)) {
+    return 0;
   }
   return DequeueSlow(mp, objs, n);
+#endif
 }
 
 unsigned OpGetCount(const rte_mempool* mp) { return static_cast<unsigned>(CountsOf(mp).available); }
