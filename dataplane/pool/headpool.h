@@ -22,14 +22,20 @@ struct HeadPool {
   // here, without the miss path's stack frame.
   template <unsigned Below>
   static bool Get(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
-    const uint32_t cnt = s.hot_count.get();
-    if (__builtin_expect(n <= cnt, 1)) {
-      PopInto(objs, s.hot + cnt, n);
-      s.hot_count.set(cnt - n);
-      s.counters.layer[kIndex].alloc_hits.Add(n);
-      return true;
-    }
+    if (__builtin_expect(GetFromHotList(s, objs, n), 1)) return true;
     return GetMissing<Below>(sh, s, objs, n);
+  }
+
+  // The hit: the whole request from the hot list, most recent first, counted as this layer's
+  // hits; false, with nothing done, when the list holds fewer than n. Also the plugin's inline
+  // burst on a cached foreign slot (Pool::ForeignHotListGet).
+  static bool GetFromHotList(CoreSlot& s, void** objs, unsigned n) {
+    const uint32_t cnt = s.hot_count.get();
+    if (n > cnt) return false;
+    PopInto(objs, s.hot + cnt, n);
+    s.hot_count.set(cnt - n);
+    s.counters.layer[kIndex].alloc_hits.Add(n);
+    return true;
   }
 
   template <unsigned Below>

@@ -79,6 +79,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dataplane/pool/core_slot.h"
+#include "dataplane/pool/headpool.h"
 #include "dataplane/pool/slab_store.h"
 #include "dataplane/pool/strategy_spec.h"
 
@@ -286,16 +287,9 @@ class Pool {
     CoreSlot& s = SlotFor(core);
     return s.fast != FastPath::kNone && GetOne(s, obj);
   }
-  // (The foreign pair never waits: when a reclaimer is at work it backs off, and the full
-  // path's Enter waits. So it makes no call and needs no stack frame either.)
-  // Also correct (one mark more) for a worker's own slot, whose `steal` is never raised.
-  bool ForeignPutOneFast(int core, void* obj) {
-    CoreSlot& s = SlotFor(core);
-    const FastPath k = s.fast;
-    if (k == FastPath::kHeadPool) return ForeignPutStack<FastPath::kHeadPool>(s, obj);
-    if (k == FastPath::kMagazine) return ForeignPutStack<FastPath::kMagazine>(s, obj);
-    return false;
-  }
+  // The foreign single-object pair, on a slot from ForeignFastSlot (the plugin's per-thread
+  // cache). It never waits: when a reclaimer is at work it backs off and the caller takes the
+  // full path, whose Enter waits. So it makes no call and needs no stack frame either.
   template <FastPath K>
   static bool ForeignPutStack(CoreSlot& s, void* obj) {
     if (!TryEnter(s)) return false;
@@ -303,12 +297,6 @@ class Pool {
     Exit(s);
     return ok;
   }
-  bool ForeignGetOneFast(int core, void** obj) {
-    CoreSlot& s = SlotFor(core);
-    if (s.fast == FastPath::kNone) return false;
-    return ForeignGetOneOn(s, obj);
-  }
-  // The same on a slot from ForeignFastSlot.
   static bool ForeignGetOneOn(CoreSlot& s, void** obj) {
     if (!TryEnter(s)) return false;
     const bool ok = GetOne(s, obj);
@@ -321,12 +309,8 @@ class Pool {
   // while a reclaimer is at work: then take ForeignGetOn.
   static bool ForeignHotListGet(CoreSlot& s, void** objs, unsigned n) {
     if (!TryEnter(s)) return false;
-    const uint32_t cnt = s.hot_count.get();
-    const bool hit = n <= cnt;
+    const bool hit = HeadPool::GetFromHotList(s, objs, n);
     if (__builtin_expect(hit, 1)) {
-      PopInto(objs, s.hot + cnt, n);
-      s.hot_count.set(cnt - n);
-      s.counters.layer[static_cast<int>(Layer::kHeadPool)].alloc_hits.Add(n);
       s.counters.allocs.Add(n);
       if (__builtin_expect(s.fast_prefetch, 0)) {
         for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);

@@ -490,27 +490,37 @@ TEST(FastPathTest, PutOneFastServesRecycleThroughTheHostsInlineCheck) {
   EXPECT_EQ(t->CoreStats(0).frees - before.frees, 6u);
 }
 
-// The plugin's ops call the foreign pair on every slot: on a registered worker's own slot
-// (whose reclaim mark is never raised) it must serve and count exactly as the worker pair.
-TEST(FastPathTest, ForeignPairIsCorrectOnAWorkersSlot) {
+// The plugin's cached foreign pair (ForeignPutStack<kind> / ForeignGetOneOn on the slot
+// ForeignFastSlot gives) serves and counts exactly as the full foreign path, for both kinds.
+TEST(FastPathTest, ForeignSlotPairServesAndCountsAsTheFullPath) {
   for (const char* spec : {"headpool:hot_list_len=4+magazine", "magazine:size=4"}) {
     auto t = testing::MakePool(spec, {.n = 64});
-    ASSERT_TRUE(t->RegisterWorker(0).ok());
-    const int top = std::string(spec).rfind("headpool", 0) == 0 ? kHp : kMg;
+    ASSERT_TRUE(t->RegisterForeignCore(0).ok());
+    FastPath kind = FastPath::kNone;
+    CoreSlot* s = t->ForeignFastSlot(0, &kind);
+    ASSERT_NE(s, nullptr) << spec;
+    const int top = kind == FastPath::kHeadPool ? kHp : kMg;
+    EXPECT_EQ(top, std::string(spec).rfind("headpool", 0) == 0 ? kHp : kMg) << spec;
     void* o[3];
-    for (int i = 0; i < 3; ++i) ASSERT_TRUE(t->Get(0, &o[i], 1)) << spec;
+    ASSERT_TRUE(t->ForeignGet(0, o, 3)) << spec;
     const CoreCountersSnapshot before = t->CoreStats(0);
-    for (int i = 0; i < 3; ++i) EXPECT_TRUE(t->ForeignPutOneFast(0, o[i])) << spec;
+    for (void* obj : o) {
+      EXPECT_TRUE(kind == FastPath::kHeadPool ? Pool::ForeignPutStack<FastPath::kHeadPool>(*s, obj)
+                                              : Pool::ForeignPutStack<FastPath::kMagazine>(*s, obj))
+          << spec;
+    }
     CoreCountersSnapshot c = t->CoreStats(0);
     EXPECT_EQ(c.frees - before.frees, 3u) << spec;
     EXPECT_EQ(c.layer[top].free_hits - before.layer[top].free_hits, 3u) << spec;
     void* back;
-    ASSERT_TRUE(t->ForeignGetOneFast(0, &back)) << spec;
+    ASSERT_TRUE(Pool::ForeignGetOneOn(*s, &back)) << spec;
     EXPECT_EQ(back, o[2]) << spec;
     EXPECT_EQ(t->CoreStats(0).allocs - c.allocs, 1u) << spec;
-    t->Put(0, &back, 1);
+    EXPECT_EQ(t->CoreStats(0).layer[top].alloc_hits - c.layer[top].alloc_hits, 1u) << spec;
+    t->ForeignPut(0, &back, 1);
     AuditReport r = t->Audit(0);
     EXPECT_TRUE(r.ok) << spec << ": " << r.message;
+    EXPECT_EQ(r.handed_out, 0u) << spec;
   }
 }
 
