@@ -157,11 +157,8 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     Put(pps, {{"core", core}, {"direction", "tx"}}, b ? Rate(tx, btx, secs) : 0);
     Put(polls, {{"core", core}}, D(c.polls));
     Put(busy, {{"core", core}}, D(c.busy_polls));
-    double r = 0;
-    if (b != nullptr && c.polls > b->polls) {
-      r = D(c.busy_polls - b->busy_polls) / D(c.polls - b->polls);
-    }
-    Put(ratio, {{"core", core}}, r);
+    Put(ratio, {{"core", core}},
+        b != nullptr ? BusyRatio(c.busy_polls, b->busy_polls, c.polls, b->polls) : 0);
     Put(paused, {{"core", core}}, c.paused ? 1 : 0);
     Put(busy_cycles, {{"core", core}}, D(c.busy_cycles));
     Put(busy_packets, {{"core", core}}, D(c.busy_packets));

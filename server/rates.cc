@@ -1,5 +1,7 @@
 #include "server/rates.h"
 
+#include <algorithm>
+
 #include "absl/strings/str_format.h"
 
 namespace skbnf::control {
@@ -18,6 +20,13 @@ double CyclesPerPacket(uint64_t cycles_now, uint64_t cycles_before, uint64_t pac
   if (packets_now <= packets_before || cycles_now < cycles_before) return 0;
   return static_cast<double>(cycles_now - cycles_before) /
          static_cast<double>(packets_now - packets_before);
+}
+
+double BusyRatio(uint64_t busy_now, uint64_t busy_before, uint64_t polls_now,
+                 uint64_t polls_before) {
+  if (polls_now <= polls_before || busy_now < busy_before) return 0;
+  return std::min(1.0, static_cast<double>(busy_now - busy_before) /
+                           static_cast<double>(polls_now - polls_before));
 }
 
 std::string HumanRate(double v) {

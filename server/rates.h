@@ -19,6 +19,11 @@ double Seconds(std::chrono::steady_clock::duration d);
 // in between or a counter went backwards.
 double CyclesPerPacket(uint64_t cycles_now, uint64_t cycles_before, uint64_t packets_now,
                        uint64_t packets_before);
+// The share of a worker's polls that received packets between two readings: 0 when no poll
+// ran in between or a counter went backwards, at most 1. (A reading takes polls and busy_polls
+// one after the other while the worker adds to both, so one reading can be torn by a poll.)
+double BusyRatio(uint64_t busy_now, uint64_t busy_before, uint64_t polls_now,
+                 uint64_t polls_before);
 // 1234567 -> "1.23M", 12345 -> "12.3k", 12 -> "12".
 std::string HumanRate(double per_second);
 

@@ -287,6 +287,7 @@ TEST_F(ControlApiTest, ConcurrentSetStrategyCallsAreSerialisedEachWithItsReport)
         grpc::ClientContext ctx;
         v1::SetStrategyRequest req;
         req.set_spec(specs[(t + i) % specs.size()]);
+        req.set_quiesce_timeout_ms(5000);  // one roll back would break the epoch count below
         v1::SetStrategyResponse r;
         grpc::Status s = stub->SetStrategy(&ctx, req, &r);
         EXPECT_TRUE(s.ok()) << s.error_message();

@@ -13,6 +13,7 @@
 #include "server/control_service.h"
 #include "server/limits.h"
 #include "server/pool_share.h"
+#include "server/rates.h"
 #include "server/stats_sampler.h"
 #include "server/swap_metrics.h"
 #include "server/tuner.h"
@@ -263,6 +264,15 @@ TEST(Rate, GuardsEmptyWindowsAndResets) {
   EXPECT_DOUBLE_EQ(Rate(300, 100, 2.0), 100.0);
   EXPECT_DOUBLE_EQ(Rate(300, 100, 0.0), 0.0);
   EXPECT_DOUBLE_EQ(Rate(100, 300, 1.0), 0.0) << "counter went backwards";
+}
+
+TEST(BusyRatio, IsAShareOfThePollsAndNeverAboveOne) {
+  EXPECT_DOUBLE_EQ(BusyRatio(150, 100, 300, 100), 0.25);
+  EXPECT_DOUBLE_EQ(BusyRatio(100, 100, 100, 100), 0.0) << "no poll in between";
+  EXPECT_DOUBLE_EQ(BusyRatio(90, 100, 300, 100), 0.0) << "counter went backwards";
+  EXPECT_DOUBLE_EQ(BusyRatio(200, 100, 300, 100), 0.5);
+  // A reading torn by a poll (polls read before that poll's busy_polls was added).
+  EXPECT_DOUBLE_EQ(BusyRatio(201, 100, 200, 100), 1.0);
 }
 
 // A Backend whose only moving part is the stats clock, for StatsSampler.

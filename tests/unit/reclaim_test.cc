@@ -400,7 +400,9 @@ TEST(AdoptRaceTest, GenerationAdoptedAcrossARollBackStaysAlive) {
   race.target.store(pool.epoch() + 1);
   // The worker validates the new generation and stalls; the swap times out and rolls back;
   // retiring the swap's generation, control reads the worker's hazards while it moves on.
-  SwapReport r = pool.Swap(testing::Spec("magazine:size=8"), std::chrono::milliseconds(50));
+  // (The worker is held in Validated until retiring, so the swap always times out; the
+  // deadline only has to be long enough for the worker to get there on a loaded machine.)
+  SwapReport r = pool.Swap(testing::Spec("magazine:size=8"), std::chrono::seconds(2));
   race.swap_returned.store(true);
   EXPECT_TRUE(r.rolled_back);
   ASSERT_TRUE(race.acted.load());
