@@ -408,9 +408,10 @@ void ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchang
   if (!text) {
     // A file that vanished for a moment (an editor's rename) comes back with its own event.
     if (!always) return;
-    metrics_->Record(ReloadResult::kError, false);
+    // Logged before it is counted: whoever sees the count finds the line.
     std::fprintf(stderr, "skbnfd: config reload (%s): error: cannot read %s; nothing applied\n",
                  trigger, path_.c_str());
+    metrics_->Record(ReloadResult::kError, false);
     return;
   }
   if (!always && *text == last_text_) return;
@@ -421,13 +422,13 @@ void ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchang
     return absl::OkStatus();
   });
   if (quiet_unchanged && r.kind == ReloadResult::kUnchanged && r.needs_restart.empty()) return;
-  metrics_->Record(r.kind, !r.needs_restart.empty());
   std::fprintf(stderr, "skbnfd: config reload (%s): %s: %s\n", trigger, ReloadResultName(r.kind),
                r.summary.c_str());
   if (!r.needs_restart.empty()) {
     std::fprintf(stderr, "skbnfd: config reload (%s): needs restart, not applied: %s\n", trigger,
                  absl::StrJoin(r.needs_restart, "; ").c_str());
   }
+  metrics_->Record(r.kind, !r.needs_restart.empty());
 }
 
 }  // namespace skbnf::control
