@@ -116,12 +116,14 @@ class SkbnfctlBehaviourTest(unittest.TestCase):
             code, out, err = d.ctl("top", "--count=3", "--interval=50")
             self.assertEqual(code, 0, err)
             self.assertEqual(out.count("strategy "), 3, out)
-            code, out, err = d.ctl("--json", "top", "--count=2", "--interval=50")
+            # (300 ms: every core must have had busy polls within the window, also on a loaded
+            # sanitizer run.)
+            code, out, err = d.ctl("--json", "top", "--count=2", "--interval=300")
             self.assertEqual(code, 0, err)
             frames = [json.loads(l) for l in out.splitlines()]
             self.assertEqual(len(frames), 2)
             self.assertGreater(int(frames[1]["monotonic_ns"]), int(frames[0]["monotonic_ns"]))
-            # cycles per packet per core: counters and the figure over the 50 ms window
+            # cycles per packet per core: counters and the figure over the window
             for c in frames[1]["cores"]:
                 self.assertGreater(int(c["tsc_hz"]), 0)
                 self.assertGreater(int(c["busy_packets"]), 0, c)
