@@ -30,8 +30,18 @@ class Worker {
     stop_ = true;
     if (thread_.joinable()) thread_.join();
   }
-  // While frozen the thread does not reach its quiescent point (a stuck worker).
-  void Freeze(bool f) { frozen_ = f; }
+  // While frozen the thread does not reach its quiescent point (a stuck worker). Freezing
+  // waits until the thread is in its frozen loop: it may have passed the check just before and
+  // be on its way to a quiescent point (where it could still park or acknowledge).
+  void Freeze(bool f) {
+    if (!f) {
+      frozen_ = false;
+      return;
+    }
+    const uint64_t g = ++freeze_gen_;
+    frozen_ = true;
+    while (seen_gen_.load() < g && !stop_) std::this_thread::yield();
+  }
   uint64_t iterations() const { return iterations_.load(); }
   uint64_t paused_iterations() const { return paused_.load(); }
 
@@ -40,6 +50,7 @@ class Worker {
     void* objs[32];
     while (!stop_) {
       if (frozen_) {
+        seen_gen_.store(freeze_gen_.load());
         std::this_thread::yield();
         continue;
       }
@@ -56,6 +67,7 @@ class Worker {
   const int core_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> frozen_{false};
+  std::atomic<uint64_t> freeze_gen_{0}, seen_gen_{0};
   std::atomic<uint64_t> iterations_{0};
   std::atomic<uint64_t> paused_{0};
   std::thread thread_;
