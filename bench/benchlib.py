@@ -285,13 +285,19 @@ def single_pcap(workdir, dests, routes):
 CALLGRIND_KEEP = {"dir": None, "tag": "run"}
 
 
+# More valgrind flags for every callgrind run (bench/run --cache-sim adds --cache-sim=yes), and
+# the last run's event totals over its counted threads.
+CALLGRIND_EXTRA = []
+CALLGRIND_LAST = {}
+
+
 def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False, extra=()):
     """Runs cmd under callgrind, one output file per thread; returns the instructions of the
     `workers` busiest threads other than the main one (thread 1), and the program's output."""
     w = tempfile.mkdtemp(prefix="cg-", dir=os.path.expanduser("~"))
     try:
         vg = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
-              f"--callgrind-out-file={w}/cg.%p", *extra]
+              f"--callgrind-out-file={w}/cg.%p", *extra, *CALLGRIND_EXTRA]
         p = subprocess.Popen(vg + cmd, stdin=subprocess.PIPE, stdout=subprocess.PIPE,
                              stderr=subprocess.STDOUT, env=env, text=True)
         if stdin_after is not None:
@@ -303,20 +309,29 @@ def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False,
             except BrokenPipeError:
                 pass
         out, _ = p.communicate(timeout=600)
-        irs = []
+        irs, events, totals = [], [], {}
         for f in glob.glob(f"{w}/cg.*-*"):
             if f.endswith("-01") != main_thread:
                 continue
             for line in open(f):
+                if line.startswith("events:"):
+                    events = line.split()[1:]
                 if line.startswith("summary:"):
-                    irs.append((int(line.split()[1]), f))
+                    irs.append((int(line.split()[1]), f, [int(x) for x in line.split()[1:]]))
         irs.sort(reverse=True)
+        # Every event of the counted threads (Ir, and with --cache-sim=yes Dr Dw I1mr D1mr
+        # D1mw ILmr DLmr DLmw: simulated cache misses).
+        for _, _, vals in irs[:workers]:
+            for name, v in zip(events, vals):
+                totals[name] = totals.get(name, 0) + v
+        CALLGRIND_LAST.clear()
+        CALLGRIND_LAST.update(totals)
         if CALLGRIND_KEEP["dir"]:
             os.makedirs(CALLGRIND_KEEP["dir"], exist_ok=True)
-            for i, (_, f) in enumerate(irs[:workers]):
+            for i, (_, f, _) in enumerate(irs[:workers]):
                 tag = re.sub(r"[^A-Za-z0-9_.+-]+", "_", CALLGRIND_KEEP["tag"])
                 shutil.copy(f, os.path.join(CALLGRIND_KEEP["dir"], f"{tag}.t{i}.callgrind"))
-        return {"ir": sum(ir for ir, _ in irs[:workers]), "output": out}
+        return {"ir": sum(ir for ir, _, _ in irs[:workers]), "output": out}
     finally:
         shutil.rmtree(w, ignore_errors=True)
 
@@ -526,11 +541,11 @@ def report(exp, outdir, machine, command, eal):
         json.dump({"experiment": exp.name, "title": exp.title, "unit": exp.unit,
                    "machine": machine, "meta": meta, "comparisons": summ,
                    "load1_range": [min(loads), max(loads)]}, f, indent=1, default=str)
-    plot(exp, summ, swaps, os.path.join(outdir, f"{exp.name}.png"), machine, loads)
+    plot(exp, summ, swaps, os.path.join(outdir, f"{exp.name}.png"), machine, loads, eal)
     return text
 
 
-def plot(exp, summ, swaps, path, machine, loads):
+def plot(exp, summ, swaps, path, machine, loads, eal):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -559,7 +574,8 @@ def plot(exp, summ, swaps, path, machine, loads):
         ax.grid(axis="x", alpha=0.3)
 
     foot = (f"{machine['cpu_model']}, {machine['cores']} cores, DPDK {machine['dpdk']}, "
-            f"--no-huge; load {min(loads):.1f}–{max(loads):.1f}")
+            f"{'--no-huge' if '--no-huge' in eal else '2 MiB hugepages'}; "
+            f"load {min(loads):.1f}–{max(loads):.1f}")
     xl = f"B/A ({exp.unit}{', lower is better' if not exp.higher_better else ''})"
     if exp.plot == "sweep":
         fig, ax = plt.subplots(figsize=(8, 4.5))

@@ -31,10 +31,12 @@ def main():
             return m.group(0)
         body = open(p).read().split("\n", 1)[1].strip("\n")
         # Links to files next to the table: relative to BENCHMARKS.md.
-        body = re.sub(r"`(\w+(?:_\w+)?\.(?:csv|png))`", r"`bench/results/\1`", body)
+        sub = os.path.dirname(name)  # huge/headline: bench/results/huge/headline.md
+        where = f"bench/results/{sub}/" if sub else "bench/results/"
+        body = re.sub(r"`(\w+(?:_\w+)?\.(?:csv|png))`", lambda f: f"`{where}{f.group(1)}`", body)
         return f"<!-- bench:{name} -->\n{body}\n<!-- /bench:{name} -->"
 
-    text = re.sub(r"<!-- bench:(\w+) -->.*?<!-- /bench:\1 -->", fill, text, flags=re.S)
+    text = re.sub(r"<!-- bench:([\w/]+) -->.*?<!-- /bench:\1 -->", fill, text, flags=re.S)
     open(a.path, "w").write(text)
     if missing:
         print("no results yet for: " + ", ".join(missing), file=sys.stderr)
