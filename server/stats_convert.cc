@@ -106,10 +106,8 @@ void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std:
     }
     cs->set_rx_pps(core_rx);
     cs->set_tx_pps(core_tx);
-    if (b != nullptr && c.polls > b->polls) {
-      cs->set_busy_ratio(BusyRatio(c.busy_polls, b->busy_polls, c.polls, b->polls));
-    }
     if (b != nullptr) {
+      cs->set_busy_ratio(BusyRatio(c.busy_polls, b->busy_polls, c.polls, b->polls));
       cs->set_cycles_per_packet(
           CyclesPerPacket(c.busy_cycles, b->busy_cycles, c.busy_packets, b->busy_packets));
     }
