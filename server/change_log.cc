@@ -76,43 +76,59 @@ std::string Quote(absl::string_view v) {
 std::string ResultLabel(const grpc::Status& s) { return CodeName(s.error_code()); }
 
 ChangeLog::ChangeLog() {
-  for (const char* rpc :
-       {"SetStrategy", "AddRoute", "DeleteRoute", "PauseWorker", "ResumeWorker", "AuditPool",
-        "TuneStrategy"}) {
-    for (const char* result : {"ok", "permission_denied"}) counts_[{rpc, result}] = 0;
+  for (const char* rpc : {"SetStrategy", "AddRoute", "DeleteRoute", "PauseWorker", "ResumeWorker",
+                          "AuditPool", "TuneStrategy"}) {
+    for (const char* result : {"ok", "permission_denied"}) counts_[{rpc, result, "rpc"}] = 0;
+  }
+  // The in-process doors (mutations.h) change strategies (config also routes).
+  for (const char* source : {"config", "tune", "console"}) {
+    counts_[{"SetStrategy", "ok", source}] = 0;
   }
 }
 
 void ChangeLog::Record(const Caller& who, absl::string_view rpc, absl::string_view what,
-                       absl::string_view result, absl::string_view detail) {
+                       absl::string_view result, absl::string_view detail,
+                       absl::string_view source) {
   std::string line =
       absl::StrCat("skbnf-control: change rpc=", rpc, " what=", Quote(what), " peer=", who.peer,
-                   " identity=", Quote(who.Identity()), " result=", result);
+                   " identity=", Quote(who.Identity()), " result=", result, " source=", source);
   if (!detail.empty()) absl::StrAppend(&line, " detail=", Quote(detail));
   line += "\n";
   {
     std::lock_guard<std::mutex> l(mu_);
-    ++counts_[{std::string(rpc), std::string(result)}];
+    ++counts_[{std::string(rpc), std::string(result), std::string(source)}];
   }
   std::cerr << line << std::flush;
 }
 
 uint64_t ChangeLog::Count(const std::string& rpc, const std::string& result) const {
   std::lock_guard<std::mutex> l(mu_);
-  auto it = counts_.find({rpc, result});
+  uint64_t n = 0;
+  for (const auto& [key, count] : counts_) {
+    if (std::get<0>(key) == rpc && std::get<1>(key) == result) n += count;
+  }
+  return n;
+}
+
+uint64_t ChangeLog::Count(const std::string& rpc, const std::string& result,
+                          const std::string& source) const {
+  std::lock_guard<std::mutex> l(mu_);
+  auto it = counts_.find({rpc, result, source});
   return it == counts_.end() ? 0 : it->second;
 }
 
 std::vector<prometheus::MetricFamily> ChangeLog::Collect() const {
   prometheus::MetricFamily f{"skbnf_control_changes_total",
-                             "Attempts to change the data plane through the control API, by RPC "
-                             "and result (ok, permission_denied, rolled_back, ...).",
+                             "Attempts to change the data plane, by RPC (operation), result (ok, "
+                             "permission_denied, rolled_back, ...) and source (rpc, config, tune, "
+                             "console).",
                              prometheus::MetricType::Counter,
                              {}};
   std::lock_guard<std::mutex> l(mu_);
   for (const auto& [key, n] : counts_) {
     prometheus::ClientMetric m;
-    m.label = {{"rpc", key.first}, {"result", key.second}};
+    m.label = {
+        {"rpc", std::get<0>(key)}, {"result", std::get<1>(key)}, {"source", std::get<2>(key)}};
     m.counter.value = static_cast<double>(n);
     f.metric.push_back(std::move(m));
   }

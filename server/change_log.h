@@ -3,12 +3,14 @@
 // One line per attempt on stderr (the daemon's log, the container's log), whatever the result:
 //
 //   skbnf-control: change rpc=SetStrategy what="magazine -> headpool" peer=ipv4:127.0.0.1:41234
-//   identity=- result=ok
+//   identity=- result=ok source=rpc
 //
 // (one line; `identity` is the verified client certificate's CN and SANs, "-" without one;
 // `detail` follows when the call failed) and one count in
-// skbnf_control_changes_total{rpc,result}, result = ok | the gRPC code in lower case
-// (permission_denied, invalid_argument, ...) | rolled_back / failed for a swap that did not commit.
+// skbnf_control_changes_total{rpc,result,source}, result = ok | the gRPC code in lower case
+// (permission_denied, invalid_argument, ...) | rolled_back / failed for a swap that did not commit;
+// source = rpc | config | tune | console (mutations.h: every change goes through one door, and
+// the in-process ones are logged too, with peer=local:<source>).
 //
 // A handler makes itself a logged, authorised change with RunChange (below): the access check
 // (access.h), then its body, then the record. A new mutating RPC is one call:
@@ -26,6 +28,7 @@
 #include <map>
 #include <mutex>
 #include <string>
+#include <tuple>
 #include <utility>
 #include <vector>
 
@@ -43,14 +46,18 @@ class ChangeLog : public prometheus::Collectable {
   ChangeLog();
   // Logs one line and counts it. `detail` (the error message) may be empty.
   void Record(const Caller& who, absl::string_view rpc, absl::string_view what,
-              absl::string_view result, absl::string_view detail);
-  // skbnf_control_changes_total{rpc,result}.
+              absl::string_view result, absl::string_view detail, absl::string_view source = "rpc");
+  // skbnf_control_changes_total{rpc,result,source}.
   std::vector<prometheus::MetricFamily> Collect() const override;
+  // Over every source, or one.
   uint64_t Count(const std::string& rpc, const std::string& result) const;
+  uint64_t Count(const std::string& rpc, const std::string& result,
+                 const std::string& source) const;
 
  private:
   mutable std::mutex mu_;
-  std::map<std::pair<std::string, std::string>, uint64_t> counts_;
+  // (rpc, result, source) -> count
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> counts_;
 };
 
 // "ok" or the status code in lower case ("permission_denied").
@@ -67,7 +74,7 @@ grpc::Status RunChange(const AccessPolicy& access, ChangeLog& log, grpc::ServerC
   grpc::Status s = AuthorizeChange(access, caller, rpc);
   if (s.ok()) s = apply(&result);
   if (result.empty()) result = ResultLabel(s);
-  log.Record(caller, rpc, what, result, s.error_message());
+  log.Record(caller, rpc, what, result, s.error_message(), "rpc");
   return s;
 }
 

@@ -166,7 +166,8 @@ const char* ReloadResultName(ReloadResult::Kind k) {
 
 ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
                              const dpdk::DaemonConfig& started, dpdk::DaemonConfig& applied,
-                             Backend& backend, SwapMetrics& swaps) {
+                             Change& change) {
+  Backend& backend = change.backend();  // reads and validation; changes go through `change`
   ReloadResult res;
   auto error = [&](std::string why) {
     res.kind = ReloadResult::kError;
@@ -226,34 +227,56 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
 
   // Apply: routes (undoable), then the swap; a failure puts the routes back.
   std::vector<std::pair<Ipv4Prefix, NextHop>> deleted, added;
+  // Puts the routes already changed back. What cannot be put back is reported, never dropped:
+  // the reload's error says which routes and why, ReloadResult::rollback_failed counts it
+  // (skbnf_config_rollback_failures_total), and the live table is then defined as "the old
+  // table minus what failed to come back": the next reload diffs against the live table, so it
+  // repairs it.
   auto undo_routes = [&] {
-    for (const auto& [p, nh] : added) (void)backend.DeleteRoute(p);
-    for (const auto& [p, nh] : deleted) (void)backend.AddRoute(p, nh);
+    std::vector<std::string> failed;
+    for (const auto& [p, nh] : added) {
+      if (absl::Status st = change.DeleteRoute(p); !st.ok()) {
+        failed.push_back(absl::StrCat("delete ", net::FormatIpv4Prefix(p), ": ", st.message()));
+      }
+    }
+    for (const auto& [p, nh] : deleted) {
+      if (absl::StatusOr<uint32_t> id = change.AddRoute(p, nh); !id.ok()) {
+        failed.push_back(
+            absl::StrCat("re-add ", net::FormatIpv4Prefix(p), ": ", id.status().message()));
+      }
+    }
+    if (failed.empty()) return std::string();
+    res.rollback_failed = true;
+    return absl::StrCat("; ROLLBACK INCOMPLETE (", absl::StrJoin(failed, "; "),
+                        "): the live route table differs from the last applied file until the "
+                        "next reload");
+  };
+  auto failed = [&](std::string why) {
+    const std::string rollback = undo_routes();
+    ReloadResult r = error(why);
+    if (!rollback.empty()) r.summary = absl::StrCat(path, ": ", why, rollback);
+    return r;
   };
   for (const auto& [p, nh] : to_delete) {
-    if (absl::Status st = backend.DeleteRoute(p); !st.ok()) {
-      undo_routes();
-      return error(absl::StrCat("DeleteRoute ", net::FormatIpv4Prefix(p), ": ", st.message()));
+    if (absl::Status st = change.DeleteRoute(p); !st.ok()) {
+      return failed(absl::StrCat("DeleteRoute ", net::FormatIpv4Prefix(p), ": ", st.message()));
     }
     deleted.emplace_back(p, nh);
   }
   for (const auto& [p, nh] : to_add) {
-    if (absl::StatusOr<uint32_t> id = backend.AddRoute(p, nh); !id.ok()) {
-      undo_routes();
-      return error(
+    if (absl::StatusOr<uint32_t> id = change.AddRoute(p, nh); !id.ok()) {
+      return failed(
           absl::StrCat("AddRoute ", net::FormatIpv4Prefix(p), ": ", id.status().message()));
     }
     added.emplace_back(p, nh);
   }
   std::vector<std::string> done;
   if (spec) {
-    pool::SwapReport r = backend.SwapStrategy(*spec, std::chrono::microseconds(0));
-    swaps.Record(r);
+    pool::SwapReport r = change.SwapStrategy(*spec, std::chrono::microseconds(0));
     if (!r.status.ok()) {
-      undo_routes();
-      return error(absl::StrCat(LineOf(text, "strategy"), "strategy swap to ", spec->ToString(),
-                                " failed", r.rolled_back ? " and was rolled back" : "", ": ",
-                                r.status.message()));
+      return failed(absl::StrCat(LineOf(text, "strategy"), "strategy swap to ", spec->ToString(),
+                                 " failed", r.rolled_back ? " and was rolled back" : "", ": ",
+                                 r.status.message()));
     }
     done.push_back(
         absl::StrCat("strategy ", r.old_spec, " -> ", r.new_spec, " (epoch ", r.epoch, ")"));
@@ -276,9 +299,11 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
 
 ConfigReloadMetrics::ConfigReloadMetrics() : last_success_(Now()) {}
 
-void ConfigReloadMetrics::Record(ReloadResult::Kind k, bool restart_required) {
+void ConfigReloadMetrics::Record(ReloadResult::Kind k, bool restart_required,
+                                 bool rollback_failed) {
   std::lock_guard<std::mutex> l(mu_);
   count_[k]++;
+  if (rollback_failed) rollback_failures_++;
   last_ok_ = k != ReloadResult::kError;
   if (last_ok_) {  // a refused file says nothing about what the running one needs
     last_success_ = Now();
@@ -316,6 +341,14 @@ std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
     f.metric.push_back(m);
     out.push_back(std::move(f));
   };
+  MetricFamily rollbacks{"skbnf_config_rollback_failures_total",
+                         "Reloads whose half-applied changes could not all be put back (the log "
+                         "line names them); the next reload repairs the live route table",
+                         MetricType::Counter,
+                         {}};
+  rollbacks.metric.emplace_back();
+  rollbacks.metric.back().counter.value = static_cast<double>(rollback_failures_);
+  out.push_back(std::move(rollbacks));
   gauge("skbnf_config_last_reload_successful",
         "1 when the last reload of the --config file was applied (or had nothing to apply), 0 "
         "when it was refused",
@@ -417,9 +450,8 @@ void ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchang
   if (!always && *text == last_text_) return;
   last_text_ = *text;
   ReloadResult r;
-  (void)control_.Mutate([&](Backend& backend, SwapMetrics& swaps) {
-    r = ApplyConfigText(path_, *text, started_, applied_, backend, swaps);
-    return absl::OkStatus();
+  control_.Mutate(ChangeSource::kConfig, [&](Change& change) {
+    r = ApplyConfigText(path_, *text, started_, applied_, change);
   });
   if (quiet_unchanged && r.kind == ReloadResult::kUnchanged && r.needs_restart.empty()) return;
   std::fprintf(stderr, "skbnfd: config reload (%s): %s: %s\n", trigger, ReloadResultName(r.kind),
@@ -428,7 +460,7 @@ void ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchang
     std::fprintf(stderr, "skbnfd: config reload (%s): needs restart, not applied: %s\n", trigger,
                  absl::StrJoin(r.needs_restart, "; ").c_str());
   }
-  metrics_->Record(r.kind, !r.needs_restart.empty());
+  metrics_->Record(r.kind, !r.needs_restart.empty(), r.rollback_failed);
 }
 
 }  // namespace skbnf::control

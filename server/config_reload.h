@@ -11,7 +11,8 @@
 // watcher's first pass re-reads the file once: a change made while skbnfd was starting (EAL and
 // port start take seconds) is applied then, not missed.
 //
-// What a reload does, all under the lock of the mutating RPCs (ControlPlane::Mutate):
+// What a reload does, all through the one door of every change (mutations.h, source config:
+// the lock of the mutating RPCs, and every swap/route change in the change log):
 //   1. read and parse the file (dataplane/dpdk/config.h). A parse error refuses the whole file:
 //      nothing is applied, the log names the file, the line and the reason.
 //   2. settings that cannot change at runtime (mode, pool_ops, mbuf_cache, mbufs, burst,
@@ -40,6 +41,9 @@
 //   skbnf_config_reloads_total{result="ok|error|unchanged"}   counter
 //   skbnf_config_last_reload_successful                       gauge 1|0
 //   skbnf_config_last_reload_success_timestamp_seconds        gauge (start-up counts as one)
+//   skbnf_config_rollback_failures_total                      counter: failed reloads whose
+//                                                             undo could not put every route
+//                                                             back (named in the log line)
 //   skbnf_config_restart_required                             gauge 1 when the file asks for a
 //                                                             change only a restart applies
 //   skbnf_config_watched                                      gauge 1 once the watcher runs
@@ -62,6 +66,7 @@
 #include "prometheus/metric_family.h"
 #include "server/backend.h"
 #include "server/control_plane.h"
+#include "server/mutations.h"
 #include "server/swap_metrics.h"
 
 namespace skbnf::control {
@@ -72,21 +77,23 @@ struct ReloadResult {
   Kind kind = kUnchanged;
   std::string summary;                     // one line for the log
   std::vector<std::string> needs_restart;  // "mbufs 16384 -> 32768", ...
+  bool rollback_failed = false;            // kError whose undo could not put every route back
 };
 const char* ReloadResultName(ReloadResult::Kind k);  // "ok", "error", "unchanged"
 
 // The reload logic without the watching: applies `text` (the file `path`) against the last
-// applied file `applied` and the configuration the daemon started with `started`. Call under
-// the mutation lock. On kOk, `applied` becomes the new file.
+// applied file `applied` and the configuration the daemon started with `started`, through the
+// one door of every change (`change`, source config: each swap and route change it makes is
+// logged and counted). On kOk, `applied` becomes the new file.
 ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
                              const dpdk::DaemonConfig& started, dpdk::DaemonConfig& applied,
-                             Backend& backend, SwapMetrics& swaps);
+                             Change& change);
 
 // The skbnf_config_* families. Register with ControlPlane::AddMetrics.
 class ConfigReloadMetrics : public prometheus::Collectable {
  public:
   ConfigReloadMetrics();  // the start-up load counts as the last success
-  void Record(ReloadResult::Kind k, bool restart_required);
+  void Record(ReloadResult::Kind k, bool restart_required, bool rollback_failed = false);
   void SetWatched(bool watched);
   std::vector<prometheus::MetricFamily> Collect() const override;
 
@@ -97,6 +104,7 @@ class ConfigReloadMetrics : public prometheus::Collectable {
   bool last_ok_ = true;
   bool restart_required_ = false;
   bool watched_ = false;
+  uint64_t rollback_failures_ = 0;
 };
 
 class ConfigReloader {

@@ -153,16 +153,20 @@ SwapCycle::SwapCycle()
       next_(std::chrono::steady_clock::now() +
             std::chrono::duration_cast<std::chrono::steady_clock::duration>(every_)) {}
 
-void SwapCycle::Tick(dpdk::Engine& engine) {
+void SwapCycle::Tick(ControlPlane& control) {
   if (cycle_.empty() || std::chrono::steady_clock::now() < next_) return;
   next_ += std::chrono::duration_cast<std::chrono::steady_clock::duration>(every_);
-  auto rep = engine.SwapStrategy(cycle_[index_++ % cycle_.size()]);
-  if (!rep.ok()) {
-    std::printf("swap: %s\n", std::string(rep.status().message()).c_str());
+  const std::string& text = cycle_[index_++ % cycle_.size()];
+  absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(text);
+  if (!spec.ok()) {  // CheckSwapCycle parsed every spec at start-up
+    std::printf("swap: %s: %s\n", text.c_str(), std::string(spec.status().message()).c_str());
     std::fflush(stdout);
     return;
   }
-  Console::PrintSwap(*rep);
+  pool::SwapReport rep;
+  control.Mutate(ChangeSource::kConsole,
+                 [&](Change& c) { rep = c.SwapStrategy(*spec, std::chrono::microseconds(0)); });
+  Console::PrintSwap(rep);
 }
 
 }  // namespace skbnf::control

@@ -14,6 +14,7 @@
 #include "absl/status/status.h"
 #include "dataplane/dpdk/engine.h"
 #include "dataplane/pool/pool.h"
+#include "server/control_plane.h"
 
 namespace skbnf::control {
 
@@ -42,11 +43,13 @@ class Console {
   dpdk::EngineSnapshot prev_;
 };
 
-// --swap-cycle / --swap-every: hot swaps while forwarding, one console line each.
+// --swap-cycle / --swap-every: hot swaps while forwarding, one console line each. Each swap goes
+// through the one door of every change (mutations.h, source console): the mutation lock, the
+// same validation as SetStrategy, the swap metrics and the change log.
 class SwapCycle {
  public:
   SwapCycle();
-  void Tick(dpdk::Engine& engine);  // swaps when it is time
+  void Tick(ControlPlane& control);  // swaps when it is time
 
  private:
   const std::vector<std::string> cycle_;

@@ -158,8 +158,8 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   return cp;
 }
 
-absl::Status ControlPlane::Mutate(const std::function<absl::Status(Backend&, SwapMetrics&)>& f) {
-  return impl_->service->WithMutationLock(f);
+void ControlPlane::Mutate(ChangeSource source, const std::function<void(Change&)>& f) {
+  impl_->service->Mutate(source, f);
 }
 
 void ControlPlane::AddMetrics(const std::weak_ptr<prometheus::Collectable>& c) {

@@ -22,6 +22,7 @@
 #include "prometheus/collectable.h"
 #include "server/backend.h"
 #include "server/listener.h"
+#include "server/mutations.h"
 #include "server/swap_metrics.h"
 
 namespace skbnf::control {
@@ -42,9 +43,10 @@ class ControlPlane {
   int metrics_port() const;  // 0 when disabled
   void Shutdown();
 
-  // In-process mutations (the config file reloader, server/config_reload.h): `f` runs under the
-  // lock that serialises the mutating RPCs, with the swap metrics the RPCs record into.
-  absl::Status Mutate(const std::function<absl::Status(Backend&, SwapMetrics&)>& f);
+  // In-process changes (the config file reloader, --swap-cycle): `f` runs through the one door
+  // of every change (mutations.h): the lock of the mutating RPCs, the same validation, swap
+  // metrics and change log, with `source` named.
+  void Mutate(ChangeSource source, const std::function<void(Change&)>& f);
   // More families on /metrics (kept alive by the caller); nothing when /metrics is off.
   void AddMetrics(const std::weak_ptr<prometheus::Collectable>& c);
 

@@ -248,11 +248,18 @@ grpc::Status ControlService::SetStrategyImpl(grpc::ServerContext* ctx,
                    absl::StrCat(req->quiesce_timeout_ms(), " is out of range [0, 10000]"));
   }
   resp->set_canonical_spec(spec.ToString());
-  std::lock_guard<std::mutex> l(mutation_mu_);
-  absl::Status valid = backend_.ValidateStrategy(spec);
+  return mutations_.Run(ChangeSource::kRpc,
+                        [&](Change& c) { return SetStrategyLocked(c, ctx, req, spec, resp); });
+}
+
+grpc::Status ControlService::SetStrategyLocked(Change& change, grpc::ServerContext* ctx,
+                                               const v1::SetStrategyRequest* req,
+                                               const StrategySpec& spec,
+                                               v1::SetStrategyResponse* resp) {
+  absl::Status valid = change.backend().ValidateStrategy(spec);
   if (!valid.ok()) return ToGrpc(valid);
   // The tunables against the pool in use: per-core holdings must leave half of it reachable.
-  valid = CheckPoolShare(spec, backend_.GetInfo(), backend_.GetPorts());
+  valid = CheckPoolShare(spec, change.backend().GetInfo(), change.backend().GetPorts());
   if (!valid.ok()) {
     return Invalid(
         req->strategy_case() == v1::SetStrategyRequest::kStructured ? "structured" : "spec",
@@ -267,8 +274,7 @@ grpc::Status ControlService::SetStrategyImpl(grpc::ServerContext* ctx,
   }
 
   pool::SwapReport r =
-      backend_.SwapStrategy(spec, std::chrono::milliseconds(req->quiesce_timeout_ms()));
-  swaps_.Record(r);
+      change.SwapStrategy(spec, std::chrono::milliseconds(req->quiesce_timeout_ms()));
   v1::SwapReport* pr = resp->mutable_report();
   pr->set_ok(r.status.ok());
   pr->set_error(std::string(r.status.message()));
@@ -382,8 +388,8 @@ grpc::Status ControlService::AddRouteImpl(const v1::AddRouteRequest* req,
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "routes are used only in l3 forwarding mode");
   }
-  std::lock_guard<std::mutex> l(mutation_mu_);
-  absl::StatusOr<uint32_t> id = backend_.AddRoute(*prefix, nh);
+  absl::StatusOr<uint32_t> id =
+      mutations_.Run(ChangeSource::kRpc, [&](Change& c) { return c.AddRoute(*prefix, nh); });
   if (!id.ok()) return ToGrpc(id.status());
   resp->set_next_hop_id(*id);
   return grpc::Status::OK;
@@ -403,8 +409,8 @@ grpc::Status ControlService::DeleteRouteImpl(const v1::DeleteRouteRequest* req) 
     return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
                         "routes are used only in l3 forwarding mode");
   }
-  std::lock_guard<std::mutex> l(mutation_mu_);
-  return ToGrpc(backend_.DeleteRoute(*prefix));
+  return ToGrpc(
+      mutations_.Run(ChangeSource::kRpc, [&](Change& c) { return c.DeleteRoute(*prefix); }));
 }
 
 grpc::Status ControlService::ListRoutes(grpc::ServerContext*, const v1::ListRoutesRequest*,
@@ -432,9 +438,10 @@ grpc::Status ControlService::SetWorkerPaused(grpc::ServerContext* ctx, bool has_
   return RunChange(access_, changes_, ctx, rpc, what, [&](std::string*) {
     absl::Status s = CheckWorkerCore(has_core, core);
     if (!s.ok()) return ToGrpc(s);
-    std::lock_guard<std::mutex> l(mutation_mu_);
-    return ToGrpc(pause ? backend_.PauseWorker(static_cast<int>(core), was_paused)
-                        : backend_.ResumeWorker(static_cast<int>(core), was_paused));
+    return ToGrpc(mutations_.Run(ChangeSource::kRpc, [&](Change& c) {
+      return pause ? c.backend().PauseWorker(static_cast<int>(core), was_paused)
+                   : c.backend().ResumeWorker(static_cast<int>(core), was_paused);
+    }));
   });
 }
 
@@ -466,8 +473,8 @@ grpc::Status ControlService::AuditPool(grpc::ServerContext* ctx, const v1::Audit
 }
 
 grpc::Status ControlService::AuditPoolImpl(v1::AuditPoolResponse* resp) {
-  std::lock_guard<std::mutex> l(mutation_mu_);
-  absl::StatusOr<pool::AuditReport> r = backend_.Audit();
+  absl::StatusOr<pool::AuditReport> r =
+      mutations_.Run(ChangeSource::kRpc, [&](Change& c) { return c.backend().Audit(); });
   if (!r.ok()) return ToGrpc(r.status());
   resp->set_ok(r->ok);
   resp->set_populated(r->populated);
@@ -491,9 +498,8 @@ grpc::Status ControlService::TuneStrategy(grpc::ServerContext* ctx,
                                           grpc::ServerWriter<v1::TuneProgress>* writer) {
   // A change like SetStrategy (it swaps strategies): the same access rule, logged and counted
   // (change_log.h). One tune at a time is the tuner's own limit (FAILED_PRECONDITION).
-  const std::string what = req->candidates().empty()
-                               ? std::string("default candidates")
-                               : absl::StrJoin(req->candidates(), " ");
+  const std::string what = req->candidates().empty() ? std::string("default candidates")
+                                                     : absl::StrJoin(req->candidates(), " ");
   return RunChange(access_, changes_, ctx, "TuneStrategy", what, [&](std::string* result) {
     absl::StatusOr<TunePlan> plan = tuner_.Plan(TuneRequestFromProto(*req));
     if (!plan.ok()) return ToGrpc(plan.status());

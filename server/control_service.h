@@ -4,7 +4,8 @@
 // Every handler validates its whole request before touching the Backend; the first bad field
 // gives INVALID_ARGUMENT whose message starts with the field path, and nothing is applied.
 // Mutations (SetStrategy commit, AddRoute, DeleteRoute, Pause/ResumeWorker, AuditPool, which
-// parks workers briefly) are serialised by one mutex, are allowed only to the callers access.h
+// parks workers briefly) go through the one door of every change (mutations.h: one lock,
+// shared with config reload, the tuner and --swap-cycle), are allowed only to the callers access.h
 // says may change the data plane (PERMISSION_DENIED otherwise), and are logged and counted,
 // whatever their result (change_log.h: RunChange). A strategy is also checked against the pool in
 // use (pool_share.h). WatchStats and AuditPool are bounded (limits.h: RESOURCE_EXHAUSTED).
@@ -16,14 +17,15 @@
 #define SKBNF_SERVER_CONTROL_SERVICE_H_
 
 #include <atomic>
-#include <mutex>
 #include <optional>
+#include <utility>
 
 #include "absl/status/statusor.h"
 #include "server/access.h"
 #include "server/backend.h"
 #include "server/change_log.h"
 #include "server/limits.h"
+#include "server/mutations.h"
 #include "server/stats_convert.h"
 #include "server/stats_sampler.h"
 #include "server/strategy_convert.h"
@@ -41,12 +43,12 @@ class ControlService final : public v1::Control::Service {
   // Makes streaming calls return promptly (server shutdown).
   void Stop() { stopping_.store(true); }
 
-  // Runs `f(backend, swap_metrics)` under the mutex of the mutating RPCs: in-process changes
-  // (server/config_reload.h) never interleave with a client's SetStrategy or AddRoute.
+  // In-process changes (config reload, --swap-cycle): `f(Change&)` through the one door
+  // (mutations.h): under the lock of the mutating RPCs, validated, counted and logged with its
+  // source, so they never interleave with a client's SetStrategy or AddRoute.
   template <typename F>
-  auto WithMutationLock(F&& f) {
-    std::lock_guard<std::mutex> l(mutation_mu_);
-    return f(backend_, swaps_);
+  auto Mutate(ChangeSource source, F&& f) {
+    return mutations_.Run(source, std::forward<F>(f));
   }
 
   grpc::Status GetInfo(grpc::ServerContext* ctx, const v1::GetInfoRequest* req,
@@ -84,6 +86,9 @@ class ControlService final : public v1::Control::Service {
  private:
   grpc::Status SetStrategyImpl(grpc::ServerContext* ctx, const v1::SetStrategyRequest* req,
                                v1::SetStrategyResponse* resp);
+  grpc::Status SetStrategyLocked(Change& change, grpc::ServerContext* ctx,
+                                 const v1::SetStrategyRequest* req, const pool::StrategySpec& spec,
+                                 v1::SetStrategyResponse* resp);
   grpc::Status AddRouteImpl(const v1::AddRouteRequest* req, v1::AddRouteResponse* resp);
   grpc::Status DeleteRouteImpl(const v1::DeleteRouteRequest* req);
   grpc::Status AuditPoolImpl(v1::AuditPoolResponse* resp);
@@ -99,9 +104,9 @@ class ControlService final : public v1::Control::Service {
   const AccessPolicy access_;
   ChangeLog& changes_;
   CallLimits& limits_;
-  const PoolInfo pool_;     // native or not, ops name: fixed for the daemon's life
-  std::mutex mutation_mu_;  // serialises every mutation (and concurrent SetStrategy calls)
-  Tuner tuner_{backend_, mutation_mu_, swaps_};  // takes mutation_mu_ for each of its swaps
+  const PoolInfo pool_;  // native or not, ops name: fixed for the daemon's life
+  Mutations mutations_{backend_, swaps_, changes_};  // the one door for every change
+  Tuner tuner_{mutations_};  // each of its swaps goes through the door (source tune)
   std::atomic<bool> stopping_{false};
 };
 

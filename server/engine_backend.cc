@@ -148,14 +148,16 @@ RouteTable EngineBackend::GetRoutes() const {
   std::sort(routes.begin(), routes.end(),
             [](const dpdk::Route& a, const dpdk::Route& b) { return a.prefix < b.prefix; });
   RouteTable t;
-  std::map<std::pair<int, MacAddr>, uint32_t> ids;
+  // The ids are the engine's (dpdk::Route::next_hop_id): stable for the process's life.
+  std::map<uint32_t, RouteTable::NextHopEntry> hops;
   for (const dpdk::Route& r : routes) {
-    auto key = std::make_pair(static_cast<int>(r.port), r.next_hop_mac);
-    auto [it, fresh] = ids.emplace(key, static_cast<uint32_t>(ids.size() + 1));
-    if (fresh) t.next_hops.push_back({it->second, {key.first, key.second}, 0});
-    t.next_hops[it->second - 1].routes++;
-    t.routes.push_back({r.prefix, it->second});
+    RouteTable::NextHopEntry& h = hops[r.next_hop_id];
+    h.id = r.next_hop_id;
+    h.next_hop = {static_cast<int>(r.port), r.next_hop_mac};
+    h.routes++;
+    t.routes.push_back({r.prefix, r.next_hop_id});
   }
+  for (auto& [id, h] : hops) t.next_hops.push_back(h);
   return t;
 }
 
@@ -208,7 +210,7 @@ absl::StatusOr<uint32_t> EngineBackend::AddRoute(const Ipv4Prefix& prefix, const
   r.port = static_cast<uint16_t>(nh.port);
   r.next_hop_mac = nh.dst_mac;
   if (absl::Status s = engine_.AddRoute(r); !s.ok()) return s;
-  for (const RouteTable::Route& rt : GetRoutes().routes) {
+  for (const dpdk::Route& rt : engine_.Routes()) {
     if (rt.prefix == prefix) return rt.next_hop_id;
   }
   return absl::InternalError("route added but not listed");

@@ -141,7 +141,7 @@ int Run(int argc, char** argv) {
     while (!g_quit.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       if (!console.Tick()) break;
-      cycle.Tick(engine);
+      cycle.Tick(**control);
     }
     reloader.reset();        // before the control plane it mutates through
     (*control)->Shutdown();  // before the engine stops

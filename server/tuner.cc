@@ -301,31 +301,33 @@ absl::StatusOr<TunePlan> Tuner::Plan(const TuneRequest& r) const {
     }
     listed.emplace_back(canonical, *spec);
   }
-  {
-    std::lock_guard<std::mutex> l(mutation_mu_);  // ValidateStrategy is a mutation-side call
-    const pool::StrategySpec incumbent = backend_.GetStrategy();
+  // ValidateStrategy is a mutation-side call: through the door, which changes nothing here.
+  absl::Status planned_candidates = door_.Run(ChangeSource::kTune, [&](Change& c) -> absl::Status {
+    const pool::StrategySpec incumbent = c.backend().GetStrategy();
     p.incumbent = incumbent.ToString();
-    if (absl::Status s = backend_.ValidateStrategy(incumbent); !s.ok()) return s;  // native
+    if (absl::Status s = c.backend().ValidateStrategy(incumbent); !s.ok()) return s;  // native
     p.candidates.push_back(p.incumbent);
     if (listed.empty()) {
       for (const char* d : kTuneDefaultCandidates) {
         absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(d);
-        if (!spec.ok() || !backend_.ValidateStrategy(*spec).ok()) continue;
+        if (!spec.ok() || !c.backend().ValidateStrategy(*spec).ok()) continue;
         // a default that would hoard this pool (server/pool_share.h) is left out, not refused
-        if (!CheckPoolShare(*spec, backend_.GetInfo(), backend_.GetPorts()).ok()) continue;
+        if (!CheckPoolShare(*spec, c.backend().GetInfo(), c.backend().GetPorts()).ok()) continue;
         if (spec->ToString() != p.incumbent) p.candidates.push_back(spec->ToString());
       }
     }
     for (size_t i = 0; i < listed.size(); ++i) {
-      absl::Status s = backend_.ValidateStrategy(listed[i].second);
+      absl::Status s = c.backend().ValidateStrategy(listed[i].second);
       if (s.code() == absl::StatusCode::kFailedPrecondition) return s;
       if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
       // the same pool-share bound as SetStrategy
-      s = CheckPoolShare(listed[i].second, backend_.GetInfo(), backend_.GetPorts());
+      s = CheckPoolShare(listed[i].second, c.backend().GetInfo(), c.backend().GetPorts());
       if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
       if (listed[i].first != p.incumbent) p.candidates.push_back(listed[i].first);
     }
-  }
+    return absl::OkStatus();
+  });
+  if (!planned_candidates.ok()) return planned_candidates;
   if (p.candidates.size() < 2) {
     return Invalid("candidates", absl::StrCat("only the strategy in force ('", p.incumbent,
                                               "'): list at least one other strategy"));
@@ -399,11 +401,10 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
   // The epoch the tune's own last swap produced (or found): anything else is another client.
   uint64_t epoch;
   std::string in_force;
-  {
-    std::lock_guard<std::mutex> l(mutation_mu_);
-    epoch = backend_.GetEpoch();
-    in_force = backend_.GetStrategy().ToString();
-  }
+  door_.Run(ChangeSource::kTune, [&](Change& c) {
+    epoch = c.backend().GetEpoch();
+    in_force = c.backend().GetStrategy().ToString();
+  });
   enum class Stop { kNone, kCancelled, kAborted };
   auto check = [&] {
     if (cancelled()) return Stop::kCancelled;
@@ -423,16 +424,18 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
   enum class Swap { kOk, kAborted, kFailed };
   std::string swap_error;
   // Puts `spec` in force (nothing to do when it is), only while the epoch is still the tune's.
-  auto swap_to = [&](const std::string& spec) {
-    std::lock_guard<std::mutex> l(mutation_mu_);
-    if (backend_.GetEpoch() != epoch) return Swap::kAborted;
+  auto swap_locked = [&](Change& c, const std::string& spec) {
+    if (c.backend().GetEpoch() != epoch) return Swap::kAborted;
     if (in_force == spec) return Swap::kOk;
     absl::StatusOr<pool::StrategySpec> parsed = pool::StrategySpec::Parse(spec);  // canonical
-    pool::SwapReport r = backend_.SwapStrategy(*parsed, plan.quiesce_timeout);
-    swaps_.Record(r);
+    if (!parsed.ok()) {  // every spec here came from Plan's canonical forms
+      swap_error = absl::StrCat("swap to ", spec, ": ", parsed.status().message());
+      return Swap::kFailed;
+    }
+    pool::SwapReport r = c.SwapStrategy(*parsed, plan.quiesce_timeout);
     rep.swaps++;
-    epoch = backend_.GetEpoch();
-    in_force = backend_.GetStrategy().ToString();
+    epoch = c.backend().GetEpoch();
+    in_force = c.backend().GetStrategy().ToString();
     if (!r.status.ok()) {
       swap_error =
           absl::StrCat("swap to ", spec, " failed", r.rolled_back ? " and was rolled back" : "",
@@ -440,6 +443,9 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
       return Swap::kFailed;
     }
     return Swap::kOk;
+  };
+  auto swap_to = [&](const std::string& spec) {
+    return door_.Run(ChangeSource::kTune, [&](Change& c) { return swap_locked(c, spec); });
   };
 
   Stop stop = in_force == plan.incumbent ? Stop::kNone : Stop::kAborted;

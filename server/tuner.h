@@ -30,8 +30,9 @@
 //
 // Safe by construction
 //   - One tune at a time: a second gets FAILED_PRECONDITION while one runs.
-//   - The tuner's swaps take the service's mutation mutex, like SetStrategy, one at a time; the
-//     tune does not hold it between swaps. Before each of its swaps (under the mutex) and every
+//   - The tuner's swaps go through the one door of every change (mutations.h: the mutation lock,
+//     validation, swap metrics, change log with source=tune), one at a time; the tune does not
+//     hold the lock between swaps. Before each of its swaps (under the mutex) and every
 //     few milliseconds while it waits, it compares the strategy epoch with the one its last swap
 //     produced: any other change (SetStrategy from another client, a config reload, a swap
 //     cycle) aborts the tune at once, and that change stays in force (ABORTED; not undone).
@@ -60,6 +61,7 @@
 
 #include "absl/status/statusor.h"
 #include "server/backend.h"
+#include "server/mutations.h"
 #include "server/swap_metrics.h"
 
 namespace skbnf::control {
@@ -174,9 +176,9 @@ struct TuneProgress {
 
 class Tuner {
  public:
-  // `mutation_mu` is the mutex that serialises every mutation of `backend` (the service's).
-  Tuner(Backend& backend, std::mutex& mutation_mu, SwapMetrics& swaps)
-      : backend_(backend), mutation_mu_(mutation_mu), swaps_(swaps) {}
+  // `door` is the one door of every change (mutations.h): each of the tuner's swaps goes
+  // through it (source tune: logged and counted like any other change).
+  explicit Tuner(Mutations& door) : door_(door), backend_(door.backend()) {}
 
   // INVALID_ARGUMENT naming the field for a bad request; FAILED_PRECONDITION when strategies
   // cannot be swapped. Swaps nothing.
@@ -202,9 +204,8 @@ class Tuner {
  private:
   void SetState(const char* state, const std::string& candidate);
 
-  Backend& backend_;
-  std::mutex& mutation_mu_;
-  SwapMetrics& swaps_;
+  Mutations& door_;
+  Backend& backend_;  // reads only (samples, epoch); every change goes through door_
   std::atomic<bool> running_{false};
   mutable std::mutex status_mu_;
   Status status_;

@@ -86,6 +86,10 @@ struct Route {
   Ipv4Prefix prefix;  // 0.0.0.0/0 is the default route (used when no other prefix matches)
   uint16_t port = 0;  // output port id
   MacAddr next_hop_mac = {};
+  // The engine's id of (port, next_hop_mac), set by Engine::AddRoute (ignored on input): the
+  // LPM's next-hop value. A next hop keeps its id for the life of the process, and an id is
+  // never given to another next hop, so an id a client read stays valid.
+  uint32_t next_hop_id = 0;
   std::string ToString() const;  // "10.0.0.0/8 port 1 mac 02:00:00:00:00:01"
 };
 

@@ -64,7 +64,8 @@ absl::StatusOr<Route> Engine::ResolveRoute(const RouteSpec& spec) const {
   return r;
 }
 
-absl::Status Engine::AddRoute(const Route& r) {
+absl::Status Engine::AddRoute(const Route& route) {
+  Route r = route;
   Impl& e = *impl_;
   if (e.lpm == nullptr) {
     return absl::FailedPreconditionError("routes need --mode=l3");
@@ -101,6 +102,7 @@ absl::Status Engine::AddRoute(const Route& r) {
     std::atomic_thread_fence(std::memory_order_release);
     e.hop_ids.emplace(hop, id);
   }
+  r.next_hop_id = id;
   if (r.prefix.len == 0) {
     e.default_hop.store(id, std::memory_order_release);
     e.routes[{r.prefix.addr, r.prefix.len}] = r;

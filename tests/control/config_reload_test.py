@@ -160,8 +160,19 @@ class ConfigReloadTest(unittest.TestCase):
                                          "10.2.0.0/16": "02:00:00:00:01:02"})
         self.assertEqual(h.total(self.metrics(), "skbnf_strategy_swaps_total", result="ok"),
                          swaps_before + 1, "a config swap is counted like an API swap")
+        # ... and is a change like any other: counted and logged with its source (one door)
+        m = self.metrics()
+        self.assertEqual(h.total(m, "skbnf_control_changes_total", rpc="SetStrategy",
+                                 result="ok", source="config"), 1)
+        self.assertEqual(h.total(m, "skbnf_control_changes_total", rpc="AddRoute",
+                                 result="ok", source="config"), 2)
+        self.assertEqual(h.total(m, "skbnf_control_changes_total", rpc="DeleteRoute",
+                                 result="ok", source="config"), 2)
         self.assertEqual(self.reloads("error"), 0)
-        self.assertIn("config reload (inotify): ok", self.daemon.read_stderr())
+        err = self.daemon.read_stderr()
+        self.assertIn("config reload (inotify): ok", err)
+        self.assertRegex(err, r"change rpc=SetStrategy what=\"magazine -> recycle\+magazine\" "
+                              r"peer=local:config .* result=ok source=config")
         self.assert_flowing()
 
         # a comment-only edit changes nothing

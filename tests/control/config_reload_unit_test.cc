@@ -10,6 +10,7 @@
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
 #include "server/config_reload.h"
+#include "server/mutations.h"
 #include "tests/control/fake_backend.h"
 
 namespace skbnf::control {
@@ -53,12 +54,16 @@ class ConfigReloadUnitTest : public ::testing::Test {
     }
   }
   ReloadResult Apply(const std::string& text) {
-    return ApplyConfigText("skbnfd.conf", text, started_, applied_, *backend_, swaps_);
+    Mutations door(*backend_, swaps_, changes_);
+    return door.Run(ChangeSource::kConfig, [&](Change& c) {
+      return ApplyConfigText("skbnfd.conf", text, started_, applied_, c);
+    });
   }
 
   std::unique_ptr<FakeBackend> backend_;
   dpdk::DaemonConfig started_, applied_;
   SwapMetrics swaps_;
+  ChangeLog changes_;
 };
 
 TEST_F(ConfigReloadUnitTest, SwapThatRollsBackPutsTheRoutesBack) {
@@ -76,6 +81,12 @@ TEST_F(ConfigReloadUnitTest, SwapThatRollsBackPutsTheRoutesBack) {
   EXPECT_EQ(Routes(*backend_), before);
   EXPECT_EQ(backend_->GetStrategy().ToString(), "magazine");
   EXPECT_EQ(swaps_.Get().count[SwapMetrics::kRolledBack], 1u);
+  // every change it made, and undid, went through the one door: logged and counted as config
+  EXPECT_EQ(changes_.Count("SetStrategy", "rolled_back", "config"), 1u);
+  EXPECT_EQ(changes_.Count("AddRoute", "ok", "config"), 2u);     // 10.1/16, and 10/8 back
+  EXPECT_EQ(changes_.Count("DeleteRoute", "ok", "config"), 2u);  // 10/8, and the undo of 10.1/16
+  EXPECT_EQ(changes_.Count("SetStrategy", "rolled_back", "rpc"), 0u);
+  EXPECT_FALSE(r.rollback_failed);
   // the same file again is still a change against what was applied: retried, not "unchanged"
   EXPECT_EQ(Apply(absl::StrCat(kHead, "strategy recycle+magazine\n")).kind, ReloadResult::kError);
 }

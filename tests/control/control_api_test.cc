@@ -419,6 +419,68 @@ TEST_F(ControlApiTest, RoutesAddListShareNextHopsAndDelete) {
   for (const v1::Route& rt : left.routes()) EXPECT_NE(rt.prefix(), "198.18.0.0/15");
 }
 
+// A next-hop id is the engine's own: the id AddRoute returned is the one ListRoutes shows, on
+// every later list, whatever routes come and go around it, and an id is never given to another
+// next hop. (skbnfd once numbered next hops in prefix order on every list: adding a route to a
+// new next hop at a lower prefix renumbered every other one.)
+TEST_F(ControlApiTest, NextHopIdsAreStableAcrossListsAddsAndDeletes) {
+  if (Info().mode() != v1::FORWARDING_MODE_L3) GTEST_SKIP() << "not l3 mode";
+  auto add = [&](const std::string& prefix, const std::string& mac) {
+    grpc::ClientContext ctx;
+    v1::AddRouteRequest req;
+    req.set_prefix(prefix);
+    req.mutable_next_hop()->set_port(0);
+    req.mutable_next_hop()->set_dst_mac(mac);
+    v1::AddRouteResponse r;
+    grpc::Status s = stub_->AddRoute(&ctx, req, &r);
+    EXPECT_TRUE(s.ok()) << prefix << ": " << s.error_message();
+    return r.next_hop_id();
+  };
+  auto del = [&](const std::string& prefix) {
+    grpc::ClientContext ctx;
+    v1::DeleteRouteRequest req;
+    req.set_prefix(prefix);
+    v1::DeleteRouteResponse r;
+    EXPECT_TRUE(stub_->DeleteRoute(&ctx, req, &r).ok()) << prefix;
+  };
+  // prefix -> id, and id -> MAC, from one list.
+  auto list = [&](std::map<std::string, uint32_t>* routes, std::map<uint32_t, std::string>* macs) {
+    grpc::ClientContext ctx;
+    v1::ListRoutesResponse r;
+    ASSERT_TRUE(stub_->ListRoutes(&ctx, v1::ListRoutesRequest(), &r).ok());
+    ASSERT_GT(r.routes_size(), 0);
+    ASSERT_GT(r.next_hops_size(), 0);
+    for (const v1::Route& rt : r.routes()) (*routes)[rt.prefix()] = rt.next_hop_id();
+    for (const v1::NextHopEntry& n : r.next_hops()) (*macs)[n.id()] = n.next_hop().dst_mac();
+  };
+  const uint32_t x = add("203.0.113.0/24", "02:00:00:00:bb:01");
+  // A new next hop at a prefix that sorts before every other route.
+  const uint32_t y = add("1.2.3.0/24", "02:00:00:00:bb:02");
+  ASSERT_NE(x, 0u);
+  ASSERT_NE(y, 0u);
+  ASSERT_NE(x, y);
+  for (int round = 0; round < 2; ++round) {
+    std::map<std::string, uint32_t> routes;
+    std::map<uint32_t, std::string> macs;
+    list(&routes, &macs);
+    EXPECT_EQ(routes.at("203.0.113.0/24"), x) << "round " << round;
+    EXPECT_EQ(macs.at(x), "02:00:00:00:bb:01");
+    if (round == 0) {
+      EXPECT_EQ(routes.at("1.2.3.0/24"), y);
+      EXPECT_EQ(macs.at(y), "02:00:00:00:bb:02");
+      del("1.2.3.0/24");  // y's last route: the next list must not move x either
+    } else {
+      EXPECT_EQ(routes.count("1.2.3.0/24"), 0u);
+    }
+  }
+  // A third next hop never gets an id another next hop had, in use or not.
+  const uint32_t z = add("1.2.4.0/24", "02:00:00:00:bb:03");
+  EXPECT_NE(z, x);
+  EXPECT_NE(z, y);
+  del("1.2.4.0/24");
+  del("203.0.113.0/24");
+}
+
 // 0.0.0.0/0 is a route like any other through the API (the same parser as the config file and
 // the engine). On the DPDK engine it forwards: the demo traffic that had no route (1/64 of it,
 // to 192.0.2.0/24) stops being dropped as no_route once the default route is in.

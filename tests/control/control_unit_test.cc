@@ -12,6 +12,7 @@
 #include "server/control_plane.h"
 #include "server/control_service.h"
 #include "server/limits.h"
+#include "server/mutations.h"
 #include "server/pool_share.h"
 #include "server/rates.h"
 #include "server/stats_sampler.h"
@@ -172,15 +173,26 @@ TEST(ChangeLog, OneEscapedBoundedLinePerChangeAndCounts) {
   ::testing::internal::CaptureStderr();
   log.Record(who, "SetStrategy", "a\"b\nc\x1b[31m" + std::string(1000, 'x'), "ok", "");
   log.Record(who, "SetStrategy", "magazine", "invalid_argument", "spec: bad");
+  log.Record(Mutations::InProcessCaller(ChangeSource::kConsole), "SetStrategy", "a -> b",
+             "rolled_back", "core 1 late", "console");
   const std::string out = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 3) << out;
   EXPECT_NE(out.find("what=\"a\\\"b\\x0ac\\x1b[31mxxx"), std::string::npos) << out;
-  EXPECT_NE(out.find("...(1010 bytes)\" peer=ipv4:127.0.0.1:9 identity=\"-\" result=ok\n"),
+  EXPECT_NE(
+      out.find("...(1010 bytes)\" peer=ipv4:127.0.0.1:9 identity=\"-\" result=ok source=rpc\n"),
+      std::string::npos)
+      << out;
+  EXPECT_NE(out.find("result=invalid_argument source=rpc detail=\"spec: bad\"\n"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("result=invalid_argument detail=\"spec: bad\"\n"), std::string::npos) << out;
+  EXPECT_NE(out.find("change rpc=SetStrategy what=\"a -> b\" peer=local:console identity=\"-\" "
+                     "result=rolled_back source=console detail=\"core 1 late\"\n"),
+            std::string::npos)
+      << out;
   EXPECT_EQ(log.Count("SetStrategy", "ok"), 1u);
   EXPECT_EQ(log.Count("SetStrategy", "invalid_argument"), 1u);
+  EXPECT_EQ(log.Count("SetStrategy", "rolled_back", "console"), 1u);
+  EXPECT_EQ(log.Count("SetStrategy", "rolled_back", "rpc"), 0u);
   EXPECT_EQ(ResultLabel(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "")),
             "permission_denied");
 }

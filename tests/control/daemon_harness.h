@@ -42,7 +42,7 @@ std::vector<std::string> IoModeArgs();
 // GET http://127.0.0.1:port/path; the body ("" on failure).
 std::string HttpGet(int port, const std::string& path);
 // The value of one series of /metrics on `port`, e.g.
-// `skbnf_control_changes_total{rpc="SetStrategy",result="ok"}`; -1 when absent.
+// `skbnf_control_changes_total{rpc="SetStrategy",result="ok",source="rpc"}`; -1 when absent.
 double MetricValue(int port, const std::string& series);
 
 class Daemon {

@@ -240,7 +240,9 @@ RouteTable FakeBackend::GetRoutes() const {
   std::lock_guard<std::mutex> l(routes_mu_);
   RouteTable t;
   for (const auto& [key, id] : routes_) t.routes.push_back({{key.first, key.second}, id});
-  for (const auto& [id, nh] : next_hops_) t.next_hops.push_back(nh);
+  for (const auto& [id, nh] : next_hops_) {
+    if (nh.routes > 0) t.next_hops.push_back(nh);
+  }
   return t;
 }
 
@@ -301,7 +303,9 @@ absl::Status FakeBackend::DeleteRoute(const Ipv4Prefix& prefix) {
   std::lock_guard<std::mutex> l(routes_mu_);
   auto it = routes_.find(std::make_pair(prefix.addr, prefix.len));
   if (it == routes_.end()) return absl::NotFoundError("prefix: no such route");
-  if (--next_hops_[it->second].routes == 0) next_hops_.erase(it->second);
+  // The next hop keeps its id when its last route goes, as the engine's does (dpdk::Route::
+  // next_hop_id): an id is never given to another next hop. GetRoutes lists hops in use only.
+  --next_hops_[it->second].routes;
   routes_.erase(it);
   return absl::OkStatus();
 }

@@ -208,21 +208,24 @@ TEST(ChangeLogTest, ChangesAreLoggedAndCounted) {
   EXPECT_TRUE(absl::StrContains(log, "identity=\"-\" result=ok")) << log;
   EXPECT_TRUE(absl::StrContains(log, "what=\"" + next + " -> headpool:hot_list_len=65536\""))
       << log;
-  EXPECT_TRUE(
-      absl::StrContains(log, "result=invalid_argument detail=\"spec: headpool:hot_list_len"))
+  EXPECT_TRUE(absl::StrContains(
+      log, "result=invalid_argument source=rpc detail=\"spec: headpool:hot_list_len"))
       << log;
   EXPECT_TRUE(absl::StrContains(log, "change rpc=DeleteRoute what=\"not-a-prefix\"")) << log;
   EXPECT_FALSE(absl::StrContains(log, "-> magazine\"")) << "validate_only is not a change";
   const int port = d->metrics_port();
-  EXPECT_EQ(MetricValue(port, "skbnf_control_changes_total{rpc=\"SetStrategy\",result=\"ok\"}"), 1);
   EXPECT_EQ(
       MetricValue(port,
-                  "skbnf_control_changes_total{rpc=\"SetStrategy\",result=\"invalid_argument\"}"),
+                  "skbnf_control_changes_total{rpc=\"SetStrategy\",result=\"ok\",source=\"rpc\"}"),
       1);
-  EXPECT_EQ(
-      MetricValue(port,
-                  "skbnf_control_changes_total{rpc=\"DeleteRoute\",result=\"invalid_argument\"}"),
-      1);
+  EXPECT_EQ(MetricValue(port,
+                        "skbnf_control_changes_total{rpc=\"SetStrategy\",result=\"invalid_"
+                        "argument\",source=\"rpc\"}"),
+            1);
+  EXPECT_EQ(MetricValue(port,
+                        "skbnf_control_changes_total{rpc=\"DeleteRoute\",result=\"invalid_"
+                        "argument\",source=\"rpc\"}"),
+            1);
   EXPECT_EQ(d->Stop(), 0);
 }
 

@@ -410,10 +410,10 @@ TEST_F(ListenerTest, RemotePlaintextClientReadsButNeverChanges) {
       grpc::CreateChannel("127.0.0.1:" + port, grpc::InsecureChannelCredentials()));
   EXPECT_TRUE(Pause(*local, core).ok());
   EXPECT_TRUE(Resume(*local, core).ok());
-  EXPECT_EQ(
-      MetricValue(d->metrics_port(),
-                  "skbnf_control_changes_total{rpc=\"SetStrategy\",result=\"permission_denied\"}"),
-      1);
+  EXPECT_EQ(MetricValue(d->metrics_port(),
+                        "skbnf_control_changes_total{rpc=\"SetStrategy\",result=\"permission_"
+                        "denied\",source=\"rpc\"}"),
+            1);
   EXPECT_EQ(d->Stop(), 0);
 }
 
@@ -533,11 +533,14 @@ TEST_F(ListenerTest, ClientNamesAllowListAndChangeLog) {
       << log;
   EXPECT_TRUE(absl::StrContains(log, "identity=\"CN=operator\" result=permission_denied")) << log;
   const int port = d->metrics_port();
-  EXPECT_EQ(MetricValue(port, "skbnf_control_changes_total{rpc=\"SetStrategy\",result=\"ok\"}"), 1);
   EXPECT_EQ(
       MetricValue(port,
-                  "skbnf_control_changes_total{rpc=\"SetStrategy\",result=\"permission_denied\"}"),
-      2);
+                  "skbnf_control_changes_total{rpc=\"SetStrategy\",result=\"ok\",source=\"rpc\"}"),
+      1);
+  EXPECT_EQ(MetricValue(port,
+                        "skbnf_control_changes_total{rpc=\"SetStrategy\",result=\"permission_"
+                        "denied\",source=\"rpc\"}"),
+            2);
   EXPECT_EQ(d->Stop(), 0);
 
   std::string err;

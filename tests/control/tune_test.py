@@ -116,9 +116,18 @@ class TuneTest(unittest.TestCase):
     def test_three_candidates_every_figure_and_the_final_state(self):
         self.set_strategy("magazine")
         cands = ["magazine", "headpool", "recycle+headpool"]
+        before = h.parse_metrics(self.d.scrape())[1]
         code, rep, msgs, err = run_tune(self.d, *cands, "--rounds=2", "--apply", *FAST)
         self.assertEqual(code, 0, err)
         self.assertIsNotNone(rep, msgs)
+        # Every swap of the tune went through the one door: counted (and logged) as source=tune.
+        after = h.parse_metrics(self.d.scrape())[1]
+        tune_swaps = (h.total(after, "skbnf_control_changes_total", rpc="SetStrategy",
+                              source="tune") -
+                      h.total(before, "skbnf_control_changes_total", rpc="SetStrategy",
+                              source="tune"))
+        self.assertGreater(int(rep.get("swaps", 0)), 0, rep)
+        self.assertEqual(tune_swaps, int(rep["swaps"]), rep)
         self.assertEqual(rep["incumbent"], "magazine")
         self.assertEqual(sorted(c["spec"] for c in rep["candidates"]), sorted(cands))
         self.assertGreater(rep["baseline"]["cycles_per_packet"], 0)

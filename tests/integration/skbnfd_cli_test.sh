@@ -89,3 +89,11 @@ demo --strategy=recycle+headpool --colour
 demo --swap-cycle="headpool;lcache:size=64+magazine;recycle+headpool,prefetch" --swap-every=0.3
 grep -q "^swap ok: .* -> .*, epoch" "$OUT" || fail "no swap line"
 echo "ok: $(grep -c '^swap ok' "$OUT") hot swaps in the demo, audit OK"
+# --swap-cycle goes through the control plane's one door (server/mutations.h): every swap is in
+# the change log, from local:console, with source=console, whatever its result.
+swaps=$(grep -c '^swap ' "$OUT")
+logged=$(grep -c 'skbnf-control: change rpc=SetStrategy .* peer=local:console .* source=console' \
+  "$OUT" || true)
+[ "$swaps" -gt 0 ] && [ "$logged" -eq "$swaps" ] ||
+  fail "--swap-cycle: $swaps swaps, $logged change-log lines with source=console"
+echo "ok: the $swaps --swap-cycle swaps are in the change log with source=console"
