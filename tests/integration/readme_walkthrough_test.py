@@ -11,7 +11,9 @@ Usage: readme_walkthrough_test.py <source dir> <build dir>
 """
 import os
 import re
+import select
 import signal
+import socket
 import subprocess
 import sys
 import time
@@ -29,6 +31,31 @@ def code_blocks(text):
     return re.findall(r"```(?:sh)?\n(.*?)```", text, re.S)
 
 
+def run_live_view(cmd, mapped):
+    """`skbnfctl top` runs until Ctrl-C, as the user leaves it: wait for its second refresh
+    (bounded), then SIGINT; it must end at once (0, or killed by the SIGINT as a plain `top`
+    is) having printed the per-core tables twice."""
+    p = subprocess.Popen(mapped.split(), cwd=SRC, stdout=subprocess.PIPE,
+                         stderr=subprocess.STDOUT)
+    out = b""
+    deadline = time.monotonic() + 60
+    while out.count(b"per-layer allocs") < 2 and time.monotonic() < deadline:
+        ready, _, _ = select.select([p.stdout], [], [], 0.5)
+        if ready:
+            chunk = os.read(p.stdout.fileno(), 65536)
+            if not chunk:
+                break  # it exited
+            out += chunk
+    p.send_signal(signal.SIGINT)
+    rest, _ = p.communicate(timeout=30)
+    out = (out + (rest or b"")).decode(errors="replace")
+    if out.count("per-layer allocs") < 2:
+        fail(f"`{cmd}` did not refresh twice within 60 s:\n{out[-2000:]}")
+    if p.returncode not in (0, -signal.SIGINT):
+        fail(f"`{cmd}` exited {p.returncode} on Ctrl-C:\n{out[-2000:]}")
+    print(f"ok: {cmd} (Ctrl-C after two refreshes)")
+
+
 readme = open(os.path.join(SRC, "README.md")).read()
 blocks = code_blocks(readme)
 if not blocks:
@@ -39,9 +66,18 @@ if setup[:2] != ["bash deploy/demo.sh", "bash tests/run_all.sh"]:
 m = re.search(r"While it runs, from another shell:\s*```sh\n(.*?)```", readme, re.S)
 if not m:
     fail("README has no 'While it runs, from another shell' block")
-walk = [l.split("  #")[0].strip() for l in m.group(1).splitlines() if l.strip()]
+walk = [re.sub(r"\s+#\s.*$", "", l).strip() for l in m.group(1).splitlines() if l.strip()]
 if len(walk) < 5:
     fail(f"the walk-through block has only {len(walk)} commands")
+
+# The README's commands reach the demo on its default ports (gRPC 127.0.0.1:50051, /metrics
+# :9478): another daemon there would answer instead of ours.
+for port in (50051, 9478):
+    with socket.socket() as probe:
+        if probe.connect_ex(("127.0.0.1", port)) == 0:
+            print(f"SKIP: 127.0.0.1:{port} is in use by another process; the README's commands "
+                  "would reach it, not the demo")
+            sys.exit(77)
 
 # 1. The demo, exactly as the README says, with the build tree mapped to the suite's.
 env = dict(os.environ, SKBNF_BUILD=BUILD)
@@ -68,8 +104,11 @@ try:
     # 2. Every walk-through command in order, from "another shell" (the source dir).
     for cmd in walk:
         mapped = re.sub(r"(^|\s)build/", lambda g: g.group(1) + BUILD.rstrip("/") + "/", cmd)
+        if re.search(r"skbnfctl top\b", cmd) and "--count" not in cmd:
+            run_live_view(cmd, mapped)
+            continue
         r = subprocess.run(["bash", "-o", "pipefail", "-c", mapped], cwd=SRC,
-                           capture_output=True, text=True, timeout=120)
+                           capture_output=True, text=True, timeout=300)
         if r.returncode != 0:
             fail(f"`{cmd}` exited {r.returncode}:\n{r.stdout}\n{r.stderr}")
         if not r.stdout.strip():
