@@ -8,6 +8,19 @@
 #include "dataplane/dpdk/pci_env.h"
 
 namespace skbnf::preflight {
+namespace {
+
+// protobuf's parser error, on one line: "Unexpected end of string. Expected : between
+// key:value pair." (its status code prefix and the text-and-caret lines after dropped).
+std::string JsonError(std::string e) {
+  if (size_t colon = e.find(':'); colon != std::string::npos && e.compare(0, 7, "INVALID") == 0) {
+    e.erase(0, colon + 1);
+  }
+  if (size_t nl = e.find('\n'); nl != std::string::npos) e.resize(nl);
+  return e;
+}
+
+}  // namespace
 
 std::optional<std::string> DeviceInfo::Get(absl::string_view provider,
                                            absl::string_view key) const {
@@ -36,7 +49,8 @@ std::optional<std::string> DeviceInfo::RdmaUverbs() const { return Get("rdma", "
 absl::StatusOr<std::map<std::string, DeviceInfo>> ParseDeviceInfoJson(absl::string_view json) {
   google::protobuf::Value root;
   auto st = google::protobuf::util::JsonStringToMessage(std::string(json), &root);
-  if (!st.ok()) return absl::InvalidArgumentError(absl::StrCat("not JSON: ", st.ToString()));
+  if (!st.ok())
+    return absl::InvalidArgumentError(absl::StrCat("not JSON: ", JsonError(st.ToString())));
   if (root.kind_case() != google::protobuf::Value::kStructValue) {
     return absl::InvalidArgumentError(
         "not a JSON object keyed by PCI address ({\"0000:3b:02.0\": {\"vfio\": {...}}})");

@@ -23,10 +23,21 @@ using google::protobuf::Value;
 
 constexpr absl::string_view kAnnotation = "k8s.v1.cni.cncf.io/network-status";
 
+// protobuf's parser error, on one line: "Unexpected end of string. Expected : between
+// key:value pair." (its status code prefix and the text-and-caret lines after dropped).
+std::string JsonError(std::string e) {
+  if (size_t colon = e.find(':'); colon != std::string::npos && e.compare(0, 7, "INVALID") == 0) {
+    e.erase(0, colon + 1);
+  }
+  if (size_t nl = e.find('\n'); nl != std::string::npos) e.resize(nl);
+  return e;
+}
+
 absl::StatusOr<Value> ParseJson(const std::string& text) {
   Value v;
   auto st = google::protobuf::util::JsonStringToMessage(text, &v);
-  if (!st.ok()) return absl::InvalidArgumentError(absl::StrCat("not JSON: ", st.ToString()));
+  if (!st.ok())
+    return absl::InvalidArgumentError(absl::StrCat("not JSON: ", JsonError(st.ToString())));
   return v;
 }
 
