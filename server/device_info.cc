@@ -22,6 +22,13 @@ std::string JsonError(std::string e) {
 
 }  // namespace
 
+absl::Status ParseJsonValue(absl::string_view json, google::protobuf::Value* out) {
+  auto st = google::protobuf::util::JsonStringToMessage(std::string(json), out);
+  if (!st.ok())
+    return absl::InvalidArgumentError(absl::StrCat("not JSON: ", JsonError(st.ToString())));
+  return absl::OkStatus();
+}
+
 std::optional<std::string> DeviceInfo::Get(absl::string_view provider,
                                            absl::string_view key) const {
   auto p = providers.find(std::string(provider));
@@ -48,9 +55,7 @@ std::optional<std::string> DeviceInfo::RdmaUverbs() const { return Get("rdma", "
 
 absl::StatusOr<std::map<std::string, DeviceInfo>> ParseDeviceInfoJson(absl::string_view json) {
   google::protobuf::Value root;
-  auto st = google::protobuf::util::JsonStringToMessage(std::string(json), &root);
-  if (!st.ok())
-    return absl::InvalidArgumentError(absl::StrCat("not JSON: ", JsonError(st.ToString())));
+  if (absl::Status st = ParseJsonValue(json, &root); !st.ok()) return st;
   if (root.kind_case() != google::protobuf::Value::kStructValue) {
     return absl::InvalidArgumentError(
         "not a JSON object keyed by PCI address ({\"0000:3b:02.0\": {\"vfio\": {...}}})");

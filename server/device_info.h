@@ -37,7 +37,15 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
 
+namespace google::protobuf {
+class Value;
+}  // namespace google::protobuf
+
 namespace skbnf::preflight {
+
+// `json` into `out` with protobuf's parser; the error ("not JSON: Unexpected end of string...")
+// on one line (the parser's text-and-caret lines dropped). Shared with network_status.h.
+absl::Status ParseJsonValue(absl::string_view json, google::protobuf::Value* out);
 
 // One device's entry: provider -> key -> value.
 struct DeviceInfo {

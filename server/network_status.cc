@@ -1,7 +1,6 @@
 #include "server/network_status.h"
 
 #include <google/protobuf/struct.pb.h>
-#include <google/protobuf/util/json_util.h>
 
 #include <chrono>
 #include <fstream>
@@ -15,6 +14,7 @@
 #include "absl/strings/str_split.h"
 #include "dataplane/dpdk/pci_env.h"
 #include "dataplane/dpdk/wait_until.h"
+#include "server/device_info.h"
 
 namespace skbnf::preflight {
 namespace {
@@ -23,21 +23,9 @@ using google::protobuf::Value;
 
 constexpr absl::string_view kAnnotation = "k8s.v1.cni.cncf.io/network-status";
 
-// protobuf's parser error, on one line: "Unexpected end of string. Expected : between
-// key:value pair." (its status code prefix and the text-and-caret lines after dropped).
-std::string JsonError(std::string e) {
-  if (size_t colon = e.find(':'); colon != std::string::npos && e.compare(0, 7, "INVALID") == 0) {
-    e.erase(0, colon + 1);
-  }
-  if (size_t nl = e.find('\n'); nl != std::string::npos) e.resize(nl);
-  return e;
-}
-
 absl::StatusOr<Value> ParseJson(const std::string& text) {
   Value v;
-  auto st = google::protobuf::util::JsonStringToMessage(text, &v);
-  if (!st.ok())
-    return absl::InvalidArgumentError(absl::StrCat("not JSON: ", JsonError(st.ToString())));
+  if (absl::Status st = ParseJsonValue(text, &v); !st.ok()) return st;
   return v;
 }
 
