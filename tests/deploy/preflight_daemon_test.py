@@ -413,6 +413,17 @@ class NetworkStatusTest(unittest.TestCase):
         rc, out, err = skbnfd(*self.args, env=self.env)
         self.assertEqual(rc, 0, out + err)
         self.assertRegex(out, r"ok +pool_sizing +pool of 1024 objects >= \d+ needed = RX 2 ports")
+        # the file's order (access, core), not the variables' (A_CORE, B_ACCESS)
+        self.assertRegex(out, r"ok +ports +%s handed in\nok +ports +%s handed in" % (VF, VF2))
+
+    def test_network_whose_vf_was_not_handed_in(self):
+        # the pod requested one resource for two networks: access's VF is not in PCIDEVICE_*
+        self.write_status(fixture("network_status.json").replace(VF, "0000:3b:02.5"))
+        rc, out, err = skbnfd(*self.args, env=self.env)
+        self.assertEqual(rc, 1, out + err)
+        self.assertRegex(out, r"error +ports +port 0000:3b:02.5 \(of the config, or of its network "
+                              r"in the network-status\) is not one of the VFs the device plugin "
+                              r"handed the pod \(%s, %s\)" % (VF2, VF))
 
     def test_unknown_network_lists_the_pods_networks(self):
         self.write_status(fixture("network_status.json"))
