@@ -588,7 +588,11 @@ void Checks::CpuQuota() {
       std::vector<absl::string_view> f =
           absl::StrSplit(absl::StripAsciiWhitespace(*max), ' ', absl::SkipEmpty());
       double quota, period;
-      if (f.size() != 2 || f[0] == "max") return;
+      if (f.size() == 2 && f[0] == "max") {
+        Add(Severity::kOk, "cpu_quota", absl::StrCat("no CPU quota (", text, ")"));
+        return;
+      }
+      if (f.size() != 2) return;
       if (!absl::SimpleAtod(f[0], &quota) || !absl::SimpleAtod(f[1], &period) || period <= 0) {
         return;
       }
@@ -597,8 +601,12 @@ void Checks::CpuQuota() {
       auto quota = ReadInt(d.dir + "/cpu.cfs_quota_us");  // -1 = no limit
       auto period = ReadInt(d.dir + "/cpu.cfs_period_us");
       if (!quota || !period) continue;
-      if (*quota < 0 || *period <= 0) return;
       text = absl::StrCat("cpu.cfs_quota_us ", *quota, " / cpu.cfs_period_us ", *period);
+      if (*quota < 0) {
+        Add(Severity::kOk, "cpu_quota", absl::StrCat("no CPU quota (", text, ")"));
+        return;
+      }
+      if (*period <= 0) return;
       cpus = static_cast<double>(*quota) / static_cast<double>(*period);
     }
     const std::string figure = absl::StrFormat("%g CPUs", cpus);
