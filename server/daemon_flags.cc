@@ -2,7 +2,9 @@
 
 #include <unistd.h>
 
+#include <cstdio>
 #include <optional>
+#include <set>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
@@ -104,12 +106,17 @@ absl::Status ResolveNetworkPorts(dpdk::DaemonConfig& dc) {
   }
   if (!status->ok()) return status->status();
   const std::vector<preflight::NetworkAttachment>& networks = **status;
+  static std::set<std::string> told;  // each mapping said once, at start (not on every reload)
   return dpdk::ResolvePortNetworks(dc, [&](absl::string_view network) {
     absl::StatusOr<std::string> a = preflight::PciAddressOfNetwork(networks, network);
     if (!a.ok()) {
       return absl::StatusOr<std::string>(
           absl::Status(a.status().code(),
                        absl::StrCat(a.status().message(), " (--network-status-file=", file, ")")));
+    }
+    if (told.insert(std::string(network)).second) {
+      std::fprintf(stderr, "skbnfd: port net=%s is %s (network-status)\n",
+                   std::string(network).c_str(), a->c_str());
     }
     return a;
   });

@@ -413,6 +413,8 @@ class NetworkStatusTest(unittest.TestCase):
         rc, out, err = skbnfd(*self.args, env=self.env)
         self.assertEqual(rc, 0, out + err)
         self.assertRegex(out, r"ok +pool_sizing +pool of 1024 objects >= \d+ needed = RX 2 ports")
+        self.assertIn("skbnfd: port net=access is %s (network-status)" % VF, err)
+        self.assertIn("skbnfd: port net=skbnf/core is %s (network-status)" % VF2, err)
         # the file's order (access, core), not the variables' (A_CORE, B_ACCESS)
         self.assertRegex(out, r"ok +ports +%s handed in\nok +ports +%s handed in" % (VF, VF2))
 

@@ -522,7 +522,8 @@ TEST_F(PreflightTest, CpuQuotaBelowTheCpusetIsAnErrorNamingBoth) {
               AllOf(HasSubstr("CPU quota 2 CPUs (cpu.max \"200000 100000\") < the 64 CPUs"),
                     HasSubstr("the cpuset 0-63"), HasSubstr("cpuManagerPolicy: static")));
   fake_.Write("/sys/fs/cgroup/kubepods/podX/ctr/cpu.max", "max 100000\n");
-  EXPECT_TRUE(Run().ok());
+  EXPECT_THAT(Find(Run(), "cpu_quota", Severity::kOk)->message,
+              HasSubstr("no CPU quota (cpu.max \"max 100000\")"));
   fake_.Cpus("2-3", {{2, 0}, {3, 0}});  // static: cpuset = the limit
   fake_.Write("/sys/fs/cgroup/kubepods/podX/ctr/cpu.max", "200000 100000\n");
   Report ok = Run();
