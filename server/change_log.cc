@@ -76,8 +76,9 @@ std::string Quote(absl::string_view v) {
 std::string ResultLabel(const grpc::Status& s) { return CodeName(s.error_code()); }
 
 ChangeLog::ChangeLog() {
-  for (const char* rpc : {"SetStrategy", "AddRoute", "DeleteRoute", "PauseWorker", "ResumeWorker",
-                          "AuditPool", "TuneStrategy"}) {
+  for (const char* rpc :
+       {"SetStrategy", "AddRoute", "DeleteRoute", "PauseWorker", "ResumeWorker", "AuditPool",
+        "TuneStrategy"}) {
     for (const char* result : {"ok", "permission_denied"}) counts_[{rpc, result}] = 0;
   }
 }

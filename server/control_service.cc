@@ -491,8 +491,9 @@ grpc::Status ControlService::TuneStrategy(grpc::ServerContext* ctx,
                                           grpc::ServerWriter<v1::TuneProgress>* writer) {
   // A change like SetStrategy (it swaps strategies): the same access rule, logged and counted
   // (change_log.h). One tune at a time is the tuner's own limit (FAILED_PRECONDITION).
-  const std::string what = req->candidates().empty() ? std::string("default candidates")
-                                                     : absl::StrJoin(req->candidates(), " ");
+  const std::string what = req->candidates().empty()
+                               ? std::string("default candidates")
+                               : absl::StrJoin(req->candidates(), " ");
   return RunChange(access_, changes_, ctx, "TuneStrategy", what, [&](std::string* result) {
     absl::StatusOr<TunePlan> plan = tuner_.Plan(TuneRequestFromProto(*req));
     if (!plan.ok()) return ToGrpc(plan.status());
