@@ -56,10 +56,15 @@ def skbnfd(*args, env=None, memlock=memlock_4m):
 
 
 class FakeNode:
-    """An SR-IOV node as the container sees it, under a temporary root."""
+    """An SR-IOV node as the container sees it, under a temporary root. It starts as
+    fixtures/sriov-node (shared with preflight_test.cc): two vfio-pci VFs 0000:3b:02.0/.1 on
+    NUMA node 0 (IOMMU groups 71, 72), cgroup v2 cpuset 2-3, 2M hugetlbfs at /hugepages with
+    512 free pages on node 0."""
 
     def __init__(self):
         self.root = tempfile.mkdtemp(prefix="skbnf-preflight-")
+        shutil.copytree(os.path.join(FIXTURES, "sriov-node"), self.root, symlinks=True,
+                        dirs_exist_ok=True)
 
     def write(self, path, text=""):
         p = os.path.join(self.root, path.lstrip("/"))
@@ -75,8 +80,8 @@ class FakeNode:
         os.symlink(target, p)
 
     def cpuset(self, cpus, cpu_nodes):
-        self.write("/proc/self/cgroup", "0::/kubepods/pod1/ctr\n")
-        self.write("/sys/fs/cgroup/kubepods/pod1/ctr/cpuset.cpus.effective", cpus + "\n")
+        self.write("/proc/self/cgroup", "0::/kubepods/podX/ctr\n")
+        self.write("/sys/fs/cgroup/kubepods/podX/ctr/cpuset.cpus.effective", cpus + "\n")
         for cpu in cpu_nodes:
             self.write("/sys/devices/system/cpu/cpu%d/node0/.keep" % cpu)
 
@@ -134,9 +139,7 @@ class DemoTest(unittest.TestCase):
 
 class SriovNodeTest(unittest.TestCase):
     def setUp(self):
-        self.node = FakeNode()
-        self.node.cpuset("0-1", [0, 1])
-        self.node.hugepages(512)
+        self.node = FakeNode()  # cpuset 2-3, 512 free 2M pages
         self.args = ["--pcidevice-env", "--mode=io", "--test-preflight-root=" + self.node.root,
                      "--mbufs=1024", "--rx-ring=256", "--tx-ring=256",
                      "--", "--in-memory", "--huge-dir=/hugepages"]
@@ -168,7 +171,7 @@ class SriovNodeTest(unittest.TestCase):
         self.assertRegex(out, r"ok +vf_driver +%s bound to vfio-pci" % VF)
         self.assertRegex(out, r"ok +vfio +/dev/vfio/vfio, /dev/vfio/71 read-writable")
         self.assertRegex(out, r"ok +hugepages +hugetlbfs 2M mounted; free pages: 512 on node 0")
-        self.assertRegex(out, r"ok +cpuset +lcores from the cpuset: main 0, workers 1")
+        self.assertRegex(out, r"ok +cpuset +lcores from the cpuset: main 2, workers 3")
         self.assertIn("preflight: 0 error(s), 0 warning(s)", out)
 
     def test_memlock_below_the_pool_is_an_error_with_vfio(self):
@@ -230,11 +233,7 @@ class RealNodeShapesTest(unittest.TestCase):
     Multus' network-status."""
 
     def setUp(self):
-        self.node = FakeNode()
-        self.node.cpuset("0-1", [0, 1])
-        self.node.hugepages(512)
-        self.node.vf("vfio-pci", group=71)
-        self.node.vf("vfio-pci", group=72, addr=VF2)
+        self.node = FakeNode()  # VF and VF2 on vfio-pci, cpuset 2-3, 512 free 2M pages
         self.root = "--test-preflight-root=" + self.node.root
         self.args = ["--pcidevice-env", "--mode=io", self.root, "--mbufs=1024",
                      "--rx-ring=128", "--tx-ring=128", "--", "--in-memory",
@@ -306,7 +305,7 @@ class RealNodeShapesTest(unittest.TestCase):
         # cpuset = the node's 64 CPUs, cpu.max = 2 CPUs (cgroup-v2.rst "$MAX $PERIOD"). main: ok,
         # then 63 workers.
         self.node.cpuset("0-63", [1])
-        self.node.write("/sys/fs/cgroup/kubepods/pod1/ctr/cpu.max", "200000 100000\n")
+        self.node.write("/sys/fs/cgroup/kubepods/podX/ctr/cpu.max", "200000 100000\n")
         rc, out, err = skbnfd("--preflight", *self.args, env=self.env)
         self.assertEqual(rc, 1, out + err)
         self.assertRegex(out, r'error +cpu_quota +CPU quota 2 CPUs \(cpu.max "200000 100000"\) < '
@@ -328,16 +327,16 @@ class RealNodeShapesTest(unittest.TestCase):
 
     def test_hugetlb_cgroup_limit(self):
         # 512 free 2M pages on the node, but the pod may fault in 1 (hugetlb.2MB.max, v2). main: ok.
-        self.node.write("/sys/fs/cgroup/kubepods/pod1/ctr/hugetlb.2MB.max", "2097152\n")
-        self.node.write("/sys/fs/cgroup/kubepods/pod1/ctr/hugetlb.2MB.current", "0\n")
+        self.node.write("/sys/fs/cgroup/kubepods/podX/ctr/hugetlb.2MB.max", "2097152\n")
+        self.node.write("/sys/fs/cgroup/kubepods/podX/ctr/hugetlb.2MB.current", "0\n")
         rc, out, err = skbnfd("--preflight", *self.args, env=self.env)
         self.assertEqual(rc, 1, out + err)
         self.assertRegex(out, r"error +hugepages +the pod's hugetlb cgroup allows 2 MiB of 2M "
-                              r"pages \(hugetlb.2MB.max 2097152 in /sys/fs/cgroup/kubepods/pod1/ctr\) "
+                              r"pages \(hugetlb.2MB.max 2097152 in /sys/fs/cgroup/kubepods/podX/ctr\) "
                               r"< 2.3 MiB the pool needs")
         # v1: hugetlb.2MB.limit_in_bytes (cgroup-v1/hugetlb.rst)
         self.node.write("/proc/self/cgroup", "9:hugetlb:/kubepods/pod1/c\n4:cpuset:/kubepods/pod1/c\n")
-        self.node.write("/sys/fs/cgroup/cpuset/kubepods/pod1/c/cpuset.cpus", "0-1\n")
+        self.node.write("/sys/fs/cgroup/cpuset/kubepods/pod1/c/cpuset.cpus", "2-3\n")
         self.node.write("/sys/fs/cgroup/hugetlb/kubepods/pod1/c/hugetlb.2MB.limit_in_bytes",
                         "1073741824\n")
         rc, out, err = skbnfd("--preflight", *self.args, env=self.env)
@@ -380,11 +379,7 @@ class NetworkStatusTest(unittest.TestCase):
     k8s.v1.cni.cncf.io/network-status (fixtures/network_status.json, as Multus writes it)."""
 
     def setUp(self):
-        self.node = FakeNode()
-        self.node.cpuset("0-1", [0, 1])
-        self.node.hugepages(512)
-        self.node.vf("vfio-pci", group=71)
-        self.node.vf("vfio-pci", group=72, addr=VF2)
+        self.node = FakeNode()  # VF and VF2 on vfio-pci, cpuset 2-3, 512 free 2M pages
         self.dir = tempfile.mkdtemp(prefix="skbnf-netstatus-")
         self.status = os.path.join(self.dir, "network-status")
         self.conf = os.path.join(self.dir, "skbnfd.conf")

@@ -60,6 +60,11 @@ class FakeHost {
     fs::create_symlink(target, p);
   }
   void Remove(const std::string& path) { fs::remove_all(root_ / path.substr(1)); }
+  // The shared fake node (tests/deploy/fixtures/sriov-node, also preflight_daemon_test.py's).
+  void CopyTree(const std::string& fixture_dir) {
+    fs::copy(std::string(SKBNF_FIXTURES) + "/" + fixture_dir, root_,
+             fs::copy_options::recursive | fs::copy_options::copy_symlinks);
+  }
 
   // A VF at addr bound to driver, in IOMMU group, on NUMA node.
   void Vf(const std::string& addr, const std::string& driver, int group, int node) {
@@ -107,15 +112,13 @@ class FakeHost {
   fs::path root_;
 };
 
-// The pod set up right: two vfio-pci VFs on node 0, cpuset 2-3 on node 0, 2M hugepages with
-// 512 free pages (1 GiB) on node 0, memlock unlimited.
+// The pod set up right (fixtures/sriov-node, the tree the daemon test starts from too): two
+// vfio-pci VFs on node 0 (IOMMU groups 71, 72), cpuset 2-3 on node 0 (cgroup v2), 2M hugepages
+// mounted at /hugepages with 512 free pages (1 GiB) on node 0; memlock unlimited.
 class PreflightTest : public ::testing::Test {
  protected:
   void SetUp() override {
-    fake_.Vf("0000:3b:02.0", "vfio-pci", 71, 0);
-    fake_.Vf("0000:3b:02.1", "vfio-pci", 72, 0);
-    fake_.Cpus("2-3", {{2, 0}, {3, 0}});
-    fake_.Hugepages(",pagesize=2M", 0, 512);
+    fake_.CopyTree("sriov-node");
     host_ = fake_.host();
     host_.env = {{"PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK", "0000:3b:02.0,0000:3b:02.1"},
                  {"HOME", "/"}};
