@@ -7,12 +7,16 @@
 #include "absl/flags/flag.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "dataplane/dpdk/pci_env.h"
 #include "dataplane/pool/strategy_spec.h"
 #include "server/test_hooks.h"
 
 ABSL_FLAG(bool, preflight, false,
-          "Run the pod set-up checks (PCIDEVICE_* VFs and their drivers, /dev/vfio, memlock, "
-          "hugepages, NUMA, the cgroup's cpuset, pool sizing), print the report and exit: 0 when "
+          "Run the pod set-up checks (PCIDEVICE_* VFs and their drivers, /dev/vfio, mlx5 RDMA "
+          "nodes and capabilities, memlock or CAP_IPC_LOCK, hugepages and the hugetlb cgroup "
+          "limit, NUMA, the cgroup's cpuset and CPU quota, pool sizing), print the report and "
+          "exit: 0 when "
           "no check errs, 1 otherwise. The normal start runs the same checks and refuses to start "
           "on an error.");
 ABSL_FLAG(bool, skip_preflight, false,
@@ -71,6 +75,34 @@ uint64_t PerCoreCapacity(const dpdk::EngineConfig& c) {
   return cap;
 }
 
+// A port named by PCI address (or by network, resolved to one: `port net=access`) must be one of
+// the VFs the device plugin handed the pod: --pcidevice-env allows only those to EAL, and the
+// engine would fail after EAL with "no port".
+void CheckPortsAreHandedIn(const preflight::Host& host, const dpdk::EngineConfig& c,
+                           preflight::Report& r) {
+  absl::StatusOr<std::vector<preflight::PciDevice>> devices =
+      preflight::PciDevicesFromEnv(host.env);
+  if (!devices.ok() || devices->empty()) return;  // pci_devices has said why
+  std::vector<std::string> handed;
+  for (const preflight::PciDevice& d : *devices) handed.push_back(d.address);
+  for (const dpdk::PortSpec& p : c.ports) {
+    if (!dpdk::ValidPciAddress(p.name)) continue;
+    const std::string a = dpdk::FullPciAddress(p.name);
+    if (std::find(handed.begin(), handed.end(), a) != handed.end()) {
+      r.findings.push_back({preflight::Severity::kOk, "ports", absl::StrCat(a, " handed in")});
+      continue;
+    }
+    r.findings.push_back(
+        {preflight::Severity::kError, "ports",
+         absl::StrCat("port ", a,
+                      " (of the config, or of its network in the network-status) is not one of "
+                      "the VFs the device plugin handed the pod (",
+                      absl::StrJoin(handed, ", "),
+                      "): request the network's resource in the container's limits, one VF per "
+                      "network attachment")});
+  }
+}
+
 }  // namespace
 
 bool PreflightOnly() { return absl::GetFlag(FLAGS_preflight); }
@@ -126,6 +158,7 @@ preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::Engi
   req.pool_memory = req.hugepages ? populated * kMbufBytes : 0;
 
   preflight::Report r = preflight::Run(host, req);
+  if (pci_devices_from_env) CheckPortsAreHandedIn(host, c, r);
   if (ports > 0) {
     r.findings.push_back(preflight::CheckPoolSizing(PoolNeedsOf(c, ports, workers), populated));
   }

@@ -18,7 +18,10 @@
 //   --huge-dir=D          D must be a hugetlbfs mount; its page size is the one checked
 //   -l / --lcores <list>  must lie inside the cgroup's cpuset (a list with '@' or '(' is
 //                         left to EAL); without one, the cpuset gives main + workers
-//   --pcidevice-env       the PCIDEVICE_* VFs: drivers, /dev/vfio, NUMA
+//   --pcidevice-env       the PCIDEVICE_* VFs (and the plugin's PCIDEVICE_*_INFO): drivers,
+//                         /dev/vfio, mlx5's RDMA nodes and capabilities, NUMA; and every
+//                         config port named by PCI address or by network (port net=...,
+//                         resolved through --network-status-file) one of them ("ports")
 //   mbufs, rings, burst, queues, workers, strategy   pool sizing (PoolNeeds): populated >=
 //                         RX + TX descriptors + workers x what the strategy's per-core layers
 //                         hold + workers x burst. The layers' capacity per core: lcache 1.5 x

@@ -53,10 +53,10 @@ class ConfigReloadUnitTest : public ::testing::Test {
       ASSERT_TRUE(backend_->AddRoute(*p, NextHop{r.port == "net_null1" ? 1 : 0, *m}).ok());
     }
   }
-  ReloadResult Apply(const std::string& text) {
+  ReloadResult Apply(const std::string& text, const ConfigResolver& resolve = nullptr) {
     Mutations door(*backend_, swaps_, changes_);
     return door.Run(ChangeSource::kConfig, [&](Change& c) {
-      return ApplyConfigText("skbnfd.conf", text, started_, applied_, c);
+      return ApplyConfigText("skbnfd.conf", text, started_, applied_, c, resolve);
     });
   }
 
@@ -164,6 +164,38 @@ TEST_F(ConfigReloadUnitTest, RestartOnlySettingsAreListed) {
   EXPECT_THAT(r.needs_restart,
               ::testing::ElementsAre("mode l3 -> io", "mbufs 8192 -> 4096", "rx_ring 1024 -> 512",
                                      "port [] -> [net_null0]"));
+}
+
+}  // namespace
+}  // namespace skbnf::control
+
+namespace skbnf::control {
+namespace {
+
+// Ports named by network (port net=<network>, server/daemon_flags.h ResolveNetworkPorts): a
+// reload resolves the file as the start did, so a route by network applies and an unknown
+// network refuses the file whole.
+TEST_F(ConfigReloadUnitTest, ReloadResolvesPortsNamedByNetwork) {
+  Start({}, absl::StrCat(kHead, "route 10.0.0.0/8 net_null1 02:00:00:00:01:01\n"));
+  const ConfigResolver resolve = [](dpdk::DaemonConfig& dc) {
+    return dpdk::ResolvePortNetworks(dc, [](absl::string_view n) -> absl::StatusOr<std::string> {
+      if (n == "core") return std::string("net_null1");
+      return absl::NotFoundError(absl::StrCat("no network '", n, "'"));
+    });
+  };
+  ReloadResult r =
+      Apply(absl::StrCat(kHead, "route 10.0.0.0/8 net=core 02:00:00:00:01:01\n"), resolve);
+  EXPECT_EQ(r.kind, ReloadResult::kUnchanged) << r.summary;  // the same route, by network
+  r = Apply(absl::StrCat(kHead, "route 10.0.0.0/8 net=core 02:00:00:00:01:01\n",
+                         "route 10.4.0.0/16 net=core 02:00:00:00:01:04\n"),
+            resolve);
+  EXPECT_EQ(r.kind, ReloadResult::kOk) << r.summary;
+  EXPECT_EQ(Routes(*backend_).at("10.4.0.0/16"), "1 02:00:00:00:01:04");
+  const auto before = Routes(*backend_);
+  r = Apply(absl::StrCat(kHead, "route 10.5.0.0/16 net=gone 02:00:00:00:01:05\n"), resolve);
+  EXPECT_EQ(r.kind, ReloadResult::kError);
+  EXPECT_THAT(r.summary, HasSubstr("route 10.5.0.0/16 net=gone: no network 'gone'"));
+  EXPECT_EQ(Routes(*backend_), before);
 }
 
 }  // namespace

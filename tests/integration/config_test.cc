@@ -3,6 +3,7 @@
 
 #include <set>
 
+#include "absl/strings/match.h"
 #include "dataplane/dpdk/net_text.h"
 #include "dataplane/dpdk/traffic.h"
 #include "gtest/gtest.h"
@@ -65,6 +66,74 @@ TEST(ConfigTest, PciDeviceEnvBecomesEalAllowList) {
   auto bad = EalArgsFromPciDeviceEnv({"PCIDEVICE_X=eth0"});
   ASSERT_FALSE(bad.ok());
   EXPECT_NE(bad.status().message().find("PCIDEVICE_X"), std::string::npos);
+}
+
+// The SR-IOV network device plugin (v3.6+) sets PCIDEVICE_<RES>_INFO beside the address
+// variable (k8snetworkplumbingwg/sriov-network-device-plugin pkg/resources/pool_stub.go GetEnvs;
+// the value below is its json.Marshal output for a vfio-pci VF, pkg/infoprovider/
+// genericInfoProvider.go and vfioInfoProvider.go). Before: refused as "not a PCI address", so
+// --pcidevice-env never started on a real node.
+TEST(ConfigTest, PciDeviceEnvSkipsTheDevicePluginsInfoVariable) {
+  auto a = EalArgsFromPciDeviceEnv(
+      {"PCIDEVICE_INTEL_COM_SRIOV_B=0000:3b:02.1",
+       "PCIDEVICE_INTEL_COM_SRIOV_B_INFO={\"0000:3b:02.1\":{\"generic\":{\"deviceID\":"
+       "\"0000:3b:02.1\"},\"vfio\":{\"dev-mount\":\"/dev/vfio/72\",\"mount\":\"/dev/vfio/"
+       "vfio\"}}}",
+       "PCIDEVICE_INTEL_COM_SRIOV_A=3b:02.0", "PCIDEVICE_INTEL_COM_SRIOV_A_INFO=not json"});
+  ASSERT_TRUE(a.ok()) << a.status();
+  EXPECT_EQ(*a, (std::vector<std::string>{"-a", "0000:3b:02.0", "-a", "0000:3b:02.1"}));
+}
+
+// Ports named by the Multus network their VF belongs to: `net=<network>` wherever a port is
+// named, resolved by skbnfd against the pod's network-status (server/network_status.h). The
+// port order is the file's, whatever the device plugin's variables are called.
+TEST(ConfigTest, PortsNamedByNetworkResolveEverywhereAPortIsNamed) {
+  auto dc = ParseConfig(
+      "mode l3\n"
+      "port net=access peer=net=skbnf/core dst_mac=02:00:00:00:00:10\n"
+      "port net=skbnf/core peer=net=access\n"
+      "worker 1 net=access:0 net=skbnf/core\n"
+      "route 10.0.0.0/8 net=skbnf/core 02:00:00:00:01:01\n");
+  ASSERT_TRUE(dc.ok()) << dc.status();
+  EXPECT_TRUE(UsesPortNetworks(*dc));
+  EXPECT_EQ(dc->engine.ports[0].name, "net=access");
+  std::vector<std::string> asked;
+  absl::Status st = ResolvePortNetworks(*dc, [&](absl::string_view n) {
+    asked.emplace_back(n);
+    return absl::StatusOr<std::string>(absl::EndsWith(n, "core") ? "0000:3b:02.1" : "0000:3b:02.0");
+  });
+  ASSERT_TRUE(st.ok()) << st;
+  EXPECT_EQ(asked, (std::vector<std::string>{"access", "skbnf/core"}));  // each once
+  EXPECT_EQ(dc->engine.ports[0].name, "0000:3b:02.0");
+  EXPECT_EQ(dc->engine.ports[0].peer, "0000:3b:02.1");
+  EXPECT_EQ(dc->engine.ports[1].name, "0000:3b:02.1");
+  EXPECT_EQ(dc->engine.ports[1].peer, "0000:3b:02.0");
+  EXPECT_EQ(dc->engine.workers[0].rx[0], (std::pair<std::string, uint16_t>{"0000:3b:02.0", 0}));
+  EXPECT_EQ(dc->engine.workers[0].rx[1].first, "0000:3b:02.1");
+  EXPECT_EQ(dc->engine.routes[0].port, "0000:3b:02.1");
+  EXPECT_FALSE(UsesPortNetworks(*dc));
+
+  auto plain = ParseConfig("port net_null0\n");
+  EXPECT_FALSE(UsesPortNetworks(*plain));
+  auto fail = ParseConfig("port net_null0\nport net=gone\n");
+  absl::Status err = ResolvePortNetworks(*fail, [](absl::string_view) {
+    return absl::StatusOr<std::string>(absl::NotFoundError("no network 'gone'"));
+  });
+  EXPECT_EQ(err.message(), "port net=gone: no network 'gone'");
+}
+
+TEST(ConfigTest, BadNetworkReferencesAreRefusedSayingWhatToWrite) {
+  for (const char* bad : {"port net=\n", "port net=a/b/c\n", "port net=a@b@c\n", "port net=@net1\n",
+                          "port p peer=net=x:y\n", "worker 1 net=a/:0\n",
+                          "route 10.0.0.0/8 net=a@ 02:00:00:00:00:01\n", "port net=a@x/y\n"}) {
+    auto c = ParseConfig(bad);
+    EXPECT_FALSE(c.ok()) << bad;
+    if (!c.ok()) {
+      EXPECT_NE(c.status().message().find("net=<namespace>/access"), std::string::npos)
+          << c.status();
+    }
+  }
+  EXPECT_TRUE(ParseConfig("port net=sriov-access.v1 peer=net=ns/core@net2\n").ok());
 }
 
 // The default route goes through the configuration file like any other (the same parser as the
