@@ -20,10 +20,10 @@
 // TLS files are re-read while skbnfd runs (certificate rotation: tls_reload.h).
 //
 // The health-only listener (--health-listen, off by default) is plaintext on any address: the
-// kubelet's gRPC probe cannot speak TLS (Kubernetes docs, "Configure Liveness, Readiness and
-// Startup Probes": gRPC probes do not support TLS), and it carries grpc.health.v1 and nothing
-// else (no skbnf.v1.Control, no reflection), so it tells a caller only what the probe needs:
-// SERVING or NOT_SERVING per service (health.h).
+// kubelet's gRPC probe cannot speak TLS (kubernetes/kubernetes pkg/probe/grpc/grpc.go dials with
+// grpc.WithInsecure(): "credentials are currently not supported"), and it carries grpc.health.v1
+// and nothing else (no skbnf.v1.Control, no reflection), so it tells a caller only what the probe
+// needs: SERVING or NOT_SERVING per service (health.h).
 #ifndef SKBNF_SERVER_LISTENER_H_
 #define SKBNF_SERVER_LISTENER_H_
 

@@ -32,7 +32,7 @@ ip -n "$NS" link set lo up
 eal="--no-huge -m 512 --no-pci --no-shconf --file-prefix=skbnf-flap-$$ -l 0,1"
 eal="$eal --vdev=net_tap0,iface=$TAP --vdev=net_null0"
 ip netns exec "$NS" env \
-  SKBNF_CONTROL_DAEMON_LINK_ARGS="--mode=io --skip-preflight -- $eal" \
+  SKBNF_CONTROL_DAEMON_LINK_ARGS="--mode=io -- $eal" \
   SKBNF_CONTROL_LINK_DOWN="ip link set $TAP down" \
   SKBNF_CONTROL_LINK_UP="ip link set $TAP up" \
   "$BIN" "$@"

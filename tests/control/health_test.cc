@@ -3,8 +3,10 @@
 // that must change readiness and never liveness.
 //
 // The kubelet's gRPC probe (Kubernetes "Configure Liveness, Readiness and Startup Probes":
-// `grpc: {port, service}`) calls grpc.health.v1.Health/Check in plaintext, with no TLS and no
-// client certificate, and treats anything but SERVING as a failure; that is what these tests do.
+// `grpc: {port, service}`; kubernetes/kubernetes pkg/probe/grpc/grpc.go dials with
+// grpc.WithInsecure(), "credentials are currently not supported") calls
+// grpc.health.v1.Health/Check in plaintext, with no TLS and no client certificate, and treats
+// anything but SERVING (and any error) as a failure; that is what these tests do.
 //
 // The link flap: against the fake daemon, its links are down while a file exists
 // (--sim-link-down-file). Against skbnfd, health_link_flap.sh runs this test inside a network
@@ -17,6 +19,7 @@
 // the interface being down).
 #include "server/health.h"
 
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
 #include <grpcpp/impl/codegen/client_unary_call.h>
 #include <grpcpp/impl/codegen/sync_stream.h>
@@ -24,9 +27,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdlib>
 #include <fstream>
 #include <functional>
+#include <mutex>
 #include <sstream>
 #include <thread>
 
@@ -144,6 +149,70 @@ TEST(HealthRule, ReadyOnlyWhenEveryPortIsStartedWithItsLinkUpAndEveryWorkerRuns)
   EXPECT_FALSE(EvaluateReadiness(Health{}).ready);  // no ports, no workers: nothing forwards
 }
 
+// A data plane whose reads can be made to hang (a PMD call that never returns): the only thing
+// that must fail liveness. Ports up, workers running otherwise.
+class HangingBackend final : public Backend {
+ public:
+  void Hang(bool h) {
+    std::lock_guard<std::mutex> l(mu_);
+    hang_ = h;
+    cv_.notify_all();
+  }
+  Health GetHealth() const override {
+    std::unique_lock<std::mutex> l(mu_);
+    cv_.wait(l, [this] { return !hang_; });
+    Health h;
+    h.ports = {Port(0, true, true, true)};
+    h.workers = {{1, 1, true}};
+    return h;
+  }
+  Info GetInfo() const override { return {}; }
+  std::vector<PortInfo> GetPorts() const override { return {}; }
+  pool::StrategySpec GetStrategy() const override { return {}; }
+  uint64_t GetEpoch() const override { return 0; }
+  StatsSnapshot GetStats() const override { return {}; }
+  RouteTable GetRoutes() const override { return {}; }
+  absl::Status ValidateStrategy(const pool::StrategySpec&) const override { return {}; }
+  pool::SwapReport SwapStrategy(const pool::StrategySpec&, std::chrono::microseconds) override {
+    return {};
+  }
+  absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix&, const NextHop&) override { return 0; }
+  absl::Status DeleteRoute(const Ipv4Prefix&) override { return {}; }
+  absl::Status PauseWorker(int, bool*) override { return {}; }
+  absl::Status ResumeWorker(int, bool*) override { return {}; }
+  absl::StatusOr<pool::AuditReport> Audit() override { return pool::AuditReport{}; }
+
+ private:
+  mutable std::mutex mu_;
+  mutable std::condition_variable cv_;
+  bool hang_ = false;
+};
+
+// Liveness fails when the health thread's read of the data plane has not completed for
+// HealthTiming::stale, and recovers when it completes again; readiness keeps its last value.
+TEST(HealthRule, LivenessFailsOnlyWhenTheDataPlaneReadHangs) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::ServerBuilder builder;
+  grpc::CallbackGenericService unimplemented;  // a server needs a method to be built
+  builder.RegisterCallbackGenericService(&unimplemented);
+  std::unique_ptr<grpc::Server> server = builder.BuildAndStart();
+  ASSERT_NE(server, nullptr);
+  auto ch = server->InProcessChannel(grpc::ChannelArguments());
+  HangingBackend backend;
+  {
+    HealthPublisher publisher(backend, {server.get()},
+                              {std::chrono::milliseconds(20), std::chrono::milliseconds(300)});
+    EXPECT_EQ(StatusOf(ch.get(), kLivenessService), Status::SERVING);
+    EXPECT_EQ(StatusOf(ch.get(), kReadinessService), Status::SERVING);
+    backend.Hang(true);
+    EXPECT_TRUE(WaitStatus(ch.get(), kLivenessService, Status::NOT_SERVING));
+    EXPECT_EQ(StatusOf(ch.get(), kReadinessService), Status::SERVING);
+    backend.Hang(false);
+    EXPECT_TRUE(WaitStatus(ch.get(), kLivenessService, Status::SERVING));
+  }
+  server->Shutdown();
+}
+
 // ---- against the daemon
 
 // The fake's simulated failed port start: readiness NOT_SERVING and says why; liveness SERVING.
@@ -190,7 +259,7 @@ TEST(HealthLinkFlap, LinkFlapChangesReadinessNeverLiveness) {
     link_down = [down] { return Shell(down); };
     link_up = [up] { return Shell(up); };
   }
-  args.push_back("--health-listen=127.0.0.1:0");
+  args.insert(args.begin(), "--health-listen=127.0.0.1:0");  // before any "-- <EAL args>"
   std::string error;
   auto d = Daemon::Start(args, &error);
   ASSERT_NE(d, nullptr) << error;
@@ -237,6 +306,7 @@ TEST(HealthLinkFlap, LinkFlapChangesReadinessNeverLiveness) {
   EXPECT_GT(checks_while_down, 0);
   EXPECT_GE(live_checks.load(), target);
   const std::string log = d->Stderr().substr(log_mark);
+  std::cerr << "the daemon's log during the flap:\n" << log;
   // One line per change, naming the port: down once, back once.
   EXPECT_EQ(Count(log, "readiness NOT_SERVING"), 1u) << log;
   EXPECT_TRUE(absl::StrContains(log, "): link down")) << log;
