@@ -68,7 +68,15 @@ class TlsRotationTest : public ::testing::Test {
     absl::StrAppend(&script, "openssl req ", key,
                     " -keyout client.key -out client.csr -subj '/CN=operator'\n",
                     "openssl x509 -req -in client.csr -CA ca.crt -CAkey ca.key -CAcreateserial "
-                    "-days 2 -out client.crt\n");
+                    "-days 2 -out client.crt\n",
+                    // A second client CA (the operators' new CA) and a client it signed; the
+                    // bundle that trusts both, as a CA rollover publishes it.
+                    "openssl req -x509 ", key,
+                    " -keyout ca2.key -out ca2.crt -days 3 -subj '/CN=skbnf new client CA'\n",
+                    "openssl req ", key, " -keyout client2.key -out client2.csr -subj '/CN=ops2'\n",
+                    "openssl x509 -req -in client2.csr -CA ca2.crt -CAkey ca2.key -CAcreateserial "
+                    "-days 2 -out client2.crt\n",
+                    "cat ca.crt ca2.crt > ca-bundle.crt\n");
     std::ofstream(dir_.File("gen.sh")) << script;
     ASSERT_EQ(Shell("bash " + dir_.File("gen.sh")), 0) << Read(dir_.File("openssl.log"));
     fs::create_directory(Vol());
@@ -84,7 +92,7 @@ class TlsRotationTest : public ::testing::Test {
   }
 
   // The kubelet's AtomicWriter.Write of {tls.crt, tls.key, ca.crt} = generation `gen`.
-  void ProjectSecret(int gen, bool backdate) {
+  void ProjectSecret(int gen, bool backdate, const std::string& ca = "ca.crt") {
     char stamp[64];
     const time_t now = time(nullptr);
     struct tm tm = {};
@@ -96,7 +104,7 @@ class TlsRotationTest : public ::testing::Test {
     const std::pair<std::string, std::string> files[] = {
         {"tls.crt", F(absl::StrCat("server", gen, ".crt"))},
         {"tls.key", F(absl::StrCat("server", gen, ".key"))},
-        {"ca.crt", F("ca.crt")}};
+        {"ca.crt", F(ca)}};
     for (const auto& [name, from] : files) {
       fs::copy_file(from, ts + "/" + name);
       if (backdate) {
@@ -117,11 +125,12 @@ class TlsRotationTest : public ::testing::Test {
     if (!old.empty()) fs::remove_all(Vol() + "/" + old);
   }
 
-  std::shared_ptr<grpc::ChannelCredentials> ClientCredentials() const {
+  std::shared_ptr<grpc::ChannelCredentials> ClientCredentials(
+      const std::string& client = "client") const {
     grpc::SslCredentialsOptions o;
     o.pem_root_certs = Read(F("ca.crt"));
-    o.pem_cert_chain = Read(F("client.crt"));
-    o.pem_private_key = Read(F("client.key"));
+    o.pem_cert_chain = Read(F(client + ".crt"));
+    o.pem_private_key = Read(F(client + ".key"));
     return grpc::SslCredentials(o);
   }
 
@@ -230,6 +239,55 @@ TEST_F(TlsRotationTest, RotatedCertificateIsServedWithoutAFailedCall) {
                   "skbnf_tls_certificate_expiry_timestamp_seconds{certificate=\"client_ca\"}"),
       0);
   EXPECT_TRUE(absl::StrContains(d->Stderr(), "TLS server certificate changed")) << d->Stderr();
+  EXPECT_EQ(d->Stop(), 0);
+}
+
+// The client CA is re-read too: a client whose certificate the new CA signed is refused before
+// the rollover (its handshake fails) and may change the data plane after it.
+TEST_F(TlsRotationTest, ClientCaRolloverAdmitsTheNewCa) {
+  ProjectSecret(1, /*backdate=*/true);
+  std::string error;
+  auto d = Daemon::Start({"--tls-cert=" + Vol() + "/tls.crt", "--tls-key=" + Vol() + "/tls.key",
+                          "--tls-client-ca=" + Vol() + "/ca.crt", "--tls-reload-interval=1"},
+                         &error);
+  ASSERT_NE(d, nullptr) << error;
+  // A mutation that changes nothing: pausing worker core 1, then resuming it.
+  auto pause_resume = [&]() -> grpc::Status {
+    grpc::ChannelArguments args;
+    args.SetSslTargetNameOverride("localhost");
+    args.SetInt(GRPC_ARG_USE_LOCAL_SUBCHANNEL_POOL, 1);  // a new handshake every time
+    auto stub = v1::Control::NewStub(
+        grpc::CreateCustomChannel(d->grpc_address(), ClientCredentials("client2"), args));
+    grpc::ClientContext info_ctx;
+    info_ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(5));
+    v1::GetInfoResponse info;
+    grpc::Status st = stub->GetInfo(&info_ctx, v1::GetInfoRequest(), &info);
+    if (!st.ok() || info.lcores().empty()) return st;
+    uint32_t core = 0;
+    for (const auto& l : info.lcores()) {
+      if (l.role() == v1::LCORE_ROLE_WORKER) core = static_cast<uint32_t>(l.core());
+    }
+    grpc::ClientContext p_ctx, r_ctx;
+    v1::PauseWorkerRequest p;
+    p.set_core(core);
+    v1::PauseWorkerResponse pr;
+    st = stub->PauseWorker(&p_ctx, p, &pr);
+    if (!st.ok()) return st;
+    v1::ResumeWorkerRequest r;
+    r.set_core(core);
+    v1::ResumeWorkerResponse rr;
+    return stub->ResumeWorker(&r_ctx, r, &rr);
+  };
+  EXPECT_FALSE(pause_resume().ok());  // the new CA is not trusted yet
+
+  ProjectSecret(1, /*backdate=*/false, "ca-bundle.crt");
+  const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+  grpc::Status st = pause_resume();
+  while (!st.ok() && std::chrono::steady_clock::now() < end) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(50));
+    st = pause_resume();
+  }
+  EXPECT_TRUE(st.ok()) << st.error_message();
   EXPECT_EQ(d->Stop(), 0);
 }
 
