@@ -150,10 +150,15 @@ struct RouteTable {
   std::vector<NextHopEntry> next_hops;  // sorted by id
 };
 
+// The facts readiness is decided on (server/health.h decides; a Backend only reports).
+struct WorkerHealth {
+  int core = 0;
+  uint32_t lcore = 0;
+  bool running = false;  // its poll loop is running (a paused worker parks inside it: running)
+};
 struct Health {
-  bool ports_up = false;         // every port's link is up
-  bool workers_running = false;  // every worker's loop is running (paused counts as running)
-  std::string detail;            // why not, for logs
+  std::vector<PortInfo> ports;        // as GetPorts(): started, has_link, link_up
+  std::vector<WorkerHealth> workers;  // every worker
 };
 
 // Adds `b`'s counters to `a`.

@@ -10,6 +10,10 @@ ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
           "--tls-cert/--tls-key (or --insecure-remote).");
 ABSL_FLAG(std::string, tls_cert, "", "PEM server certificate (chain) for the gRPC listener.");
 ABSL_FLAG(std::string, tls_key, "", "PEM private key of --tls-cert.");
+ABSL_FLAG(int64_t, tls_reload_interval, 10,
+          "Seconds between re-reads of --tls-cert, --tls-key and --tls-client-ca (1..86400): a "
+          "rotated certificate (cert-manager, a Secret volume's ..data swap) is served to new "
+          "connections within this time, without a restart.");
 ABSL_FLAG(std::string, tls_client_ca, "",
           "PEM CA bundle: on a TLS listener, only clients presenting a certificate it signed may "
           "call mutating RPCs (mTLS). Without it a TLS listener is read-only.");
@@ -31,11 +35,16 @@ ABSL_FLAG(int64_t, watch_min_interval_ms, 50,
 ABSL_FLAG(int64_t, audit_min_interval_ms, 200,
           "AuditPool parks every worker: at most one call per this many ms, all clients "
           "together (0..3600000; 0 = no limit).");
+ABSL_FLAG(std::string, health_listen, "",
+          "host:port of a plaintext listener serving grpc.health.v1 only (services liveness, "
+          "readiness; \"\" = readiness) for the kubelet's gRPC probes, e.g. 0.0.0.0:50052. "
+          "Empty: none (health is also served on --listen).");
 ABSL_FLAG(std::string, metrics_addr, ":9478",
           "Prometheus endpoint [host]:port, served at /metrics (port 0 picks a free one); "
           "'off' disables it.");
 ABSL_FLAG(std::string, ready_file, "",
-          "When set, written once both servers listen: {\"grpc\":ADDR,\"metrics_port\":N}.");
+          "When set, written once the servers listen: {\"grpc\":ADDR,\"metrics_port\":N,"
+          "\"health\":ADDR (\"\" without --health-listen),\"pid\":P}.");
 
 namespace skbnf::control {
 
@@ -45,6 +54,8 @@ ControlOptions OptionsFromFlags() {
   o.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   o.tls_key = absl::GetFlag(FLAGS_tls_key);
   o.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);
+  o.tls_reload_interval = std::chrono::seconds(absl::GetFlag(FLAGS_tls_reload_interval));
+  o.health_listen = absl::GetFlag(FLAGS_health_listen);
   for (absl::string_view n :
        absl::StrSplit(absl::GetFlag(FLAGS_tls_client_names), ',', absl::SkipWhitespace())) {
     o.tls_client_names.emplace_back(n);

@@ -2,7 +2,9 @@
 
 #include <arpa/inet.h>
 #include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/server_builder_option.h>
 #include <netinet/in.h>
 #include <signal.h>
 #include <sys/socket.h>
@@ -25,6 +27,7 @@
 #include "server/pool_share.h"
 #include "server/stats_sampler.h"
 #include "server/swap_metrics.h"
+#include "server/tls_reload.h"
 
 namespace skbnf::control {
 namespace {
@@ -43,6 +46,36 @@ void WakeListener(const std::string& host, int port) {
   ::close(fd);
 }
 
+// Keeps ServerBuilder's global plugins (reflection) out of the health-only server: gRPC applies
+// a builder's options to its plugin list before the plugins run (ServerBuilder::BuildAndStart).
+class NoPlugins : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->clear();
+  }
+};
+
+// Every method of the health-only server but grpc.health.v1's: UNIMPLEMENTED, saying where the
+// control API is. (It is also what lets gRPC build a server whose only service, the default
+// health service, is added at Start: ServerBuilder refuses a server without methods.)
+class HealthOnlyFallback : public grpc::CallbackGenericService {
+ public:
+  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
+    class Refuse : public grpc::ServerGenericBidiReactor {
+     public:
+      explicit Refuse(const std::string& method) {
+        Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                            absl::StrCat(method,
+                                         ": this port (--health-listen) serves grpc.health.v1 "
+                                         "only; the control API is on --listen")));
+      }
+      void OnDone() override { delete this; }
+    };
+    return new Refuse(ctx->method());
+  }
+};
+
 std::atomic<bool> g_signalled{false};
 void OnSignal(int) { g_signalled.store(true); }
 
@@ -58,6 +91,10 @@ struct ControlPlane::Impl {
   std::unique_ptr<StatsSampler> sampler;
   std::unique_ptr<ControlService> service;
   std::unique_ptr<grpc::Server> server;
+  HealthOnlyFallback health_fallback;
+  std::unique_ptr<grpc::Server> health_server;  // --health-listen: grpc.health.v1 only
+  std::string health_address;
+  std::shared_ptr<TlsCertificateWatch> tls_watch;  // TLS only: expiry gauge, reload log
   std::shared_ptr<MetricsCollector> collector;
   std::unique_ptr<prometheus::Exposer> exposer;
   std::unique_ptr<HealthPublisher> health;
@@ -68,6 +105,7 @@ ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) 
 ControlPlane::~ControlPlane() { Shutdown(); }
 const std::string& ControlPlane::grpc_address() const { return impl_->grpc_address; }
 int ControlPlane::metrics_port() const { return impl_->metrics_port; }
+const std::string& ControlPlane::health_address() const { return impl_->health_address; }
 
 absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backend,
                                                                   const ControlOptions& o) {
@@ -107,11 +145,31 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
       (!listener->unix_socket && !listener->abstract_socket && selected_port == 0)) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on '", o.listen, "'"));
   }
+  if (!o.health_listen.empty()) {
+    grpc::ServerBuilder hb;
+    hb.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    hb.SetOption(std::make_unique<NoPlugins>());
+    hb.RegisterCallbackGenericService(&impl->health_fallback);
+    int health_port = 0;
+    hb.AddListeningPort(o.health_listen, grpc::InsecureServerCredentials(), &health_port);
+    impl->health_server = hb.BuildAndStart();  // the default health service and nothing else
+    if (impl->health_server == nullptr || health_port == 0) {
+      impl->server->Shutdown();
+      return absl::UnavailableError(
+          absl::StrCat("--health-listen: cannot listen on '", o.health_listen, "'"));
+    }
+    impl->health_address =
+        absl::StrCat(o.health_listen.substr(0, o.health_listen.rfind(':')), ":", health_port);
+  }
   impl->grpc_address =
       listener->unix_socket || listener->abstract_socket || listener->host.empty()
           ? o.listen
           : absl::StrCat(o.listen.substr(0, o.listen.rfind(':')), ":", selected_port);
 
+  if (!o.tls_cert.empty()) {  // logs every certificate change even when /metrics is off
+    impl->tls_watch = std::make_shared<TlsCertificateWatch>(
+        TlsFiles{o.tls_cert, o.tls_key, o.tls_client_ca}, o.tls_reload_interval);
+  }
   if (!o.metrics_addr.empty() && o.metrics_addr != "off") {
     // civetweb syntax: "port" binds every IPv4 address, "ip:port" one of them.
     std::string bind =
@@ -120,6 +178,7 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
       impl->exposer = std::make_unique<prometheus::Exposer>(bind, 2);
     } catch (const std::exception& e) {
       impl->server->Shutdown();
+      if (impl->health_server != nullptr) impl->health_server->Shutdown();
       return absl::UnavailableError(
           absl::StrCat("--metrics-addr: cannot listen on '", o.metrics_addr, "': ", e.what()));
     }
@@ -128,15 +187,22 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
     impl->exposer->RegisterCollectable(impl->collector, "/metrics");
     impl->exposer->RegisterCollectable(impl->changes, "/metrics");
     impl->exposer->RegisterCollectable(impl->limits, "/metrics");
+    if (impl->tls_watch != nullptr) impl->exposer->RegisterCollectable(impl->tls_watch, "/metrics");
     impl->metrics_address =
         bind.find(':') == std::string::npos ? "" : bind.substr(0, bind.rfind(':'));
     std::vector<int> ports = impl->exposer->GetListeningPorts();
     impl->metrics_port = ports.empty() ? 0 : ports[0];
   }
 
-  impl->health = std::make_unique<HealthPublisher>(backend, *impl->server);
+  std::vector<grpc::Server*> health_servers = {impl->server.get()};
+  if (impl->health_server != nullptr) health_servers.push_back(impl->health_server.get());
+  impl->health = std::make_unique<HealthPublisher>(backend, std::move(health_servers));
 
   std::cerr << "skbnf-control: gRPC on " << impl->grpc_address << " " << listener->description
+            << (impl->health_address.empty()
+                    ? std::string()
+                    : absl::StrCat("; health (plaintext, grpc.health.v1 only) on ",
+                                   impl->health_address))
             << "; metrics "
             << (impl->metrics_port ? absl::StrCat("on port ", impl->metrics_port, " /metrics")
                                    : std::string("off"))
@@ -148,7 +214,7 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
     {
       std::ofstream out(tmp);
       out << "{\"grpc\":\"" << cp->grpc_address() << "\",\"metrics_port\":" << cp->metrics_port()
-          << ",\"pid\":" << ::getpid() << "}\n";
+          << ",\"health\":\"" << cp->health_address() << "\",\"pid\":" << ::getpid() << "}\n";
     }
     if (std::rename(tmp.c_str(), o.ready_file.c_str()) != 0) {
       std::remove(tmp.c_str());
@@ -181,8 +247,11 @@ void ControlPlane::Shutdown() {
   i.service->Stop();
   // Idle client connections hold the server until the deadline; calls still running then are
   // cancelled.
-  i.server->Shutdown(std::chrono::system_clock::now() + std::chrono::milliseconds(300));
+  const auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(300);
+  if (i.health_server != nullptr) i.health_server->Shutdown(deadline);
+  i.server->Shutdown(deadline);
   i.server->Wait();
+  if (i.health_server != nullptr) i.health_server->Wait();
   stop_exposer.join();
   i.sampler.reset();
 }

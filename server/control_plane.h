@@ -1,4 +1,5 @@
-// ControlPlane: the gRPC server (skbnf.v1.Control, grpc.health.v1, reflection) and the
+// ControlPlane: the gRPC server (skbnf.v1.Control, grpc.health.v1, reflection), the optional
+// plaintext health-only gRPC server (--health-listen: grpc.health.v1 and nothing else) and the
 // Prometheus exposer over a Backend, started and stopped together. A daemon does:
 //
 //   std::vector<char*> rest = skbnf::control::ParseFlags(argc, argv);   // server/flags.h
@@ -41,6 +42,8 @@ class ControlPlane {
   // The gRPC address clients use (host:port with the chosen port, or unix:/path).
   const std::string& grpc_address() const;
   int metrics_port() const;  // 0 when disabled
+  // The health-only listener's host:port (--health-listen, with the chosen port); "" when off.
+  const std::string& health_address() const;
   void Shutdown();
 
   // In-process changes (the config file reloader, --swap-cycle): `f` runs through the one door

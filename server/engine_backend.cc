@@ -163,17 +163,11 @@ RouteTable EngineBackend::GetRoutes() const {
 
 Health EngineBackend::GetHealth() const {
   Health h;
-  h.workers_running = engine_.running();
-  h.ports_up = true;
-  for (const PortInfo& p : GetPorts()) {
-    if (!p.link_up) {
-      h.ports_up = false;
-      absl::StrAppend(&h.detail, h.detail.empty() ? "" : "; ", "port ", p.id, " (", p.name,
-                      ") link ", p.has_link ? "down" : "unknown");
-    }
+  h.ports = GetPorts();
+  const bool engine_running = engine_.running();
+  for (const dpdk::WorkerSnapshot& w : engine_.Snapshot().workers) {
+    h.workers.push_back({static_cast<int>(w.lcore), w.lcore, engine_running && w.running});
   }
-  if (!h.workers_running)
-    absl::StrAppend(&h.detail, h.detail.empty() ? "" : "; ", "engine stopped");
   return h;
 }
 

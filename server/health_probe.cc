@@ -1,16 +1,21 @@
-// skbnf_health: asks a skbnfd's grpc.health.v1 whether it is SERVING; exit 0 if so, 1 if not,
-// 2 on a usage error. The container's HEALTHCHECK and the Helm chart's exec probes run it.
+// skbnf_health: asks a skbnfd's grpc.health.v1 whether a service is SERVING; exit 0 if so, 1 if
+// not, 2 on a usage error. The container's HEALTHCHECK runs it, and Kubernetes exec probes can.
+// The kubelet's own gRPC probe on --health-listen is the lighter choice there: it spawns no
+// process in the pod's exclusive cpuset next to the polling workers.
 //
-// Why a separate binary: Kubernetes' built-in gRPC probe cannot speak TLS, and skbnfd's
-// listener is TLS whenever it is reachable off-host (see server/README.md, listener rules). This
-// probe speaks plaintext or TLS (server CA, optional client certificate, server-name override)
-// to the same listener users reach, so the probe checks what clients see. It sends
+// Services (server/health.h): "liveness" (the control plane answers and reads the data plane;
+// a link flap never fails it), "readiness" (every port started with its link up, every worker
+// loop running); "" and "skbnf.v1.Control" mean readiness.
+//
+// Why a separate binary: it speaks plaintext or TLS (server CA, optional client certificate,
+// server-name override) to the same listener users reach, so an exec probe checks what clients
+// see, where the kubelet's gRPC probe cannot speak TLS at all. It sends
 // grpc.health.v1.Health/Check through a generic stub: HealthCheckRequest{service} is one
 // length-delimited field, HealthCheckResponse{status} one varint, so no generated code is
 // needed. Health is a read: any TLS client may ask, no client certificate required.
 //
-// --alive: exit 0 whenever the server answers (any health status): the liveness probe, which
-// must not restart a pod whose links are merely down.
+// --alive: exit 0 whenever the server answers (any health status). Kept for older charts;
+// --service=liveness is the liveness question skbnfd itself answers.
 //
 //   skbnf_health [--addr=127.0.0.1:50051] [--service=NAME] [--timeout=SECONDS] [--alive]
 //                [--tls-ca=FILE [--tls-cert=FILE --tls-key=FILE] [--tls-server-name=NAME]]
@@ -33,6 +38,8 @@ namespace {
 
 constexpr const char* kUsage =
     "usage: skbnf_health [--addr=HOST:PORT|unix:PATH] [--service=NAME] [--timeout=SECONDS]\n"
+    "                    --service: liveness | readiness (\"\" and skbnf.v1.Control: "
+    "readiness)\n"
     "                    [--alive]  (exit 0 on any answer: liveness)\n"
     "                    [--tls-ca=FILE] [--tls-cert=FILE --tls-key=FILE] "
     "[--tls-server-name=NAME]\n"

@@ -13,18 +13,10 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "server/tls_reload.h"
 
 namespace skbnf::control {
 namespace {
-
-absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
-  std::ifstream in(path);
-  if (!in)
-    return absl::InvalidArgumentError(absl::StrCat("--", flag, ": cannot read '", path, "'"));
-  std::stringstream ss;
-  ss << in.rdbuf();
-  return ss.str();
-}
 
 bool UnixSocketAnswers(const std::string& path) {
   sockaddr_un sa = {};
@@ -82,6 +74,7 @@ absl::StatusOr<Listener> PrepareListener(const ControlOptions& o) {
         "checked on client certificates the CA verified");
   }
   if (absl::Status s = CheckLimitOptions(o.limits); !s.ok()) return s;
+  if (absl::Status s = CheckHealthListen(o); !s.ok()) return s;
   const bool abstract = absl::StartsWith(o.listen, "unix-abstract:");
   l.abstract_socket = abstract;
   l.unix_socket = absl::StartsWith(o.listen, "unix:");
@@ -100,21 +93,15 @@ absl::StatusOr<Listener> PrepareListener(const ControlOptions& o) {
         "to accept plaintext from the network (reads only; changes stay loopback-only)"));
   }
   if (tls) {
-    absl::StatusOr<std::string> cert = ReadFile("tls-cert", o.tls_cert);
-    if (!cert.ok()) return cert.status();
-    absl::StatusOr<std::string> key = ReadFile("tls-key", o.tls_key);
-    if (!key.ok()) return key.status();
-    grpc::SslServerCredentialsOptions so(GRPC_SSL_DONT_REQUEST_CLIENT_CERTIFICATE);
-    if (!o.tls_client_ca.empty()) {
-      absl::StatusOr<std::string> ca = ReadFile("tls-client-ca", o.tls_client_ca);
-      if (!ca.ok()) return ca.status();
-      // Verify a certificate when one is presented, but let certificate-less clients in: they
-      // may read; ControlService refuses their mutations.
-      so.client_certificate_request = GRPC_SSL_REQUEST_CLIENT_CERTIFICATE_AND_VERIFY;
-      so.pem_root_certs = *ca;
+    const TlsFiles files{o.tls_cert, o.tls_key, o.tls_client_ca};
+    if (absl::Status st = CheckTlsFiles(files); !st.ok()) return st;
+    if (o.tls_reload_interval < std::chrono::seconds(1) ||
+        o.tls_reload_interval > std::chrono::seconds(86400)) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("--tls-reload-interval: ", o.tls_reload_interval.count(),
+                       " is out of range; write 1..86400 seconds"));
     }
-    so.pem_key_cert_pairs.push_back({*key, *cert});
-    l.credentials = grpc::SslServerCredentials(so);
+    l.credentials = ReloadingServerCredentials(files, o.tls_reload_interval);
     l.access.listener = AccessPolicy::Listener::kTls;
     l.access.client_ca = !o.tls_client_ca.empty();
     l.access.allowed_names = o.tls_client_names;
@@ -142,6 +129,22 @@ absl::StatusOr<Listener> PrepareListener(const ControlOptions& o) {
     }
   }
   return l;
+}
+
+absl::Status CheckHealthListen(const ControlOptions& o) {
+  if (o.health_listen.empty()) return absl::OkStatus();
+  std::string host, port;
+  if (!SplitHostPort(o.health_listen, &host, &port)) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--health-listen: '", o.health_listen,
+        "' is not host:port; write e.g. 0.0.0.0:50052 (the port of the kubelet's gRPC probes), "
+        "or leave it empty for none"));
+  }
+  if (o.health_listen == o.listen && port != "0") {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--health-listen: '", o.health_listen, "' is --listen's address; give it its own port"));
+  }
+  return absl::OkStatus();
 }
 
 UnixSocketUmask::UnixSocketUmask(const Listener& l) {

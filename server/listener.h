@@ -16,11 +16,20 @@
 // instead of a chmod after listen(), which would leave a window in which anyone could connect.
 // An abstract unix socket (unix-abstract:) has no file and no permissions: anyone in the network
 // namespace can connect, so it counts as remote (TLS or --insecure-remote; no plaintext changes).
+//
+// TLS files are re-read while skbnfd runs (certificate rotation: tls_reload.h).
+//
+// The health-only listener (--health-listen, off by default) is plaintext on any address: the
+// kubelet's gRPC probe cannot speak TLS (kubernetes/kubernetes pkg/probe/grpc/grpc.go dials with
+// grpc.WithInsecure(): "credentials are currently not supported"), and it carries grpc.health.v1
+// and nothing else (no skbnf.v1.Control, no reflection), so it tells a caller only what the probe
+// needs: SERVING or NOT_SERVING per service (health.h).
 #ifndef SKBNF_SERVER_LISTENER_H_
 #define SKBNF_SERVER_LISTENER_H_
 
 #include <grpcpp/security/server_credentials.h>
 
+#include <chrono>
 #include <memory>
 #include <string>
 #include <vector>
@@ -34,7 +43,11 @@ namespace skbnf::control {
 struct ControlOptions {
   std::string listen = "127.0.0.1:50051";
   std::string tls_cert, tls_key, tls_client_ca;  // file paths
-  std::vector<std::string> tls_client_names;     // SANs allowed to change; empty: any verified
+  // How often the TLS files are re-read (tls_reload.h): certificate rotation.
+  std::chrono::seconds tls_reload_interval{10};
+  // Plaintext grpc.health.v1-only listener (host:port) for the kubelet's gRPC probes; "": none.
+  std::string health_listen;
+  std::vector<std::string> tls_client_names;  // SANs allowed to change; empty: any verified
   bool insecure_remote = false;
   LimitOptions limits;
   std::string metrics_addr = ":9478";  // "" or "off": no exporter
@@ -45,6 +58,9 @@ struct ControlOptions {
 bool IsLocalAddress(const std::string& addr);
 // Splits "host:port" / "[v6]:port"; false when malformed.
 bool SplitHostPort(const std::string& addr, std::string* host, std::string* port);
+
+// Checks --health-listen ("" = off): host:port only. InvalidArgument naming the flag.
+absl::Status CheckHealthListen(const ControlOptions& o);
 
 // The checked listener: credentials, mutation policy, and what to tell the operator.
 struct Listener {

@@ -67,6 +67,10 @@
 //       (time() - skbnf_tune_last_end_timestamp_seconds{instance=~"$instance"} < 60)
 // core="other" is every thread that is not a worker (the main lcore filling RX rings at port
 // start, control threads): they go straight to the store.
+// On a TLS listener, its own collectable (server/tls_reload.h, TlsCertificateWatch):
+//   skbnf_tls_certificate_expiry_timestamp_seconds{certificate}  gauge  notAfter (unix time) of
+//                                                              server (--tls-cert) | client_ca
+//                                                              (earliest in --tls-client-ca)
 #ifndef SKBNF_SERVER_METRICS_H_
 #define SKBNF_SERVER_METRICS_H_
 

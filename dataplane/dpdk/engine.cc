@@ -87,6 +87,7 @@ absl::Status Engine::Start() {
       return absl::InternalError(
           absl::StrCat("port ", id, " (", e.ports[id].name, "): start: ", rte_strerror(-rc)));
     }
+    e.ports[id].started.store(true);
     rte_eth_promiscuous_enable(id);
   }
   for (auto& w : e.workers) {

@@ -139,6 +139,9 @@ struct PortCounters {
 struct WorkerSnapshot {
   unsigned lcore = 0;
   bool paused = false;
+  // Its poll loop is running: launched, and EAL still says RUNNING (rte_eal_get_lcore_state;
+  // WAIT once the loop returned). A paused worker parks inside its loop: running.
+  bool running = false;
   std::vector<std::pair<uint16_t, uint16_t>> rx;  // (port, queue)
   std::array<PortCounters, kMaxPorts> ports{};
   std::array<uint64_t, kNumDropReasons> drops{};

@@ -74,6 +74,9 @@ struct PortState {
   uint16_t nb_rxq = 0, nb_txq = 0;
   uint16_t rx_ring = 0, tx_ring = 0;
   bool tx_shared = false;
+  // Set by Engine::Start once rte_eth_dev_start succeeded, cleared when the port is stopped;
+  // read by Ports() from the health thread.
+  std::atomic<bool> started{false};
   rte_spinlock_t tx_lock = RTE_SPINLOCK_INITIALIZER;
 };
 

@@ -34,7 +34,10 @@ struct PortInfo {
   uint16_t rx_queues = 0, tx_queues = 0;
   uint16_t rx_ring_size = 0, tx_ring_size = 0;
   bool tx_shared = false;  // fewer TX queues than workers: one queue under a lock
-  bool has_link = false;   // link read (rte_eth_link_get_nowait)
+  // rte_eth_dev_start succeeded and the port has not been stopped since. A port that is not
+  // started forwards nothing whatever its link says: readiness (server/health.h) needs both.
+  bool started = false;
+  bool has_link = false;  // link read (rte_eth_link_get_nowait)
   bool link_up = false;
   uint32_t link_speed_mbps = 0;  // 0: unknown / none
   bool has_pmd_stats = false;    // pmd read (rte_eth_stats_get)

@@ -209,6 +209,7 @@ uint64_t Engine::Impl::DrainRingPorts() {
 
 void Engine::Impl::ClosePorts() {
   for (uint16_t id : port_ids) {
+    ports[id].started.store(false);
     rte_eth_dev_stop(id);
     rte_eth_dev_close(id);
   }
@@ -231,6 +232,7 @@ std::vector<PortInfo> Engine::Ports() const {
     p.rx_ring_size = ps.rx_ring;
     p.tx_ring_size = ps.tx_ring;
     p.tx_shared = ps.tx_shared;
+    p.started = ps.started.load();
     if (!impl_->stopped) {
       rte_eth_link link{};
       if (rte_eth_link_get_nowait(id, &link) == 0) {

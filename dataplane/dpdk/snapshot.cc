@@ -1,6 +1,7 @@
 // Engine::Snapshot: every worker's counters for readers (the control plane, skbnfd's console).
 // Plain relaxed loads of per-core counters: never waits for a worker or a control operation.
 #include <rte_cycles.h>
+#include <rte_launch.h>
 
 #include "dataplane/dpdk/engine_state.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
@@ -19,6 +20,7 @@ EngineSnapshot Engine::Snapshot() const {
     WorkerSnapshot ws;
     ws.lcore = w->lcore;
     ws.paused = w->parked.load(std::memory_order_acquire);
+    ws.running = w->launched.load() && rte_eal_get_lcore_state(w->lcore) == RUNNING;
     for (const RxQueue& q : w->rx) ws.rx.emplace_back(q.port, q.queue);
     for (int p = 0; p < kMaxPorts; ++p) {
       PortCounters& pc = ws.ports[p];

@@ -154,8 +154,9 @@ bool DaemonIsFake() { return absl::StrContains(DaemonPath(), "skbnf_fake_daemon"
 std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& args, std::string* error) {
   std::unique_ptr<Daemon> d(new Daemon());
   const std::string ready = d->dir_.File("ready.json");
-  std::vector<std::string> with_ready = args;
-  with_ready.push_back("--ready-file=" + ready);
+  // First, so that it stays among the daemon's flags when `args` carry EAL arguments after "--".
+  std::vector<std::string> with_ready = {"--ready-file=" + ready};
+  with_ready.insert(with_ready.end(), args.begin(), args.end());
   std::vector<std::string> all = FullArgs(with_ready);
   d->pid_ = Spawn(all, d->dir_.File("stderr"));
   // Start-up is bounded by the daemon itself (EAL init, listen); this only guards a hang.
@@ -163,6 +164,7 @@ std::unique_ptr<Daemon> Daemon::Start(const std::vector<std::string>& args, std:
     if (std::filesystem::exists(ready)) {
       std::string json = ReadAll(ready);
       d->grpc_address_ = JsonField(json, "grpc");
+      d->health_address_ = JsonField(json, "health");
       (void)absl::SimpleAtoi(JsonField(json, "metrics_port"), &d->metrics_port_);
       return d;
     }

@@ -56,6 +56,8 @@ class Daemon {
   // SIGTERM, wait; the exit status (or -1).
   int Stop();
   const std::string& grpc_address() const { return grpc_address_; }
+  // --health-listen's address with the chosen port ("" when the daemon was not given one).
+  const std::string& health_address() const { return health_address_; }
   int metrics_port() const { return metrics_port_; }
   std::string Stderr() const;
   std::unique_ptr<v1::Control::Stub> Stub() const;  // plaintext
@@ -66,6 +68,7 @@ class Daemon {
   TempDir dir_;
   pid_t pid_ = -1;
   std::string grpc_address_;
+  std::string health_address_;
   int metrics_port_ = 0;
 };
 

@@ -1,5 +1,7 @@
 #include "tests/control/fake_backend.h"
 
+#include <sys/stat.h>
+
 #include <cstdlib>
 #include <cstring>
 
@@ -171,6 +173,12 @@ Info FakeBackend::GetInfo() const {
   return info;
 }
 
+bool FakeBackend::LinkUp() const {
+  if (!options_.link_up) return false;
+  struct stat st;
+  return options_.link_down_file.empty() || ::stat(options_.link_down_file.c_str(), &st) != 0;
+}
+
 std::vector<PortInfo> FakeBackend::GetPorts() const {
   std::vector<PortInfo> out;
   for (int p = 0; p < options_.ports; ++p) {
@@ -180,9 +188,10 @@ std::vector<PortInfo> FakeBackend::GetPorts() const {
     pi.driver = "net_null";
     pi.device = absl::StrCat("net_null", p, ",size=64");
     pi.mac = {0x02, 0x00, 0x00, 0x00, 0x00, static_cast<uint8_t>(p + 1)};
+    pi.started = p != options_.not_started_port;
     pi.has_link = true;
-    pi.link_up = options_.link_up;
-    pi.link_speed_mbps = options_.link_up ? 10000 : 0;
+    pi.link_up = LinkUp();
+    pi.link_speed_mbps = pi.link_up ? 10000 : 0;
     pi.rx_queues = 1;
     pi.tx_queues = static_cast<uint16_t>(options_.workers);
     pi.rx_ring_size = kRingSize;
@@ -248,9 +257,10 @@ RouteTable FakeBackend::GetRoutes() const {
 
 Health FakeBackend::GetHealth() const {
   Health h;
-  h.ports_up = options_.link_up;
-  h.workers_running = !stop_.load();
-  if (!h.ports_up) h.detail = "link down on every port (--sim_link_down)";
+  h.ports = GetPorts();
+  for (const auto& w : workers_) {
+    h.workers.push_back({w->core, static_cast<uint32_t>(w->core + 1), !stop_.load()});
+  }
   return h;
 }
 

@@ -36,6 +36,10 @@ struct FakeOptions {
   std::string initial_spec = "magazine";
   uint32_t objects = 8192;
   bool link_up = true;
+  // Every port's link is down while this file exists (the fake's link flap); "": never.
+  std::string link_down_file;
+  // This port's start "failed": PortInfo::started is false (readiness NOT_SERVING). -1: none.
+  int not_started_port = -1;
   // Pause between polls, in microseconds; 0 = busy-poll like a DPDK worker (a full core each).
   int poll_pause_us = 100;
   // Test hook: this core's worker never reaches its quiescent point (it keeps "forwarding"
@@ -55,6 +59,7 @@ class FakeBackend final : public Backend {
   StatsSnapshot GetStats() const override;
   RouteTable GetRoutes() const override;
   Health GetHealth() const override;
+  bool LinkUp() const;
 
   absl::Status ValidateStrategy(const pool::StrategySpec& spec) const override;
   pool::SwapReport SwapStrategy(const pool::StrategySpec& spec,

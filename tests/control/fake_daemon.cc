@@ -16,7 +16,11 @@ ABSL_FLAG(int, sim_poll_pause_us, 100,
           "fake: microseconds each worker sleeps between polls; 0 = busy-poll (a core each)");
 ABSL_FLAG(int, sim_stuck_core, -1,
           "fake: this worker core never reaches its quiescent point (swaps roll back)");
-ABSL_FLAG(bool, sim_link_down, false, "fake: every port's link is down (health NOT_SERVING)");
+ABSL_FLAG(bool, sim_link_down, false, "fake: every port's link is down (readiness NOT_SERVING)");
+ABSL_FLAG(std::string, sim_link_down_file, "",
+          "fake: every port's link is down while this file exists (a link flap)");
+ABSL_FLAG(int, sim_port_not_started, -1,
+          "fake: this port's start failed (PortInfo::started false; readiness NOT_SERVING)");
 
 int main(int argc, char** argv) {
   std::vector<char*> args = skbnf::control::ParseFlags(argc, argv);
@@ -42,6 +46,8 @@ int main(int argc, char** argv) {
   o.native = absl::GetFlag(FLAGS_sim_native);
   o.initial_spec = absl::GetFlag(FLAGS_sim_spec);
   o.link_up = !absl::GetFlag(FLAGS_sim_link_down);
+  o.link_down_file = absl::GetFlag(FLAGS_sim_link_down_file);
+  o.not_started_port = absl::GetFlag(FLAGS_sim_port_not_started);
   o.poll_pause_us = absl::GetFlag(FLAGS_sim_poll_pause_us);
   o.stuck_core = absl::GetFlag(FLAGS_sim_stuck_core);
   auto backend = skbnf::control::testing::FakeBackend::Create(o);

@@ -4,7 +4,8 @@
 # Service (skbnf-grpc.net.svc), the probe connects to 127.0.0.1 with --tls-ca and
 # --tls-server-name, exactly the command the chart renders. It must say SERVING there and fail
 # for every way the set-up can be wrong (no TLS, another CA, another name, unknown service, the
-# daemon gone). Environment: SKBNFD, SKBNF_HEALTH.
+# daemon gone). With --health-listen, the same probe asks the plaintext health-only port (the
+# kubelet's gRPC probe's port) for liveness and readiness. Environment: SKBNFD, SKBNF_HEALTH.
 set -euo pipefail
 : "${SKBNFD:?}" "${SKBNF_HEALTH:?}"
 D=$(mktemp -d /tmp/skbnf-health.XXXXXX)
@@ -31,7 +32,8 @@ key="-newkey ec -pkeyopt ec_paramgen_curve:prime256v1 -nodes"
 } >openssl.log 2>&1 || { cat openssl.log; fail "openssl"; }
 
 "$SKBNFD" --stats=0 --listen=127.0.0.1:0 --metrics-addr=off --ready-file="$D/ready.json" \
-  --tls-cert=server.crt --tls-key=server.key --tls-client-ca=ca.crt >skbnfd.log 2>&1 &
+  --tls-cert=server.crt --tls-key=server.key --tls-client-ca=ca.crt \
+  --health-listen=127.0.0.1:0 >skbnfd.log 2>&1 &
 PID=$!
 for _ in $(seq 300); do
   [ -s ready.json ] && break
@@ -40,6 +42,8 @@ for _ in $(seq 300); do
 done
 [ -s ready.json ] || fail "skbnfd not ready"
 ADDR=$(sed -n 's/.*"grpc":"\([^"]*\)".*/\1/p' ready.json)
+HEALTH=$(sed -n 's/.*"health":"\([^"]*\)".*/\1/p' ready.json)
+[ -n "$HEALTH" ] || fail "no health address in ready.json: $(cat ready.json)"
 probe=("$SKBNF_HEALTH" --addr="$ADDR" --tls-ca=ca.crt --tls-server-name=skbnf-grpc.net.svc)
 
 expect() { # expect CODE DESCRIPTION -- COMMAND...
@@ -59,6 +63,16 @@ done
 expect 0 "chart's TLS probe" -- "${probe[@]}"
 expect 0 "service skbnf.v1.Control" -- "${probe[@]}" --service=skbnf.v1.Control
 expect 0 "liveness (--alive)" -- "${probe[@]}" --alive
+expect 0 "service liveness over TLS" -- "${probe[@]}" --service=liveness
+expect 0 "service readiness over TLS" -- "${probe[@]}" --service=readiness
+expect 0 "health-only port, plaintext, liveness" -- "$SKBNF_HEALTH" --addr="$HEALTH" \
+  --service=liveness
+expect 0 "health-only port, plaintext, readiness" -- "$SKBNF_HEALTH" --addr="$HEALTH" \
+  --service=readiness
+expect 0 "health-only port, plaintext, \"\"" -- "$SKBNF_HEALTH" --addr="$HEALTH"
+expect 1 "health-only port, unknown service" -- "$SKBNF_HEALTH" --addr="$HEALTH" --service=nope
+expect 1 "health-only port is not TLS" -- "$SKBNF_HEALTH" --addr="$HEALTH" --tls-ca=ca.crt \
+  --tls-server-name=skbnf-grpc.net.svc --timeout=2
 expect 1 "unknown service" -- "${probe[@]}" --service=nope
 expect 1 "plaintext to the TLS listener" -- "$SKBNF_HEALTH" --addr="$ADDR" --timeout=2
 expect 1 "server certificate from another CA" -- "$SKBNF_HEALTH" --addr="$ADDR" \
