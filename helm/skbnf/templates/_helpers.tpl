@@ -86,12 +86,6 @@ app.kubernetes.io/part-of: skbnf
 {{- fail "updateStrategy.rollingUpdate: maxUnavailable and maxSurge are both 0, so a DaemonSet rollout could never progress: set one of them (maxUnavailable: 1 for SR-IOV nodes without spare VFs)" -}}
 {{- end -}}
 {{- end -}}
-{{- if .Values.podDisruptionBudget.enabled -}}
-{{- $pdb := .Values.podDisruptionBudget -}}
-{{- if eq (hasKey $pdb "maxUnavailable") (hasKey $pdb "minAvailable") -}}
-{{- fail "podDisruptionBudget: give exactly one of maxUnavailable and minAvailable (set the other to null)" -}}
-{{- end -}}
-{{- end -}}
 {{- if eq .Values.probes.mode "grpc" -}}
 {{- if or (eq (int .Values.probes.port) (int .Values.grpc.port)) (eq (int .Values.probes.port) (int .Values.metrics.port)) -}}
 {{- fail (printf "probes.port %d is also grpc.port or metrics.port: the health-only listener needs a port of its own" (int .Values.probes.port)) -}}
