@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Renders a Grafana dashboard to a PNG without Grafana: every panel's queries run against a
 Prometheus server (its HTTP API), drawn with matplotlib in the dashboard's grid layout.
 

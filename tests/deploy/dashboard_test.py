@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """deploy.dashboard: the Grafana dashboard's queries work against a real skbnfd and Prometheus.
 
 Starts skbnfd (the demo: l3 over 10,000 routes, net_pcap -> net_null, loopback ports the kernel

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # deploy.docker: the container image, built and run by a Docker daemon of the test's own.
 #
 #  1. starts dockerd (own --data-root /var/lib/skbnf-docker, kept between runs so layers are

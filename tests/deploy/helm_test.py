@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """deploy.helm: the chart helm/skbnf lints, renders and validates, and refuses bad values.
 
   - `helm lint --strict` with the default values and every file in tests/deploy/helm/;

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """deploy.rules: the Prometheus rules in deploy/prometheus/ are valid and every alert is tested.
 
 1. `promtool check rules` on every rules file under deploy/prometheus/;

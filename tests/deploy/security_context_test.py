@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """deploy.security_context: least privilege of the container and the chart, as rendered.
 
 For the default values and every scenario in tests/deploy/helm/ (and a non-root override), every
