@@ -313,6 +313,28 @@ class HelmTest(unittest.TestCase):
         (pdb,) = by_kind(docs, "PodDisruptionBudget")
         self.assertEqual(pdb["spec"], {"maxUnavailable": 1, "selector": w["spec"]["selector"]})
 
+    def test_one_network_attached_twice_by_interface(self):
+        # Multus' name@interface: the two attachments of one network are told apart by their
+        # interface names (skbnfd's `port net=access@net1`, server/network_status.h)
+        d = tempfile.mkdtemp(prefix="helm-values-")
+        try:
+            f = os.path.join(d, "v.yaml")
+            with open(f, "w") as fh:
+                yaml.safe_dump({"sriov": {"resources": [
+                    {"name": "intel.com/sriov", "count": 2,
+                     "networks": ["access@net1", "access@net2"]}],
+                    "networkAttachmentDefinition": {"create": True}}}, fh)
+            docs = render(f)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        w, _, c = container(docs)
+        self.assertEqual(w["spec"]["template"]["metadata"]["annotations"]
+                         ["k8s.v1.cni.cncf.io/networks"], "access@net1,access@net2")
+        conf = by_kind(docs, "ConfigMap")[0]["data"]["skbnfd.conf"]
+        self.assertIn("port net=access@net1\nport net=access@net2\n", conf)
+        nads = by_kind(docs, "NetworkAttachmentDefinition")
+        self.assertEqual([n["metadata"]["name"] for n in nads], ["access"])  # one object
+
     def test_sriov_count_must_match_the_networks(self):
         def refused(values):
             d = tempfile.mkdtemp(prefix="helm-values-")
@@ -335,6 +357,7 @@ class HelmTest(unittest.TestCase):
             {"name": "intel.com/sriov_core", "count": 1, "networks": ["access"]}]}})
         self.assertIn("sriov.resources[1] (intel.com/sriov_core): network access is listed twice",
                       err)
+        self.assertIn("(access@net1, access@net2)", err)
         err = refused({"sriov": {"resources": [
             {"name": "intel.com/a", "count": 1, "networks": ["net-x"]},
             {"name": "intel.com/a", "count": 1, "networks": ["net-y"]}]}})

@@ -72,11 +72,10 @@ app.kubernetes.io/part-of: skbnf
 {{- fail (printf "sriov.resources[%d] (%s): count is %d but %d network(s) are listed %v: list one Multus network per VF (skbnfd names its ports by network), or set count: %d" $i $r.name (int $r.count) $nn (default list $r.networks) $nn) -}}
 {{- end -}}
 {{- range $r.networks -}}
-{{- $net := (splitList "@" .) | first -}}
-{{- if hasKey $nets $net -}}
-{{- fail (printf "sriov.resources[%d] (%s): network %s is listed twice; skbnfd names ports by network, so each VF needs a network of its own (one NetworkAttachmentDefinition each)" $i $r.name $net) -}}
+{{- if hasKey $nets . -}}
+{{- fail (printf "sriov.resources[%d] (%s): network %s is listed twice; skbnfd names ports by network, so give each VF a network of its own, or name the interfaces of a network attached twice (%s@net1, %s@net2)" $i $r.name . . .) -}}
 {{- end -}}
-{{- $_ := set $nets $net true -}}
+{{- $_ := set $nets . true -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
