@@ -166,7 +166,7 @@ const char* ReloadResultName(ReloadResult::Kind k) {
 
 ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
                              const dpdk::DaemonConfig& started, dpdk::DaemonConfig& applied,
-                             Backend& backend, SwapMetrics& swaps) {
+                             Backend& backend, SwapMetrics& swaps, const ConfigResolver& resolve) {
   ReloadResult res;
   auto error = [&](std::string why) {
     res.kind = ReloadResult::kError;
@@ -175,6 +175,9 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
   };
   absl::StatusOr<dpdk::DaemonConfig> parsed = dpdk::ParseConfig(text);
   if (!parsed.ok()) return error(std::string(parsed.status().message()));
+  if (resolve) {
+    if (absl::Status st = resolve(*parsed); !st.ok()) return error(std::string(st.message()));
+  }
   const dpdk::DaemonConfig& next = *parsed;
   res.needs_restart = RestartOnlyChanges(started, next);
 
@@ -339,7 +342,7 @@ void ConfigReloader::RequestReload() { g_reload_requested.store(true); }
 
 absl::StatusOr<std::unique_ptr<ConfigReloader>> ConfigReloader::Start(
     const std::string& path, const dpdk::DaemonConfig& started, ControlPlane& control,
-    std::shared_ptr<ConfigReloadMetrics> metrics) {
+    std::shared_ptr<ConfigReloadMetrics> metrics, ConfigResolver resolve) {
   int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) {
     return absl::InternalError(absl::StrCat("--config: inotify_init1: ", std::strerror(errno)));
@@ -354,21 +357,22 @@ absl::StatusOr<std::unique_ptr<ConfigReloader>> ConfigReloader::Start(
         absl::StrCat("--config: cannot watch ", dir.string(), ": ", std::strerror(e)));
   }
   std::unique_ptr<ConfigReloader> r(
-      new ConfigReloader(path, started, control, std::move(metrics), fd));
+      new ConfigReloader(path, started, control, std::move(metrics), fd, std::move(resolve)));
   r->thread_ = std::thread([p = r.get()] { p->Loop(); });
   return r;
 }
 
 ConfigReloader::ConfigReloader(std::string path, const dpdk::DaemonConfig& started,
                                ControlPlane& control, std::shared_ptr<ConfigReloadMetrics> metrics,
-                               int inotify_fd)
+                               int inotify_fd, ConfigResolver resolve)
     : path_(std::move(path)),
       started_(started),
       applied_(started),
       last_text_(),  // the first pass of Loop() reads it
       control_(control),
       inotify_fd_(inotify_fd),
-      metrics_(std::move(metrics)) {}
+      metrics_(std::move(metrics)),
+      resolve_(std::move(resolve)) {}
 
 ConfigReloader::~ConfigReloader() {
   stop_.store(true);
@@ -418,7 +422,7 @@ void ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchang
   last_text_ = *text;
   ReloadResult r;
   (void)control_.Mutate([&](Backend& backend, SwapMetrics& swaps) {
-    r = ApplyConfigText(path_, *text, started_, applied_, backend, swaps);
+    r = ApplyConfigText(path_, *text, started_, applied_, backend, swaps, resolve_);
     return absl::OkStatus();
   });
   if (quiet_unchanged && r.kind == ReloadResult::kUnchanged && r.needs_restart.empty()) return;

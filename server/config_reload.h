@@ -50,6 +50,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <mutex>
 #include <string>
@@ -75,12 +76,17 @@ struct ReloadResult {
 };
 const char* ReloadResultName(ReloadResult::Kind k);  // "ok", "error", "unchanged"
 
+// What skbnfd does to a parsed file before using it (ports named by network resolved to their
+// PCI addresses: server/daemon_flags.h ResolveNetworkPorts); an error refuses the file.
+using ConfigResolver = std::function<absl::Status(dpdk::DaemonConfig&)>;
+
 // The reload logic without the watching: applies `text` (the file `path`) against the last
-// applied file `applied` and the configuration the daemon started with `started`. Call under
-// the mutation lock. On kOk, `applied` becomes the new file.
+// applied file `applied` and the configuration the daemon started with `started` (both as
+// `resolve` left them). Call under the mutation lock. On kOk, `applied` becomes the new file.
 ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
                              const dpdk::DaemonConfig& started, dpdk::DaemonConfig& applied,
-                             Backend& backend, SwapMetrics& swaps);
+                             Backend& backend, SwapMetrics& swaps,
+                             const ConfigResolver& resolve = nullptr);
 
 // The skbnf_config_* families. Register with ControlPlane::AddMetrics.
 class ConfigReloadMetrics : public prometheus::Collectable {
@@ -104,7 +110,7 @@ class ConfigReloader {
   // Watches `path`. `started`: the file as skbnfd parsed it at start (before flags).
   static absl::StatusOr<std::unique_ptr<ConfigReloader>> Start(
       const std::string& path, const dpdk::DaemonConfig& started, ControlPlane& control,
-      std::shared_ptr<ConfigReloadMetrics> metrics);
+      std::shared_ptr<ConfigReloadMetrics> metrics, ConfigResolver resolve = nullptr);
   ~ConfigReloader();  // stops the watcher thread
   ConfigReloader(const ConfigReloader&) = delete;
   ConfigReloader& operator=(const ConfigReloader&) = delete;
@@ -114,7 +120,8 @@ class ConfigReloader {
 
  private:
   ConfigReloader(std::string path, const dpdk::DaemonConfig& started, ControlPlane& control,
-                 std::shared_ptr<ConfigReloadMetrics> metrics, int inotify_fd);
+                 std::shared_ptr<ConfigReloadMetrics> metrics, int inotify_fd,
+                 ConfigResolver resolve);
   void Loop();
   // always: re-read even when no event says the bytes changed (SIGHUP, the first pass).
   void Reload(const char* trigger, bool always, bool quiet_unchanged = false);
@@ -126,6 +133,7 @@ class ConfigReloader {
   ControlPlane& control_;
   const int inotify_fd_;
   std::shared_ptr<ConfigReloadMetrics> metrics_;
+  const ConfigResolver resolve_;
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

@@ -2,11 +2,16 @@
 
 #include <unistd.h>
 
+#include <optional>
+
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 #include "dataplane/pool/strategy_spec.h"
 #include "server/console.h"
+#include "server/network_status.h"
 
 ABSL_FLAG(std::string, config, "",
           "Configuration file (format: dataplane/dpdk/config.h; example: "
@@ -31,7 +36,18 @@ ABSL_FLAG(bool, colour, false, "Slab colouring in the skbnf pool.");
 ABSL_FLAG(bool, pool_debug, false, "The pool's double/foreign-free checks (slower).");
 ABSL_FLAG(bool, pcidevice_env, false,
           "Add `-a <addr>` EAL arguments for every PCI address in PCIDEVICE_* environment "
-          "variables (the Kubernetes SR-IOV device plugin's), e.g. VFs bound to vfio-pci.");
+          "variables (the Kubernetes SR-IOV device plugin's), e.g. VFs bound to vfio-pci. The "
+          "plugin's PCIDEVICE_*_INFO device information is read by the preflight, not as "
+          "addresses.");
+ABSL_FLAG(std::string, network_status_file, "",
+          "The pod's Multus k8s.v1.cni.cncf.io/network-status annotation as a downward-API file "
+          "(e.g. /etc/podnetinfo/network-status): config lines `port net=<network>` (and "
+          "net=<network> wherever a port is named) take that network's PCI address from it. "
+          "<network> is name or namespace/name, @<interface> for one of two attachments.");
+ABSL_FLAG(absl::Duration, network_status_timeout, absl::Seconds(30),
+          "How long to wait at start for --network-status-file while it is missing or empty (the "
+          "annotation can land after the container starts), e.g. 30s or 2m; then start-up is "
+          "refused naming the file.");
 
 namespace skbnf::control {
 namespace {
@@ -56,7 +72,47 @@ std::string ConfigPath() { return absl::GetFlag(FLAGS_config); }
 absl::StatusOr<dpdk::DaemonConfig> ConfigFromFlags() {
   const std::string path = absl::GetFlag(FLAGS_config);
   if (path.empty()) return dpdk::DaemonConfig{};
-  return dpdk::LoadConfig(path);
+  absl::StatusOr<dpdk::DaemonConfig> dc = dpdk::LoadConfig(path);
+  if (!dc.ok()) return dc;
+  if (absl::Status st = ResolveNetworkPorts(*dc); !st.ok()) {
+    return absl::Status(st.code(), absl::StrCat(path, ": ", st.message()));
+  }
+  return dc;
+}
+
+absl::Status ResolveNetworkPorts(dpdk::DaemonConfig& dc) {
+  if (!dpdk::UsesPortNetworks(dc)) return absl::OkStatus();
+  const std::string file = absl::GetFlag(FLAGS_network_status_file);
+  if (file.empty()) {
+    return absl::InvalidArgumentError(
+        "a port is named by network (net=...): give skbnfd the pod's Multus network-status with "
+        "--network-status-file=/etc/podnetinfo/network-status (a downwardAPI volume of "
+        "metadata.annotations['k8s.v1.cni.cncf.io/network-status'])");
+  }
+  // Read once, the first time (start-up waits for it); reloads resolve against the same status,
+  // which does not change while the pod lives.
+  static absl::Mutex mu(absl::kConstInit);
+  static std::optional<absl::StatusOr<std::vector<preflight::NetworkAttachment>>> status;
+  absl::MutexLock lock(&mu);
+  if (!status) {
+    const absl::Duration timeout = absl::GetFlag(FLAGS_network_status_timeout);
+    if (timeout < absl::ZeroDuration()) {
+      return absl::InvalidArgumentError(
+          "--network-status-timeout must not be negative; write e.g. --network-status-timeout=30s");
+    }
+    status = preflight::ReadNetworkStatusFile(file, timeout);
+  }
+  if (!status->ok()) return status->status();
+  const std::vector<preflight::NetworkAttachment>& networks = **status;
+  return dpdk::ResolvePortNetworks(dc, [&](absl::string_view network) {
+    absl::StatusOr<std::string> a = preflight::PciAddressOfNetwork(networks, network);
+    if (!a.ok()) {
+      return absl::StatusOr<std::string>(
+          absl::Status(a.status().code(),
+                       absl::StrCat(a.status().message(), " (--network-status-file=", file, ")")));
+    }
+    return a;
+  });
 }
 
 absl::Status ApplyEngineFlags(dpdk::EngineConfig& c) {

@@ -12,8 +12,15 @@
 
 namespace skbnf::control {
 
-// The --config file (dataplane/dpdk/config.h), or an empty configuration without one.
+// The --config file (dataplane/dpdk/config.h), or an empty configuration without one; ports
+// named by network (net=<network>) resolved to PCI addresses (ResolveNetworkPorts).
 absl::StatusOr<dpdk::DaemonConfig> ConfigFromFlags();
+// Every net=<network> in `dc` replaced by its PCI address from --network-status-file (the
+// Multus network-status, server/network_status.h), read the first time a reference needs it:
+// start-up waits up to --network-status-timeout for the file, later calls (config reloads) use
+// what was read then. Nothing to do (and no file read) when no port is named by network; an
+// error names the reference and lists the pod's networks.
+absl::Status ResolveNetworkPorts(dpdk::DaemonConfig& dc);
 bool HasConfigFile();
 std::string ConfigPath();  // --config
 

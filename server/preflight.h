@@ -7,21 +7,42 @@
 //
 //   check        reads                                             error when / risk when
 //   pci_devices  PCIDEVICE_<PREFIX>_<NAME>=addr[,addr]  (any device  none set while ports are to
-//                plugin prefix; the resource name is in the variable) come from them / bad address
+//                plugin prefix) and PCIDEVICE_<..>_INFO, the plugin's come from them / bad address;
+//                device information (server/device_info.h)           _INFO unreadable (a risk:
+//                                                                    the checks use sysfs)
 //   vf_driver    <sys>/bus/pci/devices/<addr>/driver -> vfio-pci     kernel netdev driver (iavf,
 //                ok; mlx5_core ok (bifurcated, no vfio needed)       ixgbevf, ...) or none /
 //                                                                    igb_uio, uio_pci_generic
-//   vfio         /dev/vfio/vfio and /dev/vfio/<iommu_group> exist    missing or not read-writable
-//                and are read-writable, for every vfio-pci VF
-//   memlock      RLIMIT_MEMLOCK against the pool's memory (VFIO       lower than needed
-//                maps DMA memory locked)
-//   hugepages    /proc/mounts has hugetlbfs with the asked page      not mounted / too few free
-//                size; free pages on the workers' NUMA nodes          pages on the node
+//   vfio         /dev/vfio/vfio and the group node (_INFO's vfio     missing or not read-writable
+//                dev-mount, else /dev/vfio/<iommu_group>) exist and
+//                are read-writable, for every vfio-pci VF
+//   rdma         mlx5_core VFs: the RDMA nodes _INFO's rdma entry    none listed (isRdma unset) /
+//                lists (else <sys>/.../infiniband_verbs/uverbsN)     missing or not read-
+//                exist and are read-writable; NET_RAW and NET_ADMIN  writable / capability
+//                in the effective capabilities (DPDK mlx5 guide)     missing
+//   memlock      CAP_IPC_LOCK in the effective capabilities (then    lower than needed and no
+//                the limit does not apply), else RLIMIT_MEMLOCK      IPC_LOCK
+//                against the pool's memory (VFIO maps it locked)
+//   hugepages    /proc/mounts has hugetlbfs with the asked page      not mounted / the hugetlb
+//                size; the pod's hugetlb cgroup limit for that size  cgroup limit or the free
+//                (v2 hugetlb.<size>.max, v1 .limit_in_bytes, minus   pages on the node below
+//                usage, the lowest of the cgroup and its parents);   the pool
+//                free pages on the workers' NUMA nodes
 //   numa         NIC numa_node vs worker cores' nodes vs pool socket  -            / they differ
 //   cpuset       the cgroup's effective cpuset (v2 or v1): lcores     -l names a CPU outside it
 //                from it when no list is given (first = main)        (error) / one CPU only
+//   cpu_quota    the cgroup's CFS quota (v2 cpu.max "$MAX $PERIOD",  quota below the lcores
+//                v1 cpu.cfs_quota_us / cpu.cfs_period_us)            (CPU manager not static)
 //   pool_sizing  populated >= RX + TX descriptors + workers x per-   below: refusal naming
 //                core layer capacity + workers x burst (in flight)   every number
+//
+// Capabilities are the CapEff line of <root>/proc/self/status: the kernel's rendering of the
+// effective set capget(2) returns, read like every other fact so a fake node states them too.
+// cgroup files as the kernel documents them: Documentation/admin-guide/cgroup-v2.rst (cpu.max,
+// cpuset.cpus.effective, hugetlb.<hugepagesize>.max/.current: "max" = no limit),
+// Documentation/admin-guide/cgroup-v1/hugetlb.rst (hugetlb.<hugepagesize>.limit_in_bytes /
+// .usage_in_bytes; <hugepagesize> is "2MB", "1GB", "64KB"), Documentation/scheduler/sched-bwc.rst
+// (cpu.cfs_quota_us, -1 = no limit, cpu.cfs_period_us).
 //
 // Everything is read under Host::root (default "/"), so tests run against fake sysfs, procfs,
 // /dev and cgroup trees, and the environment is a map. MinPoolObjects is a pure function.
@@ -41,6 +62,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "server/device_info.h"
 
 namespace skbnf::preflight {
 
@@ -85,14 +107,25 @@ struct Request {
 
 // One VF handed in by the device plugin.
 struct PciDevice {
-  std::string variable;  // PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK
-  std::string address;   // 0000:3b:02.0
+  std::string variable;            // PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK
+  std::string address;             // 0000:3b:02.0
+  std::optional<DeviceInfo> info;  // its entry in PCIDEVICE_..._INFO, when the plugin wrote one
 };
 
-// PCIDEVICE_* variables of any resource prefix, sorted by variable then listed order.
-// Error naming the variable for an address that is not [dddd:]bb:dd.f.
+// The device plugin's variables (dataplane/dpdk/pci_env.h): the devices, sorted by variable then
+// listed order, with their _INFO entries; `warnings` says which _INFO could not be read and why
+// (never an error). Error naming the variable for an address that is not [dddd:]bb:dd.f.
+struct PciDeviceEnv {
+  std::vector<PciDevice> devices;
+  std::vector<std::string> warnings;
+};
+absl::StatusOr<PciDeviceEnv> ReadPciDeviceEnv(const std::map<std::string, std::string>& env);
+// ReadPciDeviceEnv's devices.
 absl::StatusOr<std::vector<PciDevice>> PciDevicesFromEnv(
     const std::map<std::string, std::string>& env);
+
+// Effective capabilities (CapEff of <root>/proc/self/status), nullopt when unreadable.
+std::optional<uint64_t> EffectiveCapabilities(const Host& host);
 
 // "0-3,8,10-11" (cpuset list format) -> {0,1,2,3,8,10,11}; error on malformed text.
 absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text);

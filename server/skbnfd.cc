@@ -128,7 +128,8 @@ int Run(int argc, char** argv) {
     (*control)->AddMetrics(reload_metrics);
     std::unique_ptr<ConfigReloader> reloader;  // --config watched; SIGHUP re-reads it
     if (HasConfigFile()) {
-      auto started = ConfigReloader::Start(ConfigPath(), from_file, **control, reload_metrics);
+      auto started = ConfigReloader::Start(ConfigPath(), from_file, **control, reload_metrics,
+                                           ResolveNetworkPorts);
       if (!started.ok()) {
         (*control)->Shutdown();
         (void)engine.Stop();

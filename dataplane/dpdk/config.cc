@@ -2,17 +2,20 @@
 
 #include <algorithm>
 #include <fstream>
+#include <map>
 #include <random>
 #include <set>
 #include <sstream>
 
 #include "absl/strings/ascii.h"
+#include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "dataplane/dpdk/net_text.h"
+#include "dataplane/dpdk/pci_env.h"
 
 namespace skbnf::dpdk {
 namespace {
@@ -40,6 +43,30 @@ absl::Status Options(const std::vector<absl::string_view>& words, size_t first,
           absl::StrCat("unknown option '", words[i], "'; known: ", k));
     }
     out->push_back(kv);
+  }
+  return absl::OkStatus();
+}
+
+// net=<network>[@<interface>]: a Kubernetes object name, optionally <namespace>/ before it (the
+// Multus network-status spelling) and @<interface> after it (Multus' own selection syntax).
+absl::Status CheckNetworkRef(absl::string_view port) {
+  if (!IsNetworkRef(port)) return absl::OkStatus();
+  absl::string_view n = port.substr(kNetworkRefPrefix.size());
+  const size_t at = n.find('@'), slash = n.find('/');
+  bool ok = !n.empty() && n.front() != '/' && n.front() != '@' && n.back() != '/' &&
+            n.back() != '@' && std::count(n.begin(), n.end(), '/') <= 1 &&
+            std::count(n.begin(), n.end(), '@') <= 1 &&
+            (at == absl::string_view::npos || slash == absl::string_view::npos || at > slash + 1);
+  for (char ch : n) {
+    ok = ok && (absl::ascii_isalnum(static_cast<unsigned char>(ch)) || ch == '-' || ch == '.' ||
+                ch == '_' || ch == '/' || ch == '@');
+  }
+  if (!ok) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("'", port,
+                     "': write net=<network> as in the pod's Multus network-status: net=access, "
+                     "net=<namespace>/access, or net=access@net1 for one interface of a network "
+                     "attached twice"));
   }
   return absl::OkStatus();
 }
@@ -101,9 +128,11 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
     if (auto st = need(1); !st.ok()) return st;
     PortSpec p;
     p.name = std::string(w[1]);
+    if (absl::Status st = CheckNetworkRef(p.name); !st.ok()) return st;
     std::vector<std::pair<std::string, std::string>> opts;
     if (auto st = Options(w, 2, {"peer", "dst_mac"}, &opts); !st.ok()) return st;
     for (const auto& [k, v] : opts) (k == "peer" ? p.peer : p.dst_mac) = v;
+    if (absl::Status st = CheckNetworkRef(p.peer); !st.ok()) return st;
     if (!p.dst_mac.empty()) {
       if (auto m = net::ParseMac(p.dst_mac); !m.ok()) {
         return absl::InvalidArgumentError(absl::StrCat("dst_mac ", m.status().message()));
@@ -120,12 +149,14 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
       if (!pq.second.empty()) {
         if (auto st = ParseUint(pq.second, 63, &q); !st.ok()) return st;
       }
+      if (absl::Status st = CheckNetworkRef(pq.first); !st.ok()) return st;
       ws.rx.emplace_back(pq.first, q);
     }
     c.workers.push_back(ws);
   } else if (key == "route") {
     if (auto st = need(3); !st.ok()) return st;
     RouteSpec r{std::string(w[1]), std::string(w[2]), std::string(w[3])};
+    if (absl::Status st = CheckNetworkRef(r.port); !st.ok()) return st;
     if (auto p = net::ParseIpv4Prefix(r.prefix); !p.ok()) {
       return absl::InvalidArgumentError(absl::StrCat("route prefix ", p.status().message()));
     }
@@ -193,40 +224,69 @@ absl::StatusOr<DaemonConfig> LoadConfig(const std::string& path) {
 
 absl::StatusOr<std::vector<std::string>> EalArgsFromPciDeviceEnv(
     const std::vector<std::string>& environment) {
-  std::vector<std::pair<std::string, std::string>> vars;
-  for (const std::string& e : environment) {
-    if (e.rfind("PCIDEVICE_", 0) != 0) continue;
-    const size_t eq = e.find('=');
-    if (eq == std::string::npos) continue;
-    vars.emplace_back(e.substr(0, eq), e.substr(eq + 1));
-  }
-  std::sort(vars.begin(), vars.end());
   std::vector<std::string> out;
-  for (const auto& [name, value] : vars) {
-    for (absl::string_view addr : absl::StrSplit(value, ',', absl::SkipWhitespace())) {
-      addr = absl::StripAsciiWhitespace(addr);
-      // [dddd:]bb:dd.f, hex digits
-      bool ok = !addr.empty() && addr.size() <= 12;
-      int colons = 0, dots = 0;
-      for (char ch : addr) {
-        if (ch == ':') {
-          ++colons;
-        } else if (ch == '.') {
-          ++dots;
-        } else if (!absl::ascii_isxdigit(static_cast<unsigned char>(ch))) {
-          ok = false;
-        }
-      }
-      if (!ok || dots != 1 || colons < 1 || colons > 2) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(name, ": '", addr,
-                         "' is not a PCI address; expected [dddd:]bb:dd.f, e.g. 0000:3b:02.1"));
-      }
+  for (const PciDeviceVariable& v : PciDeviceVariables(EnvironmentMap(environment))) {
+    if (v.info) continue;  // PCIDEVICE_<RES>_INFO: device information, not addresses
+    absl::StatusOr<std::vector<std::string>> addresses = PciAddresses(v);
+    if (!addresses.ok()) return addresses.status();
+    for (const std::string& a : *addresses) {
       out.emplace_back("-a");
-      out.emplace_back(addr);
+      out.emplace_back(a);
     }
   }
   return out;
+}
+
+bool IsNetworkRef(absl::string_view port) { return absl::StartsWith(port, kNetworkRefPrefix); }
+
+bool UsesPortNetworks(const DaemonConfig& dc) {
+  const EngineConfig& c = dc.engine;
+  for (const PortSpec& p : c.ports) {
+    if (IsNetworkRef(p.name) || IsNetworkRef(p.peer)) return true;
+  }
+  for (const WorkerSpec& w : c.workers) {
+    for (const auto& [port, q] : w.rx) {
+      if (IsNetworkRef(port)) return true;
+    }
+  }
+  for (const RouteSpec& r : c.routes) {
+    if (IsNetworkRef(r.port)) return true;
+  }
+  return false;
+}
+
+absl::Status ResolvePortNetworks(
+    DaemonConfig& dc,
+    const std::function<absl::StatusOr<std::string>(absl::string_view network)>& resolve) {
+  std::map<std::string, std::string> done;  // net=<name> -> address
+  auto fix = [&](std::string& port, absl::string_view where) -> absl::Status {
+    if (!IsNetworkRef(port)) return absl::OkStatus();
+    auto it = done.find(port);
+    if (it == done.end()) {
+      absl::StatusOr<std::string> a = resolve(port.substr(kNetworkRefPrefix.size()));
+      if (!a.ok()) {
+        return absl::Status(a.status().code(),
+                            absl::StrCat(where, " ", port, ": ", a.status().message()));
+      }
+      it = done.emplace(port, *a).first;
+    }
+    port = it->second;
+    return absl::OkStatus();
+  };
+  EngineConfig& c = dc.engine;
+  for (PortSpec& p : c.ports) {
+    if (absl::Status st = fix(p.name, "port"); !st.ok()) return st;
+    if (absl::Status st = fix(p.peer, "port peer"); !st.ok()) return st;
+  }
+  for (WorkerSpec& w : c.workers) {
+    for (auto& [port, q] : w.rx) {
+      if (absl::Status st = fix(port, absl::StrCat("worker ", w.lcore)); !st.ok()) return st;
+    }
+  }
+  for (RouteSpec& r : c.routes) {
+    if (absl::Status st = fix(r.port, absl::StrCat("route ", r.prefix)); !st.ok()) return st;
+  }
+  return absl::OkStatus();
 }
 
 std::vector<RouteSpec> RandomRoutes(uint32_t count, const std::string& port, uint64_t seed,

@@ -17,6 +17,18 @@
 //                                   a port by ethdev name (vdev name, PCI address) or id; the
 //                                   listed ports are the engine's, in order; without `peer`
 //                                   they pair 0<->1, 2<->3, ... in that order
+//   port net=<network> [peer=<name>] [dst_mac=<mac>]
+//                                   a port by the Kubernetes network (Multus) its VF belongs
+//                                   to: skbnfd looks the network up in the pod's
+//                                   k8s.v1.cni.cncf.io/network-status annotation
+//                                   (--network-status-file, server/network_status.h) and uses
+//                                   that network's device-info PCI address. <network> is
+//                                   `name` or `namespace/name` (Multus writes the latter), with
+//                                   `@<interface>` for one attachment of a network attached
+//                                   twice (net=access@net2). Wherever a port is named (peer=,
+//                                   worker, route) net=<network> names the same port, so the
+//                                   file never needs a PCI address and the order of the
+//                                   device plugin's variables does not matter.
 //   worker <lcore> <port>[:<queue>] ...
 //                                   a worker lcore and the RX queues it polls (default: every
 //                                   non-main lcore, queues round-robin)
@@ -31,6 +43,7 @@
 #define SKBNF_DATAPLANE_DPDK_CONFIG_H_
 
 #include <cstdint>
+#include <functional>
 #include <string>
 #include <vector>
 
@@ -51,9 +64,22 @@ absl::StatusOr<DaemonConfig> LoadConfig(const std::string& path);
 
 // EAL arguments for the devices a Kubernetes SR-IOV device plugin hands the pod: every
 // environment variable PCIDEVICE_<RESOURCE>=<addr>[,<addr>...] becomes `-a <addr>` (sorted by
-// variable name, then in the variable's order). Addresses must look like [dddd:]bb:dd.f.
+// variable name, then in the variable's order). Addresses must look like [dddd:]bb:dd.f. The
+// plugin's PCIDEVICE_<RESOURCE>_INFO (device-information JSON, dataplane/dpdk/pci_env.h) is
+// not an address list and is skipped.
 absl::StatusOr<std::vector<std::string>> EalArgsFromPciDeviceEnv(
     const std::vector<std::string>& environment);
+
+// Ports named by network: "net=<network>" wherever a port is named.
+inline constexpr absl::string_view kNetworkRefPrefix = "net=";
+bool IsNetworkRef(absl::string_view port);
+// Whether any port, peer, worker queue or route names its port by network.
+bool UsesPortNetworks(const DaemonConfig& dc);
+// Replaces every net=<network> with what `resolve(<network>)` gives (a PCI address); the error
+// is resolve's, prefixed with where the reference is ("port net=access: ...").
+absl::Status ResolvePortNetworks(
+    DaemonConfig& dc,
+    const std::function<absl::StatusOr<std::string>(absl::string_view network)>& resolve);
 
 // `count` distinct random prefixes inside 10.0.0.0/8 with lengths in [min_len, max_len],
 // next hops 02:00:00:00:01:<i % 16> on `port`. Deterministic for a seed.

@@ -5,12 +5,18 @@
 
 #include <unistd.h>
 
+#include <chrono>
 #include <filesystem>
 #include <fstream>
+#include <sstream>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
+#include "server/network_status.h"
 
 namespace skbnf::preflight {
 namespace {
@@ -18,6 +24,20 @@ namespace {
 namespace fs = std::filesystem;
 using ::testing::AllOf;
 using ::testing::HasSubstr;
+
+// linux/capability.h
+constexpr uint64_t kNetAdmin = 1ull << 12;
+constexpr uint64_t kNetRaw = 1ull << 13;
+constexpr uint64_t kIpcLock = 1ull << 14;
+
+// A fixture file of tests/deploy/fixtures (the real shapes; see its README.md for the sources).
+std::string Fixture(const std::string& name) {
+  std::ifstream f(std::string(SKBNF_FIXTURES) + "/" + name);
+  std::stringstream s;
+  s << f.rdbuf();
+  EXPECT_FALSE(s.str().empty()) << name;
+  return s.str();
+}
 
 // A fake machine under a temporary root.
 class FakeHost {
@@ -66,6 +86,14 @@ class FakeHost {
     Write(absl::StrCat("/sys/devices/system/node/node", node,
                        "/hugepages/hugepages-2048kB/free_hugepages"),
           absl::StrCat(free_2m, "\n"));
+  }
+
+  // The effective capabilities as the kernel shows them (CapEff of /proc/self/status).
+  void CapEff(uint64_t caps) {
+    Write("/proc/self/status",
+          absl::StrFormat("Name:\tskbnfd\nCapInh:\t0000000000000000\nCapPrm:\t%016x\n"
+                          "CapEff:\t%016x\nCapBnd:\t%016x\n",
+                          caps, caps, caps));
   }
 
   Host host() const {
@@ -165,18 +193,67 @@ TEST_F(PreflightTest, UnboundVfIsAnError) {
   EXPECT_THAT(Find(r, "vf_driver", Severity::kError)->message, HasSubstr("no driver"));
 }
 
-TEST_F(PreflightTest, Mlx5BifurcatedNeedsNoVfio) {
-  FakeHost f;
-  f.Vf("0000:5e:00.2", "mlx5_core", -1, 0);
-  f.Remove("/dev/vfio");
-  f.Cpus("2-3", {{2, 0}, {3, 0}});
-  f.Hugepages(",pagesize=2M", 0, 512);
-  host_ = f.host();
-  host_.env = {{"PCIDEVICE_NVIDIA_COM_MLX5_VF", "0000:5e:00.2"}};
+// mlx5 is bifurcated (no vfio) but needs what the device plugin mounts for an isRdma resource
+// (the RDMA nodes its _INFO lists) and NET_RAW + NET_ADMIN (DPDK doc/guides/nics/mlx5.rst, "Run
+// as non-root").
+class Mlx5Test : public PreflightTest {
+ protected:
+  void SetUp() override {
+    PreflightTest::SetUp();
+    mlx_.Vf("0000:5e:00.2", "mlx5_core", -1, 0);
+    mlx_.Remove("/dev/vfio");
+    mlx_.Cpus("2-3", {{2, 0}, {3, 0}});
+    mlx_.Hugepages(",pagesize=2M", 0, 512);
+    for (const char* n : {"issm4", "rdma_cm", "umad4", "uverbs4"}) {
+      mlx_.Write(absl::StrCat("/dev/infiniband/", n), "");
+    }
+    mlx_.CapEff(kIpcLock | kNetRaw | kNetAdmin);
+    host_ = mlx_.host();
+    host_.env = {{"PCIDEVICE_NVIDIA_COM_MLX5_VF", "0000:5e:00.2"},
+                 {"PCIDEVICE_NVIDIA_COM_MLX5_VF_INFO", Fixture("pcidevice_info_mlx5.json")}};
+  }
+  FakeHost mlx_;
+};
+
+TEST_F(Mlx5Test, RdmaNodesFromInfoAndCapabilitiesPass) {
   Report r = Run();
   EXPECT_TRUE(r.ok()) << r.ToText();
   EXPECT_THAT(r.ToText(), HasSubstr("mlx5_core (bifurcated: no vfio needed)"));
   EXPECT_THAT(Find(r, "vfio", Severity::kOk)->message, HasSubstr("<no such finding"));
+  EXPECT_THAT(r.ToText(), AllOf(HasSubstr("/dev/infiniband/uverbs4"),
+                                HasSubstr("NET_RAW and NET_ADMIN in the effective")));
+}
+
+TEST_F(Mlx5Test, NoRdmaEntryIsAnErrorSayingIsRdma) {  // today: passes without any RDMA node
+  host_.env["PCIDEVICE_NVIDIA_COM_MLX5_VF_INFO"] =
+      R"({"0000:5e:00.2":{"generic":{"deviceID":"0000:5e:00.2"}}})";
+  Report r = Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(Find(r, "rdma", Severity::kError)->message,
+              AllOf(HasSubstr("0000:5e:00.2"), HasSubstr("isRdma: true"), HasSubstr("uverbs")));
+}
+
+TEST_F(Mlx5Test, ListedRdmaNodeMissingIsAnError) {
+  mlx_.Remove("/dev/infiniband/uverbs4");
+  EXPECT_THAT(Find(Run(), "rdma", Severity::kError)->message,
+              AllOf(HasSubstr("/dev/infiniband/uverbs4"), HasSubstr("missing")));
+}
+
+TEST_F(Mlx5Test, WithoutInfoTheSysfsUverbsDeviceIsChecked) {
+  host_.env.erase("PCIDEVICE_NVIDIA_COM_MLX5_VF_INFO");
+  mlx_.Write("/sys/bus/pci/devices/0000:5e:00.2/infiniband_verbs/uverbs4/dev", "231:196\n");
+  Report r = Run();
+  EXPECT_TRUE(r.ok()) << r.ToText();
+  EXPECT_THAT(Find(r, "rdma", Severity::kOk)->message, HasSubstr("/dev/infiniband/uverbs4"));
+}
+
+TEST_F(Mlx5Test, NetRawAndNetAdminAreNeeded) {
+  mlx_.CapEff(kIpcLock);  // what the chart granted before
+  Report r = Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(Find(r, "rdma", Severity::kError)->message,
+              AllOf(HasSubstr("lacks NET_RAW and NET_ADMIN"),
+                    HasSubstr("securityContext.capabilities.add")));
 }
 
 TEST_F(PreflightTest, UioDriverIsARisk) {
@@ -353,6 +430,244 @@ TEST_F(HugeDirTest, WithoutHugeDirAnyMountWillDoTheDefaultSizeFirst) {
   Report r = Run();
   EXPECT_TRUE(r.ok()) << r.ToText();
   EXPECT_THAT(Find(r, "hugepages", Severity::kOk)->message, HasSubstr("2M mounted"));
+}
+
+}  // namespace
+}  // namespace skbnf::preflight
+
+// ---- The pod's environment as the real components write it (fixtures/README.md cites them).
+
+namespace skbnf::preflight {
+namespace {
+
+// The SR-IOV network device plugin (v3.6+) sets PCIDEVICE_<RES>=<addrs> and, beside it,
+// PCIDEVICE_<RES>_INFO=<device information JSON> (sriov-network-device-plugin
+// pkg/resources/pool_stub.go GetEnvs). Before: the JSON was read as addresses and every
+// start-up with the plugin's real environment was refused.
+TEST_F(PreflightTest, DevicePluginInfoVariableIsInformationNotAddresses) {
+  host_.env["PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK_INFO"] = Fixture("pcidevice_info_vfio.json");
+  auto env = ReadPciDeviceEnv(host_.env);
+  ASSERT_TRUE(env.ok()) << env.status();
+  EXPECT_TRUE(env->warnings.empty());
+  ASSERT_EQ(env->devices.size(), 2u);
+  EXPECT_EQ(env->devices[0].address, "0000:3b:02.0");
+  EXPECT_EQ(env->devices[0].variable, "PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK");
+  ASSERT_TRUE(env->devices[1].info.has_value());
+  EXPECT_EQ(env->devices[1].info->VfioGroupNode(), "/dev/vfio/72");
+  EXPECT_EQ(env->devices[1].info->Get("generic", "deviceID"), "0000:3b:02.1");
+  Report r = Run();
+  EXPECT_TRUE(r.ok()) << r.ToText();
+  EXPECT_EQ(r.risks(), 0) << r.ToText();
+  EXPECT_THAT(Find(r, "pci_devices", Severity::kOk)->message,
+              HasSubstr("0000:3b:02.0 (PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK, with _INFO)"));
+}
+
+// What the plugin mounted is what is checked: the vfio group node of its _INFO.
+TEST_F(PreflightTest, VfioGroupNodeComesFromInfo) {
+  host_.env["PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK_INFO"] = Fixture("pcidevice_info_vfio.json");
+  fake_.Remove("/sys/bus/pci/devices/0000:3b:02.1/iommu_group");  // _INFO still names 72
+  EXPECT_TRUE(Run().ok()) << Run().ToText();
+  fake_.Remove("/dev/vfio/72");
+  EXPECT_THAT(Find(Run(), "vfio", Severity::kError)->message, HasSubstr("/dev/vfio/72"));
+}
+
+TEST_F(PreflightTest, UnreadableInfoIsAWarningNeverARefusal) {
+  for (const std::string bad : {"{not json", "[1,2]", R"({"eth0":{}})", R"({"0000:3b:02.0":3})"}) {
+    host_.env["PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK_INFO"] = bad;
+    Report r = Run();
+    EXPECT_TRUE(r.ok()) << bad << "\n" << r.ToText();
+    EXPECT_THAT(Find(r, "pci_devices", Severity::kRisk)->message,
+                AllOf(HasSubstr("PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK_INFO"),
+                      HasSubstr("ignored, the checks read sysfs")))
+        << bad;
+  }
+  // Not JSON at all, but the name says device information (its resource is set too).
+  host_.env["PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK_INFO"] = "garbage";
+  EXPECT_TRUE(Run().ok()) << Run().ToText();
+}
+
+TEST(PciDevicesFromEnv, AResourceNamedInfoIsStillAddresses) {
+  // intel.com/nic_info: its addresses are PCIDEVICE_INTEL_COM_NIC_INFO (no
+  // PCIDEVICE_INTEL_COM_NIC).
+  auto d = PciDevicesFromEnv({{"PCIDEVICE_INTEL_COM_NIC_INFO", "0000:af:02.0"},
+                              {"PCIDEVICE_INTEL_COM_NIC_INFO_INFO", "{}"}});
+  ASSERT_TRUE(d.ok()) << d.status();
+  ASSERT_EQ(d->size(), 1u);
+  EXPECT_EQ((*d)[0].address, "0000:af:02.0");
+}
+
+// CAP_IPC_LOCK: VFIO's DMA pinning and mlock ignore RLIMIT_MEMLOCK (vfio_iommu_type1.c
+// lock_cap). The chart grants it; Docker's default memlock is 8 MiB. Before: an error saying
+// "give the container the IPC_LOCK capability" to a container that had it.
+TEST_F(PreflightTest, IpcLockMakesTheMemlockLimitIrrelevant) {
+  host_.memlock_limit = 8u << 20;
+  fake_.CapEff(kIpcLock);
+  Report r = Run();
+  EXPECT_TRUE(r.ok()) << r.ToText();
+  EXPECT_THAT(Find(r, "memlock", Severity::kOk)->message,
+              AllOf(HasSubstr("CAP_IPC_LOCK"), HasSubstr("RLIMIT_MEMLOCK (8 MiB) does not apply")));
+  fake_.CapEff(kNetRaw | kNetAdmin);  // no IPC_LOCK: the limit counts
+  EXPECT_THAT(Find(Run(), "memlock", Severity::kError)->message,
+              HasSubstr("RLIMIT_MEMLOCK 8 MiB < 256 MiB"));
+}
+
+// CPU manager policy none: the cpuset is the node, only the CFS quota holds the container.
+// cgroup v2 cpu.max "$MAX $PERIOD" (Documentation/admin-guide/cgroup-v2.rst).
+TEST_F(PreflightTest, CpuQuotaBelowTheCpusetIsAnErrorNamingBoth) {
+  fake_.Cpus("0-63", {{1, 0}});
+  fake_.Write("/sys/fs/cgroup/kubepods/podX/ctr/cpu.max", "200000 100000\n");
+  Report r = Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(Find(r, "cpu_quota", Severity::kError)->message,
+              AllOf(HasSubstr("CPU quota 2 CPUs (cpu.max \"200000 100000\") < the 64 CPUs"),
+                    HasSubstr("the cpuset 0-63"), HasSubstr("cpuManagerPolicy: static")));
+  fake_.Write("/sys/fs/cgroup/kubepods/podX/ctr/cpu.max", "max 100000\n");
+  EXPECT_TRUE(Run().ok());
+  fake_.Cpus("2-3", {{2, 0}, {3, 0}});  // static: cpuset = the limit
+  fake_.Write("/sys/fs/cgroup/kubepods/podX/ctr/cpu.max", "200000 100000\n");
+  Report ok = Run();
+  EXPECT_TRUE(ok.ok()) << ok.ToText();
+  EXPECT_THAT(Find(ok, "cpu_quota", Severity::kOk)->message, HasSubstr("2 CPUs"));
+}
+
+// cgroup v1: cpu,cpuacct controller, cpu.cfs_quota_us / cpu.cfs_period_us
+// (Documentation/scheduler/sched-bwc.rst; -1 = no limit). The -l list is what is compared.
+TEST_F(PreflightTest, CpuQuotaCgroupV1) {
+  fake_.Remove("/proc/self/cgroup");
+  fake_.Write("/proc/self/cgroup",
+              "11:hugetlb:/kubepods/pod1/c\n5:cpu,cpuacct:/kubepods/pod1/c\n"
+              "4:cpuset:/kubepods/pod1/c\n1:name=systemd:/kubepods/pod1/c\n");
+  fake_.Write("/sys/fs/cgroup/cpuset/kubepods/pod1/c/cpuset.cpus", "0-7\n");
+  fake_.Write("/sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/c/cpu.cfs_quota_us", "150000\n");
+  fake_.Write("/sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/c/cpu.cfs_period_us", "100000\n");
+  req_.lcores = {2, 3};
+  EXPECT_THAT(Find(Run(), "cpu_quota", Severity::kError)->message,
+              AllOf(HasSubstr("CPU quota 1.5 CPUs (cpu.cfs_quota_us 150000 / cpu.cfs_period_us "
+                              "100000) < the 2 CPUs"),
+                    HasSubstr("-l 2-3")));
+  fake_.Write("/sys/fs/cgroup/cpu,cpuacct/kubepods/pod1/c/cpu.cfs_quota_us", "-1\n");
+  EXPECT_TRUE(Run().ok()) << Run().ToText();
+}
+
+// The pod's hugetlb limit, not only the node's free pages: v2 hugetlb.<size>.max/.current
+// (cgroup-v2.rst), the lowest of the container and its parents (the kubelet sets both).
+TEST_F(PreflightTest, HugetlbCgroupLimitV2) {
+  const std::string ctr = "/sys/fs/cgroup/kubepods/podX/ctr";
+  fake_.Write(ctr + "/hugetlb.2MB.max", "max\n");
+  fake_.Write(ctr + "/hugetlb.2MB.current", "0\n");
+  fake_.Write("/sys/fs/cgroup/kubepods/podX/hugetlb.2MB.max", "134217728\n");  // 64 pages
+  fake_.Write("/sys/fs/cgroup/kubepods/podX/hugetlb.2MB.current", "0\n");
+  fake_.Write(ctr + "/hugetlb.1GB.max", "0\n");
+  Report r = Run();  // 512 free pages on the node: enough there
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(Find(r, "hugepages", Severity::kError)->message,
+              AllOf(HasSubstr("hugetlb cgroup allows 128 MiB of 2M pages"),
+                    HasSubstr("hugetlb.2MB.max 134217728 in /sys/fs/cgroup/kubepods/podX"),
+                    HasSubstr("< 256 MiB"), HasSubstr("hugepages-2Mi")));
+  fake_.Write("/sys/fs/cgroup/kubepods/podX/hugetlb.2MB.max", "536870912\n");
+  Report ok = Run();
+  EXPECT_TRUE(ok.ok()) << ok.ToText();
+  EXPECT_THAT(ok.ToText(), HasSubstr("hugetlb cgroup: 512 MiB of 2M pages"));
+}
+
+// v1: hugetlb.<size>.limit_in_bytes / usage_in_bytes (cgroup-v1/hugetlb.rst), 1G pages here:
+// the mount's page size picks the file.
+TEST_F(PreflightTest, HugetlbCgroupLimitV1FollowsTheMountsPageSize) {
+  fake_.Write("/proc/self/cgroup", "9:hugetlb:/kubepods/pod1/c\n4:cpuset:/kubepods/pod1/c\n");
+  fake_.Write("/sys/fs/cgroup/cpuset/kubepods/pod1/c/cpuset.cpus", "2-3\n");
+  fake_.Write("/proc/mounts", "nodev /hugepages hugetlbfs rw,pagesize=1G 0 0\n");
+  fake_.Write("/sys/devices/system/node/node0/hugepages/hugepages-1048576kB/free_hugepages", "8\n");
+  fake_.Write("/sys/fs/cgroup/hugetlb/kubepods/pod1/c/hugetlb.2MB.limit_in_bytes", "1073741824\n");
+  fake_.Write("/sys/fs/cgroup/hugetlb/kubepods/pod1/c/hugetlb.1GB.limit_in_bytes", "0\n");
+  req_.hugepage_size = 0;
+  Report r = Run();
+  ASSERT_FALSE(r.ok());
+  EXPECT_THAT(Find(r, "hugepages", Severity::kError)->message,
+              AllOf(HasSubstr("allows 0 KiB of 1G pages"),
+                    HasSubstr("hugetlb.1GB.limit_in_bytes 0"), HasSubstr("hugepages-1Gi")));
+  fake_.Write("/sys/fs/cgroup/hugetlb/kubepods/pod1/c/hugetlb.1GB.limit_in_bytes", "2147483648\n");
+  fake_.Write("/sys/fs/cgroup/hugetlb/kubepods/pod1/c/hugetlb.1GB.usage_in_bytes", "1073741824\n");
+  EXPECT_THAT(Find(Run(), "hugepages", Severity::kOk)->message,
+              AllOf(HasSubstr("1024 MiB of 1G pages"), HasSubstr("1073741824 in use")));
+}
+
+// Multus' network-status annotation (fixtures/network_status.json, as Multus writes it).
+TEST(NetworkStatus, RealAnnotationMapsNetworksToPciAddresses) {
+  auto st = ParseNetworkStatus(Fixture("network_status.json"));
+  ASSERT_TRUE(st.ok()) << st.status();
+  ASSERT_EQ(st->size(), 3u);
+  EXPECT_TRUE((*st)[0].is_default);
+  EXPECT_EQ((*st)[1].name, "skbnf/core");
+  EXPECT_EQ((*st)[1].device_type, "pci");
+  EXPECT_EQ(*PciAddressOfNetwork(*st, "access"), "0000:3b:02.0");
+  EXPECT_EQ(*PciAddressOfNetwork(*st, "skbnf/access"), "0000:3b:02.0");
+  EXPECT_EQ(*PciAddressOfNetwork(*st, "core@net1"), "0000:3b:02.1");
+  auto none = PciAddressOfNetwork(*st, "other/access");
+  ASSERT_FALSE(none.ok());
+  EXPECT_THAT(none.status().message(), AllOf(HasSubstr("no network 'other/access'"),
+                                             HasSubstr("skbnf/access (net2, 0000:3b:02.0)"),
+                                             HasSubstr("k8s-pod-network (eth0, no PCI device)")));
+  auto nopci = PciAddressOfNetwork(*st, "k8s-pod-network");
+  ASSERT_FALSE(nopci.ok());
+  EXPECT_THAT(nopci.status().message(), HasSubstr("has no PCI device in its device-info"));
+}
+
+TEST(NetworkStatus, SameNetworkTwiceNeedsTheInterface) {
+  auto st = ParseNetworkStatus(R"([{"name":"ns/a","interface":"net1","device-info":{"type":"pci",
+      "version":"1.1.0","pci":{"pci-address":"0000:3b:02.0"}}},{"name":"ns/a","interface":"net2",
+      "device-info":{"type":"pci","version":"1.1.0","pci":{"pci-address":"0000:3b:02.1"}}}])");
+  ASSERT_TRUE(st.ok()) << st.status();
+  auto amb = PciAddressOfNetwork(*st, "a");
+  ASSERT_FALSE(amb.ok());
+  EXPECT_THAT(amb.status().message(), HasSubstr("write one of net=a@net1, net=a@net2"));
+  EXPECT_EQ(*PciAddressOfNetwork(*st, "a@net2"), "0000:3b:02.1");
+}
+
+// The downward API's all-annotations form: key="Go-quoted value" lines.
+TEST(NetworkStatus, AllAnnotationsFileForm) {
+  auto st = ParseNetworkStatus(
+      "k8s.v1.cni.cncf.io/network-status=\"[{\\n    \\\"name\\\": \\\"skbnf/access\\\",\\n    "
+      "\\\"device-info\\\": {\\\"type\\\": \\\"pci\\\", \\\"pci\\\": {\\\"pci-address\\\": "
+      "\\\"0000:3b:02.0\\\"}}\\n}]\"\nk8s.v1.cni.cncf.io/networks=\"access\"\n");
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(*PciAddressOfNetwork(*st, "access"), "0000:3b:02.0");
+}
+
+TEST(NetworkStatus, BadTextIsRefusedSayingWhy) {
+  EXPECT_THAT(ParseNetworkStatus("[{").status().message(), HasSubstr("not JSON"));
+  EXPECT_THAT(ParseNetworkStatus("{}").status().message(), HasSubstr("neither a JSON list"));
+  EXPECT_THAT(ParseNetworkStatus(R"([{"interface":"net1"}])").status().message(),
+              HasSubstr("entry 0 is not an object with a \"name\""));
+  EXPECT_THAT(ParseNetworkStatus(R"([{"name":"a","device-info":{"pci":{"pci-address":"x"}}}])")
+                  .status()
+                  .message(),
+              HasSubstr("'x' is not a PCI address"));
+}
+
+// Missing or empty: waited for (bounded), then refused naming the file.
+TEST(NetworkStatus, FileIsWaitedForThenRefusedNamingIt) {
+  const std::string path = ::testing::TempDir() + "/network-status-" + std::to_string(getpid());
+  std::filesystem::remove(path);
+  auto missing = ReadNetworkStatusFile(path, absl::Milliseconds(300));
+  ASSERT_FALSE(missing.ok());
+  EXPECT_THAT(missing.status().message(),
+              AllOf(HasSubstr("--network-status-file=" + path +
+                              ": not there after "
+                              "--network-status-timeout=300ms"),
+                    HasSubstr("metadata.annotations['k8s.v1.cni.cncf.io/network-status']")));
+  std::ofstream(path) << "";  // the downward API writes an empty file for a missing annotation
+  EXPECT_THAT(ReadNetworkStatusFile(path, absl::Milliseconds(100)).status().message(),
+              HasSubstr("still empty"));
+  std::thread late([&] {  // the annotation lands while skbnfd waits
+    std::this_thread::sleep_for(std::chrono::milliseconds(200));
+    std::ofstream(path + ".tmp") << Fixture("network_status.json");
+    std::filesystem::rename(path + ".tmp", path);
+  });
+  auto st = ReadNetworkStatusFile(path, absl::Seconds(20));
+  late.join();
+  ASSERT_TRUE(st.ok()) << st.status();
+  EXPECT_EQ(st->size(), 3u);
+  std::filesystem::remove(path);
 }
 
 }  // namespace
