@@ -114,7 +114,7 @@ BASE_ID=$($DOCKER image inspect -f '{{.Id}}' debian:bookworm-slim)
 build_args=(--network host --build-arg REVISION="$COMMIT" --build-arg BASE_ID="$BASE_ID")
 if [ "${SKBNF_DOCKER_FULL:-0}" = 1 ]; then
   build_args+=(-f "$ROOT/deploy/Dockerfile" --build-arg JOBS="${SKBNF_JOBS:-2}"
-    --build-arg GIT_COMMIT="$COMMIT" "$ROOT")
+    --build-arg GIT_COMMIT="$(git -C "$ROOT" rev-parse HEAD)" "$ROOT")
 else
   mkdir -p "$CTX/prebuilt/bin" "$CTX/prebuilt/lib/skbnf" "$CTX/prebuilt/share/doc/skbnf"
   install -s -m 0755 "$SKBNFD" "$SKBNFCTL" "$SKBNF_HEALTH" "$CTX/prebuilt/bin/"
