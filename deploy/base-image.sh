@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Makes a debian:bookworm-slim root filesystem tarball with debootstrap, for machines that reach
 # Debian's archive but no container registry (the docker test; air-gapped builders). Prints the
 # tarball's path. Cached: a tarball already there is reused (delete it to refresh).

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Renders a Grafana dashboard to a PNG without Grafana: every panel's queries run against a
 Prometheus server (its HTTP API), drawn with matplotlib in the dashboard's grid layout.
 
@@ -86,9 +87,17 @@ def label_values_to_promql(q):
     return "count by (%s) (%s)" % (m.group(2), m.group(1))
 
 
+def all_values(dash):
+    """name -> the value Grafana substitutes when a variable is set to "All": its allValue
+    (".*" for namespace/pod/node, so series without those labels, e.g. under compose, match)."""
+    return {v["name"]: v["allValue"] for v in dash.get("templating", {}).get("list", [])
+            if v.get("includeAll") and v.get("allValue")}
+
+
 def expand(expr, variables=None, rate_interval="1m", interval="15s", range_s=900):
     """Substitutes Grafana's variables. `variables` maps name -> regex value; any other
-    dashboard variable becomes ".+" (what the dashboards' "All" means)."""
+    dashboard variable becomes ".+" (what the dashboards' "All" means). Pass
+    {**all_values(dash), ...} to use each variable's own allValue."""
     variables = variables or {}
     builtins = {"__rate_interval": rate_interval, "__interval": interval,
                 "__range": "%ds" % int(range_s), "__range_s": str(int(range_s))}
@@ -343,6 +352,7 @@ def annotation_times(dash, prom, start, end, step, variables=None):
 
 
 def render(dash, prom, out, minutes=15, variables=None, end=None, width_in=20.0):
+    variables = {**all_values(dash), **(variables or {})}
     """Draws the dashboard; returns {panel title: number of series drawn} (rows excluded)."""
     import matplotlib
 

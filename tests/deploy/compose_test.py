@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """deploy.compose: deploy/compose.yaml wires what exists (no Docker Compose runs here).
 
 Every bind-mounted file exists; the build context and Dockerfile exist; Prometheus loads its

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """deploy.dashboard_schema: deploy/grafana/skbnf-dashboard.json type-checks against Grafana's
 published schema types (npm @grafana/schema, checked by `tsc --strict`).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """deploy.dashboard: the Grafana dashboard's queries work against a real skbnfd and Prometheus.
 
 Starts skbnfd (the demo: l3 over 10,000 routes, net_pcap -> net_null, loopback ports the kernel
@@ -41,6 +42,7 @@ PROMETHEUS = os.environ.get("PROMETHEUS") or shutil.which("prometheus") or "/usr
 SCRAPE_S = 1
 RATE_INTERVAL = "4s"  # Grafana's $__rate_interval is >= 4 x the scrape interval
 STRATEGIES = ["recycle+magazine", "headpool", "magazine:size=32,prefetch"]
+K8S_LABELS = {"namespace": "net", "pod": "nf-skbnf-x7k2p", "node": "worker-3"}
 
 
 def free_port():
@@ -93,8 +95,10 @@ class DashboardTest(unittest.TestCase):
         cfg["global"].update(scrape_interval="%ds" % SCRAPE_S,
                              evaluation_interval="%ds" % SCRAPE_S)
         cfg["rule_files"] = [RULES]
+        # The labels the chart's ServiceMonitor attaches (namespace, pod, node), as Kubernetes
+        # service discovery would give them: the dashboard's variables list them.
         cfg["scrape_configs"][0]["static_configs"] = [
-            {"targets": ["127.0.0.1:%d" % metrics_port]}]
+            {"targets": ["127.0.0.1:%d" % metrics_port], "labels": K8S_LABELS}]
         config = os.path.join(cls.dir, "prometheus.yml")
         with open(config, "w") as f:
             yaml.safe_dump(cfg, f)
@@ -172,7 +176,8 @@ class DashboardTest(unittest.TestCase):
         self.assertGreaterEqual(panel_targets, 20)
         now = time.time()
         for kind, name, expr, _ in qs:
-            e = rd.expand(expr, rate_interval=RATE_INTERVAL, interval="1s", range_s=60)
+            e = rd.expand(expr, rd.all_values(self.dash), rate_interval=RATE_INTERVAL,
+                          interval="1s", range_s=60)
             with self.subTest(kind=kind, name=name):
                 self.assertNotIn("$", e, "unexpanded variable")
                 if kind == "annotation":
@@ -192,7 +197,7 @@ class DashboardTest(unittest.TestCase):
     def test_strategy_annotation_marks_the_swaps(self):
         (ann,) = [q for q in rd.queries(self.dash)
                   if q[0] == "annotation" and q[1] == "Strategy changes"]
-        e = rd.expand(ann[2])
+        e = rd.expand(ann[2], rd.all_values(self.dash))
         now = time.time()
         r = self.prom.query_range(e, self.started, now, 1)["result"]
         specs = {s["metric"]["spec"] for s in r}
@@ -201,7 +206,8 @@ class DashboardTest(unittest.TestCase):
             self.assertTrue(any(spec.split(":")[0] in s for s in specs), (spec, specs))
 
     def test_tune_annotations_mark_the_tune(self):
-        anns = {q[1]: rd.expand(q[2]) for q in rd.queries(self.dash) if q[0] == "annotation"}
+        anns = {q[1]: rd.expand(q[2], rd.all_values(self.dash))
+                for q in rd.queries(self.dash) if q[0] == "annotation"}
         now = time.time()
         running = self.prom.query_range(anns["Strategy tunes"], self.started, now, 1)["result"]
         self.assertTrue(running, "no tune window marked")
@@ -218,11 +224,41 @@ class DashboardTest(unittest.TestCase):
         got = {}
         for kind, name, expr, _ in rd.queries(self.dash):
             if kind == "variable":
-                res = self.prom.query(rd.expand(expr))["result"]
+                res = self.prom.query(rd.expand(expr, rd.all_values(self.dash)))["result"]
                 got[name] = {v for r in res for k, v in r["metric"].items()}
         self.assertIn("1", got["core"])
         self.assertEqual({"0", "1"}, got["port"])
         self.assertEqual(1, len(got["instance"]))
+        for label, value in K8S_LABELS.items():
+            self.assertEqual({value}, got[label], label)
+
+    def test_namespace_pod_node_select(self):
+        # every panel query with the variables set to this pod's labels returns data; set to
+        # another namespace/node, nothing (the filters are really in every query)
+        for sel, want in ((K8S_LABELS, True), ({"namespace": "other"}, False),
+                          ({"node": "worker-9"}, False)):
+            variables = {**rd.all_values(self.dash), **sel}
+            for kind, name, expr, _ in rd.queries(self.dash):
+                if kind != "panel":
+                    continue
+                e = rd.expand(expr, variables, rate_interval=RATE_INTERVAL)
+                with self.subTest(sel=sel, name=name):
+                    self.assertEqual(bool(self.prom.query(e)["result"]), want, e)
+        # "All" is ".*", which also matches series without the label (compose, no Kubernetes)
+        self.assertTrue(self.prom.query('skbnf_build_info{no_such_label=~".*"}')["result"])
+
+    def test_line_rate_panel(self):
+        (p,) = [p for p in rd.panels(self.dash) if p["title"] == "% of line rate per port"]
+        self.assertEqual(p["fieldConfig"]["defaults"]["unit"], "percentunit")
+        for t in p["targets"]:
+            self.assertIn("skbnf_port_link_speed_bytes_per_second", t["expr"])
+            res = self.prom.query(rd.expand(t["expr"], rd.all_values(self.dash),
+                                            rate_interval=RATE_INTERVAL))["result"]
+            self.assertEqual({"0", "1"} & {r["metric"]["port"] for r in res}, {
+                r["metric"]["port"] for r in res})
+            for r in res:  # a utilisation: a fraction of the link, not bits or bytes
+                self.assertGreaterEqual(float(r["value"][1]), 0.0)
+                self.assertLessEqual(float(r["value"][1]), 1.0)
 
     def test_rules_load_and_evaluate(self):
         groups = self.prom._get("/api/v1/rules", {})["groups"]

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # deploy.docker: the container image, built and run by a Docker daemon of the test's own.
 #
 #  1. starts dockerd (own --data-root /var/lib/skbnf-docker, kept between runs so layers are
@@ -9,9 +10,16 @@
 #     ARTIFACTS=prebuilt: the binaries the suite just built (same Debian 12 ABI) go in, so the
 #     code is not compiled twice; SKBNF_DOCKER_FULL=1 builds the whole multi-stage file from
 #     the repository instead (compiles inside the build stage; slow on a cold cache);
+#     The commit goes in (GIT_COMMIT for the full build), the base image's id, and a second,
+#     cached pass adds the SBOM label; the labels, the SBOM file (dpkg-query of the image, the
+#     base), LICENSE and the PMDs (ixgbe, bnxt, virtio, vhost, af_xdp, memif, ...: present and
+#     every library they need resolved) are checked;
 #  4. runs the image with no arguments (the demo, as user skbnf, no network but its own
 #     loopback): /metrics shows forwarding, `skbnfctl strategy set` swaps the strategy inside
-#     it, the HEALTHCHECK (skbnf_health over grpc.health.v1) reports healthy;
+#     it, the HEALTHCHECK (skbnf_health over grpc.health.v1) reports healthy, skbnf_build_info
+#     names the commit; then `skbnfd --preflight` in the image with the SR-IOV device plugin's
+#     PCIDEVICE_<RES> and PCIDEVICE_<RES>_INFO, IPC_LOCK and an 8 MiB memlock limit on a fake
+#     node: passes, and without the device fails on the device, not on the environment;
 #  5. the SR-IOV wiring as close as this machine allows: one end of each of two veth pairs is
 #     moved into a second container's network namespace (what Multus does with a VF or a
 #     host-device), skbnfd inside forwards l3 between them with net_af_packet (root, every
@@ -98,21 +106,28 @@ if ! $DOCKER image inspect debian:bookworm-slim >/dev/null 2>&1; then
   phase "imported debian:bookworm-slim from $tarball"
 fi
 
-# 3. image
+# 3. image: the commit (GIT_COMMIT for the full build, whose context has no .git; REVISION for
+# the OCI label), the base image's id, then a second, cached pass that adds the SBOM label from
+# the SBOM file the first pass wrote (a label cannot be computed inside a build).
+COMMIT=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
+BASE_ID=$($DOCKER image inspect -f '{{.Id}}' debian:bookworm-slim)
+build_args=(--network host --build-arg REVISION="$COMMIT" --build-arg BASE_ID="$BASE_ID")
 if [ "${SKBNF_DOCKER_FULL:-0}" = 1 ]; then
-  DOCKER_BUILDKIT=1 $DOCKER build --network host -f "$ROOT/deploy/Dockerfile" \
-    --build-arg JOBS="${SKBNF_JOBS:-2}" \
-    --build-arg REVISION="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-    -t "$IMAGE" "$ROOT" >"$RUN/build.log" 2>&1 || { tail -40 "$RUN/build.log"; fail "docker build (full)"; }
+  build_args+=(-f "$ROOT/deploy/Dockerfile" --build-arg JOBS="${SKBNF_JOBS:-2}"
+    --build-arg GIT_COMMIT="$(git -C "$ROOT" rev-parse HEAD)" "$ROOT")
 else
-  mkdir -p "$CTX/prebuilt/bin" "$CTX/prebuilt/lib/skbnf"
+  mkdir -p "$CTX/prebuilt/bin" "$CTX/prebuilt/lib/skbnf" "$CTX/prebuilt/share/doc/skbnf"
   install -s -m 0755 "$SKBNFD" "$SKBNFCTL" "$SKBNF_HEALTH" "$CTX/prebuilt/bin/"
   install -s -m 0644 "$SKBNF_MEMPOOL_PLUGIN" "$CTX/prebuilt/lib/skbnf/"
+  install -m 0644 "$ROOT/LICENSE" "$CTX/prebuilt/share/doc/skbnf/"
   cp "$ROOT/deploy/Dockerfile" "$CTX/Dockerfile"
-  DOCKER_BUILDKIT=1 $DOCKER build --network host --build-arg ARTIFACTS=prebuilt \
-    --build-arg REVISION="$(git -C "$ROOT" rev-parse --short HEAD 2>/dev/null || echo unknown)" \
-    -t "$IMAGE" "$CTX" >"$RUN/build.log" 2>&1 || { tail -40 "$RUN/build.log"; fail "docker build"; }
+  build_args+=(--build-arg ARTIFACTS=prebuilt "$CTX")
 fi
+DOCKER_BUILDKIT=1 $DOCKER build -t "$IMAGE" "${build_args[@]}" >"$RUN/build.log" 2>&1 ||
+  { tail -40 "$RUN/build.log"; fail "docker build${SKBNF_DOCKER_FULL:+ (full)}"; }
+SBOM=$($DOCKER run --rm --network none --entrypoint cat "$IMAGE" /usr/share/doc/skbnf/sbom-dpkg.txt)
+DOCKER_BUILDKIT=1 $DOCKER build -t "$IMAGE" --build-arg SBOM_DPKG="$(tr '\n' ' ' <<<"$SBOM" | sed 's/ $//')" \
+  "${build_args[@]}" >>"$RUN/build.log" 2>&1 || { tail -40 "$RUN/build.log"; fail "docker build (SBOM label)"; }
 phase "built $IMAGE ($($DOCKER image inspect -f '{{.Size}}' "$IMAGE" | awk '{printf "%.0f MB", $1/1e6}'))"
 [ "$($DOCKER image inspect -f '{{.Config.User}}' "$IMAGE")" = "10001:10001" ] || fail "image user"
 [ "$($DOCKER image inspect -f '{{index .Config.Entrypoint 0}}' "$IMAGE")" = skbnfd ] || fail "entrypoint"
@@ -120,8 +135,31 @@ ports=$($DOCKER image inspect -f '{{json .Config.ExposedPorts}}' "$IMAGE")
 for p in 50051/tcp 9478/tcp; do
   [[ $ports == *"\"$p\""* ]] || fail "port $p not exposed: $ports"
 done
-labels=$($DOCKER image inspect -f '{{json .Config.Labels}}' "$IMAGE")
-[[ $labels == *org.opencontainers.image.revision* ]] || fail "OCI labels missing: $labels"
+label() { $DOCKER image inspect -f "{{index .Config.Labels \"$1\"}}" "$IMAGE"; }
+[ "$(label org.opencontainers.image.revision)" = "$COMMIT" ] || fail "revision label: $(label org.opencontainers.image.revision)"
+[ "$(label org.opencontainers.image.licenses)" = BSD-3-Clause ] || fail "licenses label"
+[ "$(label org.opencontainers.image.base.digest)" = "$BASE_ID" ] || fail "base.digest label: $(label org.opencontainers.image.base.digest) != $BASE_ID"
+# SBOM: every Debian package with its version, as a file (with the base) and as a label
+[ "$(label io.skbnf.sbom.dpkg)" = "$(tr '\n' ' ' <<<"$SBOM" | sed 's/ $//')" ] || fail "SBOM label differs from the file"
+npkg=$(wc -l <<<"$SBOM")
+[ "$npkg" -ge 80 ] || fail "SBOM lists only $npkg packages"
+$DOCKER run --rm --network none --entrypoint /bin/sh "$IMAGE" -c '
+  set -e
+  dpkg-query -W -f "\${Package}=\${Version}\n" | LC_ALL=C sort | cmp - /usr/share/doc/skbnf/sbom-dpkg.txt
+  grep -q "^# base: debian:bookworm-slim sha256:" /usr/share/doc/skbnf/sbom-dpkg.tsv
+  grep -q "^librte-net-ixgbe23	" /usr/share/doc/skbnf/sbom-dpkg.tsv
+  grep -q "BSD 3-Clause" /usr/share/doc/skbnf/LICENSE' || fail "SBOM file, base or LICENSE in the image"
+# PMDs for 82599/X5xx (ixgbe) and Broadcom (bnxt) VFs, virtio, vhost, AF_XDP, memif: shipped
+# and loadable (EAL dlopens every PMD in its plugin directory at start: one unresolved
+# library would stop every start, the demo's below included).
+$DOCKER run --rm --network none --entrypoint /bin/sh "$IMAGE" -c '
+  set -e
+  d=$(dirname "$(ls /usr/lib/*/dpdk/pmds-23.0/librte_net_null.so* | head -1)")
+  for p in ixgbe bnxt virtio vhost af_xdp memif iavf ice i40e mlx5 af_packet; do
+    ls "$d"/librte_net_$p.so* >/dev/null || { echo "no PMD net_$p in $d"; exit 1; }
+  done
+  if ldd "$d"/*.so* | grep "not found"; then exit 1; fi' || fail "PMDs missing or unloadable"
+phase "labels (revision $COMMIT, base $BASE_ID, BSD-3-Clause), SBOM of $npkg packages, PMDs present"
 [[ $($DOCKER image inspect -f '{{json .Config.Healthcheck}}' "$IMAGE") == *skbnf_health* ]] ||
   fail "no HEALTHCHECK with skbnf_health"
 $DOCKER run --rm --network none --entrypoint /bin/sh "$IMAGE" -c \
@@ -144,7 +182,16 @@ a=$(rx_total "$PID"); sleep 1; b=$(rx_total "$PID")
 [ "$b" -gt "$a" ] || fail "demo: RX counter not moving ($a -> $b)"
 m=$(metrics "$PID")
 grep -q '^skbnf_strategy_info{spec="magazine"} 1' <<<"$m" || fail "demo: strategy not magazine"
-phase "demo forwards: rx $a -> $b packets in 1 s"
+# the commit the binary was built from: HEAD for the full build (the context has no .git), the
+# build tree's configure-time commit for prebuilt binaries; never "unknown"
+built=$(sed -n 's/^skbnf_build_info{.*git_commit="\([^"]*\)".*/\1/p' <<<"$m")
+[ -n "$built" ] && [ "$built" != unknown ] || fail "skbnf_build_info git_commit='$built'"
+if [ "${SKBNF_DOCKER_FULL:-0}" = 1 ]; then
+  [ "$built" = "$COMMIT" ] || fail "skbnf_build_info git_commit $built, HEAD is $COMMIT"
+else
+  git -C "$ROOT" cat-file -e "$built^{commit}" || fail "skbnf_build_info git_commit $built is no commit here"
+fi
+phase "demo forwards: rx $a -> $b packets in 1 s (build_info git_commit $built)"
 $DOCKER exec "skbnf-demo-$$" skbnfctl strategy set recycle+headpool >"$RUN/swap.txt" ||
   { cat "$RUN/swap.txt"; fail "skbnfctl strategy set in the container"; }
 grep -q ' ok ' "$RUN/swap.txt" || { cat "$RUN/swap.txt"; fail "swap not ok"; }
@@ -165,6 +212,65 @@ log=$($DOCKER logs "skbnf-demo-$$" 2>&1)
 grep -q 'audit OK' <<<"$log" || { tail <<<"$log"; fail "no clean audit at stop"; }
 $DOCKER rm "skbnf-demo-$$" >/dev/null
 phase "demo: skbnfctl swapped magazine -> recycle+headpool, healthy, audit OK at stop"
+
+# 4b. preflight in the image as on a current SR-IOV node: the device plugin's two variables,
+# PCIDEVICE_<RES>=<addr> and PCIDEVICE_<RES>_INFO=<device-info JSON>, in the shape
+# k8snetworkplumbingwg/sriov-network-device-plugin writes them (pkg/resources/pool_stub.go
+# GetEnvs: the _INFO key is PCIDEVICE_<prefix>_<resource>_INFO, upper case, dots to
+# underscores; the value json.Marshal of map[pci address]map[info provider name]map[string]
+# string; pkg/infoprovider/genericInfoProvider.go: "generic" {"deviceID": <addr>};
+# vfioInfoProvider.go: "vfio" {"mount": "/dev/vfio/vfio", "dev-mount": "/dev/vfio/<group>"}),
+# root with every capability dropped but IPC_LOCK and Docker's 8 MiB memlock limit (what the
+# chart gives: with IPC_LOCK the limit does not apply), on a fake node (sysfs, procfs, /dev,
+# cgroup) through --test-preflight-root.
+VF=0000:3b:02.0
+RES=PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK
+INFO='{"0000:3b:02.0":{"generic":{"deviceID":"0000:3b:02.0"},"vfio":{"dev-mount":"/dev/vfio/71","mount":"/dev/vfio/vfio"}}}'
+NODE=$CTX/node
+fake() { mkdir -p "$(dirname "$NODE$1")"; printf "%b" "${2:-}" >"$NODE$1"; }
+fake /proc/self/cgroup '0::/kubepods/pod1/ctr\n'
+fake /sys/fs/cgroup/kubepods/pod1/ctr/cpuset.cpus.effective '0-1\n'
+fake /sys/devices/system/cpu/cpu0/node0/.keep
+fake /sys/devices/system/cpu/cpu1/node0/.keep
+fake /proc/meminfo 'MemTotal: 16384000 kB\nHugepagesize:       2048 kB\n'
+fake /proc/mounts 'proc /proc proc rw 0 0\nnodev /hugepages hugetlbfs rw,relatime,pagesize=2M 0 0\n'
+fake /sys/devices/system/node/node0/hugepages/hugepages-2048kB/free_hugepages '512\n'
+fake /dev/vfio/vfio
+fake /dev/vfio/71
+# The capabilities are the real ones: preflight reads <root>/proc/self/status (CapEff), which
+# points at the container process's own.
+ln -s /proc/self/status "$NODE/proc/self/status"
+preflight() {
+  $DOCKER run --rm --network none --user 0:0 --cap-drop ALL ${PF_CAPS---cap-add IPC_LOCK} \
+    --ulimit memlock=8388608:8388608 -e "$RES=$VF" -e "${RES}_INFO=$INFO" -v "$NODE:/node" \
+    "$IMAGE" --preflight --pcidevice-env --mode=l3 --test-preflight-root=/node \
+    -- --in-memory --huge-dir=/hugepages
+}
+# no such device: the VF is not on this (fake) node; the failure must be about the device
+rc=0; preflight >"$RUN/preflight-nodev.txt" 2>&1 || rc=$?
+[ $rc = 1 ] || { cat "$RUN/preflight-nodev.txt"; fail "preflight without the device: exit $rc, want 1"; }
+if grep -E '^error' "$RUN/preflight-nodev.txt" | grep -qiE '_INFO|not a PCI address|json'; then
+  cat "$RUN/preflight-nodev.txt"; fail "preflight: the environment parser refused the device plugin's variables"
+fi
+grep -E '^error' "$RUN/preflight-nodev.txt" | grep -q "$VF" ||
+  { cat "$RUN/preflight-nodev.txt"; fail "preflight without the device: no error naming $VF"; }
+# the VF bound to vfio-pci with its IOMMU group's device node: preflight passes
+D=/sys/bus/pci/devices/$VF
+fake $D/numa_node '0\n'
+ln -s ../../../bus/pci/drivers/vfio-pci "$NODE$D/driver"
+ln -s ../../../kernel/iommu_groups/71 "$NODE$D/iommu_group"
+rc=0; preflight >"$RUN/preflight.txt" 2>&1 || rc=$?
+[ $rc = 0 ] && grep -q 'preflight: 0 error(s)' "$RUN/preflight.txt" ||
+  { cat "$RUN/preflight.txt"; fail "preflight in the image with IPC_LOCK and an 8 MiB memlock: exit $rc"; }
+grep -qE "^ok +vf_driver +$VF bound to vfio-pci" "$RUN/preflight.txt" ||
+  { cat "$RUN/preflight.txt"; fail "preflight did not check the VF's driver"; }
+grep -qE '^ok +memlock +CAP_IPC_LOCK' "$RUN/preflight.txt" ||
+  { cat "$RUN/preflight.txt"; fail "memlock not cleared by the container's IPC_LOCK"; }
+# control: the same container without IPC_LOCK is refused on memlock (8 MiB < the pool)
+rc=0; PF_CAPS= preflight >"$RUN/preflight-nocap.txt" 2>&1 || rc=$?
+[ $rc = 1 ] && grep -qE '^error +memlock' "$RUN/preflight-nocap.txt" ||
+  { cat "$RUN/preflight-nocap.txt"; fail "preflight without IPC_LOCK: exit $rc, no memlock error"; }
+phase "preflight in the image: PCIDEVICE_* + _INFO (device plugin shape), IPC_LOCK, memlock 8 MiB: ok; without the device: the device check fails"
 
 # 5. l3 between two veth pairs moved into the container (the Multus/VF wiring)
 if ! ip netns add "$NS" 2>"$RUN/netns.err"; then

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """deploy.helm: the chart helm/skbnf lints, renders and validates, and refuses bad values.
 
   - `helm lint --strict` with the default values and every file in tests/deploy/helm/;
@@ -29,6 +30,8 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 CHART = os.path.join(ROOT, "helm", "skbnf")
 VALUES_DIR = os.path.join(HERE, "helm")
+# The user-facing values files shipped with the chart: rendered, linted and validated too.
+EXAMPLES_DIR = os.path.join(CHART, "examples")
 NODE_DIR = os.environ.get("SKBNF_NODE_DIR", "/var/cache/skbnf/node")
 HELM = os.path.join(NODE_DIR, "node_modules", ".bin", "helm")
 TSC = os.path.join(NODE_DIR, "node_modules", ".bin", "tsc")
@@ -46,6 +49,8 @@ TS_TYPES = {
     ("monitoring.coreos.com/v1", "ServiceMonitor"):
         ("@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/ServiceMonitor",
          "IServiceMonitor"),
+    ("policy/v1", "PodDisruptionBudget"):
+        ("kubernetes-models/policy/v1/PodDisruptionBudget", "IPodDisruptionBudget"),
     ("monitoring.coreos.com/v1", "PrometheusRule"):
         ("@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule",
          "IPrometheusRule"),
@@ -69,10 +74,23 @@ def helm(*args, check=True):
     return p.returncode, p.stdout, err
 
 
+def values_path(name):
+    """tests/deploy/helm/<name>, else helm/skbnf/examples/<name>, else <name> as a path."""
+    for d in (VALUES_DIR, EXAMPLES_DIR):
+        if os.path.exists(os.path.join(d, name)):
+            return os.path.join(d, name)
+    return name
+
+
+def values_files():
+    return sorted(f for d in (VALUES_DIR, EXAMPLES_DIR) for f in os.listdir(d)
+                  if f.endswith(".yaml"))
+
+
 def render(values_file=None, *sets):
     args = ["template", "rel", CHART, "--namespace", "net", "--kube-version", KUBE_VERSION]
     if values_file:
-        args += ["-f", os.path.join(VALUES_DIR, values_file)]
+        args += ["-f", values_path(values_file)]
     for s in sets:
         args += ["--set", s]
     _, out, _ = helm(*args)
@@ -96,16 +114,15 @@ class HelmTest(unittest.TestCase):
             if not os.access(tool, os.X_OK):
                 raise RuntimeError("%s missing: run deploy/deps.sh" % tool)
         cls.scenarios = {None: render()}
-        for f in sorted(os.listdir(VALUES_DIR)):
-            if f.endswith(".yaml"):
-                cls.scenarios[f] = render(f)
+        for f in values_files():
+            cls.scenarios[f] = render(f)
 
     def test_lint_strict(self):
-        for f in [None] + sorted(x for x in os.listdir(VALUES_DIR) if x.endswith(".yaml")):
+        for f in [None] + values_files():
             with self.subTest(values=f):
                 args = ["lint", "--strict", CHART]
                 if f:
-                    args += ["-f", os.path.join(VALUES_DIR, f)]
+                    args += ["-f", values_path(f)]
                 code, out, err = helm(*args, check=False)
                 self.assertEqual(code, 0, out + err)
                 self.assertIn("0 chart(s) failed", out)
@@ -175,9 +192,12 @@ class HelmTest(unittest.TestCase):
         self.assertEqual(res["limits"]["intel.com/intel_sriov_dpdk"], "2")
         self.assertEqual(res["limits"]["hugepages-2Mi"], "1Gi")
         ann = w["spec"]["template"]["metadata"]["annotations"]
-        self.assertEqual(ann["k8s.v1.cni.cncf.io/networks"], "sriov-dpdk,sriov-dpdk")
+        self.assertEqual(ann["k8s.v1.cni.cncf.io/networks"], "sriov-dpdk-a,sriov-dpdk-b")
         self.assertIn("--pcidevice-env", c["args"])
         self.assertIn("--listen=127.0.0.1:50051", c["args"])  # plaintext stays on loopback
+        self.assertEqual(spec["terminationGracePeriodSeconds"], 30)
+        self.assertNotIn("runtimeClassName", spec)
+        self.assertEqual(by_kind(docs, "PodDisruptionBudget"), [])
         sc = c["securityContext"]
         self.assertFalse(sc["privileged"])
         self.assertFalse(sc["allowPrivilegeEscalation"])
@@ -185,12 +205,28 @@ class HelmTest(unittest.TestCase):
         self.assertEqual(sc["capabilities"], {"drop": ["ALL"], "add": ["IPC_LOCK"]})
         vols = {v["name"]: v for v in spec["volumes"]}
         self.assertEqual(vols["hugepages"]["emptyDir"]["medium"], "HugePages-2Mi")
-        for probe in ("startupProbe", "readinessProbe", "livenessProbe"):
-            self.assertEqual(c[probe]["exec"]["command"][:2],
-                             ["skbnf_health", "--addr=127.0.0.1:50051"])
-        self.assertIn("--alive", c["livenessProbe"]["exec"]["command"])
+        # the kubelet's own gRPC probe on the plaintext health-only listener: nothing is
+        # exec'd inside the pod's exclusive cpuset
+        self.assertIn("--health-listen=0.0.0.0:50052", c["args"])
+        self.assertIn({"name": "health", "containerPort": 50052, "protocol": "TCP"}, c["ports"])
+        for probe, service in (("startupProbe", "liveness"), ("readinessProbe", "readiness"),
+                               ("livenessProbe", "liveness")):
+            self.assertEqual(c[probe]["grpc"], {"port": 50052, "service": service}, probe)
+            self.assertNotIn("exec", c[probe])
+        # Multus' network-status annotation through the downward API, and the flags to read it
+        (pni,) = [v for v in spec["volumes"] if v["name"] == "podnetinfo"]
+        self.assertEqual(pni["downwardAPI"]["items"], [{
+            "path": "network-status",
+            "fieldRef": {"fieldPath":
+                         "metadata.annotations['k8s.v1.cni.cncf.io/network-status']"}}])
+        self.assertIn({"name": "podnetinfo", "mountPath": "/etc/podnetinfo", "readOnly": True},
+                      c["volumeMounts"])
+        self.assertIn("--network-status-file=/etc/podnetinfo/network-status", c["args"])
+        self.assertIn("--network-status-timeout=30s", c["args"])
         conf = by_kind(docs, "ConfigMap")[0]["data"]["skbnfd.conf"]
         self.assertIn("eal --in-memory --huge-dir=/hugepages", conf)
+        # ports named by network, in the order of the values (not of the PCIDEVICE_* env)
+        self.assertIn("port net=sriov-dpdk-a\nport net=sriov-dpdk-b\n", conf)
         self.assertEqual([s["metadata"]["name"] for s in by_kind(docs, "Service")],
                          ["rel-skbnf-metrics"])  # no gRPC Service without TLS
         for kind in ("ServiceMonitor", "PrometheusRule", "NetworkAttachmentDefinition"):
@@ -201,20 +237,137 @@ class HelmTest(unittest.TestCase):
         w, spec, c = container(docs)
         self.assertEqual(w["kind"], "DaemonSet")
         self.assertNotIn("replicas", w["spec"])
+        self.assertEqual(w["spec"]["updateStrategy"], {"type": "OnDelete"})
+        self.assertEqual(spec["terminationGracePeriodSeconds"], 60)
+        self.assertEqual(spec["runtimeClassName"], "performance-dpdk")
+        ann = w["spec"]["template"]["metadata"]["annotations"]
+        for k in ("cpu-load-balancing.crio.io", "cpu-quota.crio.io", "irq-load-balancing.crio.io"):
+            self.assertEqual(ann[k], "disable")
         self.assertEqual(spec["nodeSelector"],
                          {"feature.node.kubernetes.io/network-sriov.capable": "true"})
         lim = c["resources"]["limits"]
-        self.assertEqual((lim["cpu"], lim["nvidia.com/mlx5_vf"], lim["hugepages-1Gi"]),
+        self.assertEqual((lim["cpu"], lim["intel.com/intel_sriov_dpdk"], lim["hugepages-1Gi"]),
                          ("4", "2", "2Gi"))
-        (nad,) = by_kind(docs, "NetworkAttachmentDefinition")
-        self.assertEqual(nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"],
-                         "nvidia.com/mlx5_vf")
-        cni = json.loads(nad["spec"]["config"])
-        self.assertEqual((cni["name"], cni["type"], cni["vlan"]), ("sriov-mlx5", "sriov", 100))
+        self.assertEqual(c["env"], [{"name": "TZ", "value": "UTC"}])
+        self.assertIn({"name": "ca-bundle", "configMap": {"name": "node-ca"}}, spec["volumes"])
+        self.assertIn({"name": "ca-bundle", "mountPath": "/etc/ssl/node", "readOnly": True},
+                      c["volumeMounts"])
+        self.assertEqual([x["name"] for x in spec["containers"]], ["skbnfd", "log-shipper"])
+        (pdb,) = by_kind(docs, "PodDisruptionBudget")
+        self.assertEqual(pdb["spec"]["minAvailable"], "50%")
+        self.assertNotIn("maxUnavailable", pdb["spec"])
+        self.assertEqual(pdb["spec"]["selector"]["matchLabels"],
+                         w["spec"]["selector"]["matchLabels"])
+        nads = by_kind(docs, "NetworkAttachmentDefinition")
+        self.assertEqual([n["metadata"]["name"] for n in nads], ["sriov-a", "sriov-b"])
+        for nad in nads:
+            self.assertEqual(nad["metadata"]["annotations"]["k8s.v1.cni.cncf.io/resourceName"],
+                             "intel.com/intel_sriov_dpdk")
+            cni = json.loads(nad["spec"]["config"])
+            self.assertEqual((cni["name"], cni["type"], cni["vlan"]),
+                             (nad["metadata"]["name"], "sriov", 100))
+        # probes.mode exec: skbnf_health with the service name, no health-only listener
+        for probe, service in (("startupProbe", "liveness"), ("readinessProbe", "readiness"),
+                               ("livenessProbe", "liveness")):
+            self.assertEqual(c[probe]["exec"]["command"],
+                             ["skbnf_health", "--addr=127.0.0.1:50051", "--service=" + service])
+        self.assertFalse(any(a.startswith("--health-listen") for a in c["args"]))
         conf = by_kind(docs, "ConfigMap")[0]["data"]["skbnfd.conf"]
         self.assertIn("strategy recycle+magazine:size=64,prefetch", conf)
         self.assertIn("mbufs 65536", conf)
         self.assertIn("route 10.0.0.0/8 1 02:00:00:00:01:01", conf)
+
+    def test_two_mlx5_pools(self):
+        # helm/skbnf/examples/two-pool-mlx5.yaml: access and core VFs from two device plugin
+        # pools; mlx5 (bifurcated) gets NET_RAW + NET_ADMIN (DPDK doc/guides/nics/mlx5.rst,
+        # "Run as non-root") and no hostPath: the device plugin mounts /dev/infiniband itself
+        # for isRdma resources.
+        docs = self.scenarios["two-pool-mlx5.yaml"]
+        w, spec, c = container(docs)
+        self.assertEqual(w["kind"], "DaemonSet")
+        self.assertEqual(w["spec"]["updateStrategy"],
+                         {"type": "RollingUpdate",
+                          "rollingUpdate": {"maxUnavailable": 1, "maxSurge": 0}})
+        lim = c["resources"]["limits"]
+        self.assertEqual((lim["nvidia.com/mlx5_access"], lim["nvidia.com/mlx5_core"]), ("1", "1"))
+        self.assertEqual(c["resources"]["requests"], lim)
+        self.assertEqual(c["securityContext"]["capabilities"],
+                         {"drop": ["ALL"], "add": ["IPC_LOCK", "NET_RAW", "NET_ADMIN"]})
+        self.assertFalse(c["securityContext"]["privileged"])
+        for v in spec["volumes"]:
+            self.assertNotIn("hostPath", v)
+        ann = w["spec"]["template"]["metadata"]["annotations"]
+        self.assertEqual(ann["k8s.v1.cni.cncf.io/networks"], "access,core")
+        nads = {n["metadata"]["name"]: n for n in by_kind(docs, "NetworkAttachmentDefinition")}
+        self.assertEqual(sorted(nads), ["access", "core"])
+        for name, res, vlan in (("access", "nvidia.com/mlx5_access", 100),
+                                ("core", "nvidia.com/mlx5_core", 200)):
+            self.assertEqual(nads[name]["metadata"]["annotations"]
+                             ["k8s.v1.cni.cncf.io/resourceName"], res)
+            self.assertEqual(json.loads(nads[name]["spec"]["config"])["vlan"], vlan)
+        conf = by_kind(docs, "ConfigMap")[0]["data"]["skbnfd.conf"]
+        self.assertIn("port net=access\nport net=core\n", conf)
+        self.assertIn("--network-status-file=/etc/podnetinfo/network-status", c["args"])
+        for probe, service in (("readinessProbe", "readiness"), ("livenessProbe", "liveness")):
+            self.assertEqual(c[probe]["grpc"], {"port": 50052, "service": service})
+        (pdb,) = by_kind(docs, "PodDisruptionBudget")
+        self.assertEqual(pdb["spec"], {"maxUnavailable": 1, "selector": w["spec"]["selector"]})
+
+    def test_one_network_attached_twice_by_interface(self):
+        # Multus' name@interface: the two attachments of one network are told apart by their
+        # interface names (skbnfd's `port net=access@net1`, server/network_status.h)
+        d = tempfile.mkdtemp(prefix="helm-values-")
+        try:
+            f = os.path.join(d, "v.yaml")
+            with open(f, "w") as fh:
+                yaml.safe_dump({"sriov": {"resources": [
+                    {"name": "intel.com/sriov", "count": 2,
+                     "networks": ["access@net1", "access@net2"]}],
+                    "networkAttachmentDefinition": {"create": True}}}, fh)
+            docs = render(f)
+        finally:
+            shutil.rmtree(d, ignore_errors=True)
+        w, _, c = container(docs)
+        self.assertEqual(w["spec"]["template"]["metadata"]["annotations"]
+                         ["k8s.v1.cni.cncf.io/networks"], "access@net1,access@net2")
+        conf = by_kind(docs, "ConfigMap")[0]["data"]["skbnfd.conf"]
+        self.assertIn("port net=access@net1\nport net=access@net2\n", conf)
+        nads = by_kind(docs, "NetworkAttachmentDefinition")
+        self.assertEqual([n["metadata"]["name"] for n in nads], ["access"])  # one object
+
+    def test_sriov_count_must_match_the_networks(self):
+        def refused(values):
+            d = tempfile.mkdtemp(prefix="helm-values-")
+            try:
+                f = os.path.join(d, "v.yaml")
+                with open(f, "w") as fh:
+                    yaml.safe_dump(values, fh)
+                code, out, err = helm("template", "rel", CHART, "--kube-version",
+                                      KUBE_VERSION, "-f", f, check=False)
+                self.assertNotEqual(code, 0, "accepted: %s" % values)
+                return err
+            finally:
+                shutil.rmtree(d, ignore_errors=True)
+        err = refused({"sriov": {"resources": [
+            {"name": "intel.com/sriov_access", "count": 2, "networks": ["access"]}]}})
+        self.assertIn("sriov.resources[0] (intel.com/sriov_access): count is 2 but 1 network(s)"
+                      " are listed [access]", err)
+        err = refused({"sriov": {"resources": [
+            {"name": "intel.com/sriov_access", "count": 1, "networks": ["access"]},
+            {"name": "intel.com/sriov_core", "count": 1, "networks": ["access"]}]}})
+        self.assertIn("sriov.resources[1] (intel.com/sriov_core): network access is listed twice",
+                      err)
+        self.assertIn("(access@net1, access@net2)", err)
+        err = refused({"sriov": {"resources": [
+            {"name": "intel.com/a", "count": 1, "networks": ["net-x"]},
+            {"name": "intel.com/a", "count": 1, "networks": ["net-y"]}]}})
+        self.assertIn("resource intel.com/a is listed twice", err)
+        err = refused({"kind": "DaemonSet",
+                       "updateStrategy": {"type": "RollingUpdate",
+                                          "rollingUpdate": {"maxUnavailable": 0, "maxSurge": 0}}})
+        self.assertIn("maxUnavailable and maxSurge are both 0", err)
+        err = refused({"probes": {"port": 9478}})
+        self.assertIn("probes.port 9478 is also grpc.port or metrics.port", err)
 
     def test_af_packet_without_sriov(self):
         docs = self.scenarios["afpacket.yaml"]
@@ -242,9 +395,45 @@ class HelmTest(unittest.TestCase):
                            if s["metadata"]["name"] == "rel-skbnf-metrics")
         for k, v in sm["spec"]["selector"]["matchLabels"].items():
             self.assertEqual(metrics_svc["metadata"]["labels"][k], v)
+        # namespace, pod and node on every series: the dashboard's variables use them
+        relabel = {r["targetLabel"]: r["sourceLabels"]
+                   for r in sm["spec"]["endpoints"][0]["relabelings"]}
+        self.assertEqual(relabel, {"namespace": ["__meta_kubernetes_namespace"],
+                                   "pod": ["__meta_kubernetes_pod_name"],
+                                   "node": ["__meta_kubernetes_pod_node_name"]})
         (rule,) = by_kind(docs, "PrometheusRule")
         with open(RULES) as f:
             self.assertEqual(rule["spec"], yaml.safe_load(f))  # the same file, not a copy
+        alerts = [r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r]
+        for a in alerts:
+            self.assertTrue(a["annotations"]["runbook_url"].startswith(
+                "https://github.com/skbnf/skbnf/blob/main/deploy/runbooks/"), a["alert"])
+
+    def test_kube_prometheus_stack_example(self):
+        # helm/skbnf/examples/kube-prometheus-stack.yaml: the labels a default
+        # kube-prometheus-stack selects by, and runbooks at the configured base URL
+        docs = self.scenarios["kube-prometheus-stack.yaml"]
+        (sm,) = by_kind(docs, "ServiceMonitor")
+        (rule,) = by_kind(docs, "PrometheusRule")
+        for obj in (sm, rule):
+            self.assertEqual(obj["metadata"]["labels"]["release"], "kube-prometheus-stack")
+        base = "https://git.example.net/netops/skbnf/-/blob/main/deploy/runbooks/"
+        alerts = [r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r]
+        self.assertGreaterEqual(len(alerts), 10)
+        for a in alerts:
+            url = a["annotations"]["runbook_url"]
+            self.assertTrue(url.startswith(base), url)
+            self.assertTrue(os.path.exists(os.path.join(ROOT, "deploy", "runbooks",
+                                                        url[len(base):])), url)
+        # everything else of the rules file is unchanged
+        with open(RULES) as f:
+            self.assertEqual(yaml.safe_dump(rule["spec"]).replace(base, "X/"),
+                             yaml.safe_dump(yaml.safe_load(f)).replace(
+                                 "https://github.com/skbnf/skbnf/blob/main/deploy/runbooks/",
+                                 "X/"))
+        (cm,) = [d for d in by_kind(docs, "ConfigMap") if d["metadata"]["name"].endswith(
+            "-dashboard")]
+        self.assertEqual(cm["metadata"]["labels"]["grafana_dashboard"], "1")
         (cm,) = [d for d in by_kind(docs, "ConfigMap") if d["metadata"]["name"].endswith(
             "-dashboard")]
         self.assertEqual(cm["metadata"]["labels"]["grafana_dashboard"], "1")
@@ -261,9 +450,16 @@ class HelmTest(unittest.TestCase):
             self.assertIn(a, args)
         self.assertEqual(next(v for v in spec["volumes"] if v["name"] == "tls")["secret"]
                          ["secretName"], "skbnf-grpc-tls")
-        probe = c["readinessProbe"]["exec"]["command"]
+        # the control API is TLS-only; the kubelet's gRPC probe (no TLS) asks the plaintext
+        # health-only listener, which serves grpc.health.v1 and nothing else
+        self.assertEqual(c["readinessProbe"]["grpc"], {"port": 50052, "service": "readiness"})
+        self.assertIn("--health-listen=0.0.0.0:50052", args)
+        # exec probes (probes.mode exec) speak TLS to the control listener instead
+        _, _, ce = container(render("tls.yaml", "probes.mode=exec"))
+        probe = ce["readinessProbe"]["exec"]["command"]
         self.assertIn("--tls-ca=/etc/skbnf/tls/ca.crt", probe)
         self.assertIn("--tls-server-name=rel-skbnf-grpc.net.svc", probe)
+        self.assertEqual(probe[-1], "--service=readiness")
         (grpc,) = [s for s in by_kind(docs, "Service") if s["metadata"]["name"].endswith("-grpc")]
         self.assertEqual(grpc["spec"]["ports"][0]["appProtocol"], "grpc")
         (pre,) = spec["initContainers"]
@@ -310,6 +506,8 @@ class HelmTest(unittest.TestCase):
     def test_notes_say_how_to_reach_grpc_and_the_dashboard(self):
         n = self.notes()
         self.assertIn("2 SR-IOV VF(s) of intel.com/intel_sriov_dpdk", n)
+        self.assertIn("in this order: sriov-dpdk-a,sriov-dpdk-b", n)
+        self.assertIn("gRPC probes on port 50052", n)
         self.assertIn("kubectl -n net exec deployment/rel-skbnf -- skbnfctl stats", n)
         self.assertIn("port-forward deployment/rel-skbnf 50051:50051", n)
         self.assertIn("import deploy/grafana/skbnf-dashboard.json", n)
@@ -363,8 +561,18 @@ class HelmTest(unittest.TestCase):
             (["kind=StatefulSet"], "kind"),
             (["resources.cpu=1500m"], "resources.cpu"),
             (["hugepages.size=4Mi"], "hugepages.size"),
-            (["sriov.resourceName=no-slash"], "sriov.resourceName"),
-            (["sriov.count=0"], "sriov.count"),
+            (["sriov.resources[0].name=no-slash", "sriov.resources[0].count=1",
+              "sriov.resources[0].networks[0]=a"], "sriov.resources.0.name"),
+            (["sriov.resources[0].name=intel.com/x", "sriov.resources[0].count=0",
+              "sriov.resources[0].networks[0]=a"], "sriov.resources.0.count"),
+            (["sriov.driver=mlx4"], "sriov.driver"),
+            (["probes.mode=http"], "probes.mode"),
+            (["updateStrategy.type=Recreate"], "updateStrategy.type"),
+            (["strategy.type=OnDelete"], "strategy.type"),
+            (["podDisruptionBudget.maxUnavailable=many"], "podDisruptionBudget.maxUnavailable"),
+            (["terminationGracePeriodSeconds=-1"], "terminationGracePeriodSeconds"),
+            (["runtimeClassName=Bad_Name"], "runtimeClassName"),
+            (["prometheusRule.runbookBaseUrl=runbooks/"], "prometheusRule.runbookBaseUrl"),
             (["afPacket.enabled=true"], "afPacket.enabled"),  # with sriov on
             (["tls.enabled=true"], "tls.secretName"),
             (["dpdk.mode=bridge"], "dpdk.mode"),
@@ -375,6 +583,7 @@ class HelmTest(unittest.TestCase):
             (["dpdk.routes[0].prefix=10.0.0.0", "dpdk.routes[0].port=1",
               "dpdk.routes[0].mac=02:00:00:00:00:01"], "dpdk.routes.0.prefix"),
             (["sriov.resourcename=intel.com/x"], "resourcename"),  # misspelt key
+            (["sidecars[0].image=x"], "sidecars.0"),  # a container without a name
             (["preflight.enabled=yes"], "preflight.enabled"),
             (["preflight.initcontainer=true"], "initcontainer"),  # misspelt key
         ]

@@ -1,10 +1,13 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """deploy.rules: the Prometheus rules in deploy/prometheus/ are valid and every alert is tested.
 
 1. `promtool check rules` on every rules file under deploy/prometheus/;
 2. `promtool test rules tests/deploy/rules_test.yaml` (the unit tests);
 3. coverage: every alert in the rules has a unit test where it fires (non-empty exp_alerts)
-   and one where it must not (empty exp_alerts), so a new alert cannot land untested.
+   and one where it must not (empty exp_alerts), so a new alert cannot land untested;
+4. runbooks: every alert has runbook_url = <base>/<alert name>.md and deploy/runbooks/<alert
+   name>.md exists (and names the alert); every runbook there belongs to an alert.
 """
 import glob
 import os
@@ -16,6 +19,9 @@ import yaml
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+RUNBOOKS = os.path.join(ROOT, "deploy", "runbooks")
+# The base the chart replaces with prometheusRule.runbookBaseUrl (templates/prometheusrule.yaml).
+RUNBOOK_BASE = "https://github.com/skbnf/skbnf/blob/main/deploy/runbooks/"
 
 
 def main():
@@ -38,9 +44,29 @@ def main():
         return 1
 
     alerts = []
+    bad = 0
     for f in rule_files:
         for g in yaml.safe_load(open(f))["groups"]:
-            alerts += [r["alert"] for r in g["rules"] if "alert" in r]
+            for r in g["rules"]:
+                if "alert" not in r:
+                    continue
+                alerts.append(r["alert"])
+                url = r.get("annotations", {}).get("runbook_url", "")
+                want = RUNBOOK_BASE + r["alert"] + ".md"
+                if url != want:
+                    print(f"FAIL: alert {r['alert']}: runbook_url is {url!r}, want {want!r}")
+                    bad += 1
+                page = os.path.join(RUNBOOKS, r["alert"] + ".md")
+                if not os.path.isfile(page):
+                    print(f"FAIL: alert {r['alert']}: no runbook {os.path.relpath(page, ROOT)}")
+                    bad += 1
+                elif r["alert"] not in open(page).read().split("\n", 1)[0]:
+                    print(f"FAIL: {os.path.relpath(page, ROOT)} does not start with the alert's name")
+                    bad += 1
+    for page in sorted(glob.glob(os.path.join(RUNBOOKS, "Skbnf*.md"))):
+        if os.path.basename(page)[:-3] not in alerts:
+            print(f"FAIL: runbook {os.path.relpath(page, ROOT)} has no alert")
+            bad += 1
     tests = yaml.safe_load(open(test_file))
     tested_rules = [os.path.normpath(os.path.join(HERE, f)) for f in tests["rule_files"]]
     missing_files = set(rule_files) - set(tested_rules)
@@ -51,7 +77,6 @@ def main():
     for t in tests["tests"]:
         for a in t.get("alert_rule_test", []):
             (fires if a.get("exp_alerts") else quiet).add(a["alertname"])
-    bad = 0
     for a in alerts:
         if a not in fires:
             print(f"FAIL: alert {a} has no unit test where it fires")

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Sends IPv4/UDP frames on one interface and checks what arrives on another (AF_PACKET raw
 sockets, standard library only; run as root in the namespace holding both interfaces).
 

@@ -38,18 +38,57 @@ app.kubernetes.io/part-of: skbnf
 {{- printf "%s:%s" .Values.image.repository (default .Chart.AppVersion .Values.image.tag) -}}
 {{- end -}}
 
-{{/* Multus networks: explicit list, else one NAD attachment per VF (SR-IOV), else afPacket's. */}}
-{{- define "skbnf.networks" -}}
-{{- if .Values.sriov.enabled -}}
-{{- if .Values.sriov.networks -}}
-{{- join "," .Values.sriov.networks -}}
-{{- else -}}
+{{/* SR-IOV networks in port order (every resource's networks, resources in order). */}}
+{{- define "skbnf.sriovNetworks" -}}
 {{- $n := list -}}
-{{- range until (int .Values.sriov.count) -}}{{- $n = append $n $.Values.sriov.networkAttachmentDefinition.name -}}{{- end -}}
+{{- range .Values.sriov.resources -}}{{- $n = concat $n .networks -}}{{- end -}}
 {{- join "," $n -}}
 {{- end -}}
+
+{{/* Multus networks (k8s.v1.cni.cncf.io/networks): the SR-IOV networks, else afPacket's. */}}
+{{- define "skbnf.networks" -}}
+{{- if .Values.sriov.enabled -}}
+{{- include "skbnf.sriovNetworks" . -}}
 {{- else if .Values.afPacket.enabled -}}
 {{- join "," .Values.afPacket.networks -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Render-time checks the schema cannot express; each fails naming the value to change. */}}
+{{- define "skbnf.validate" -}}
+{{- if .Values.sriov.enabled -}}
+{{- if not .Values.sriov.resources -}}
+{{- fail "sriov.resources is empty: list at least one SR-IOV resource ({name, count, networks}) or set sriov.enabled=false" -}}
+{{- end -}}
+{{- $names := dict -}}
+{{- $nets := dict -}}
+{{- range $i, $r := .Values.sriov.resources -}}
+{{- if hasKey $names $r.name -}}
+{{- fail (printf "sriov.resources[%d]: resource %s is listed twice; give it once with the sum of the counts and all its networks" $i $r.name) -}}
+{{- end -}}
+{{- $_ := set $names $r.name true -}}
+{{- $nn := len (default list $r.networks) -}}
+{{- if ne (int $r.count) $nn -}}
+{{- fail (printf "sriov.resources[%d] (%s): count is %d but %d network(s) are listed %v: list one Multus network per VF (skbnfd names its ports by network), or set count: %d" $i $r.name (int $r.count) $nn (default list $r.networks) $nn) -}}
+{{- end -}}
+{{- range $r.networks -}}
+{{- if hasKey $nets . -}}
+{{- fail (printf "sriov.resources[%d] (%s): network %s is listed twice; skbnfd names ports by network, so give each VF a network of its own, or name the interfaces of a network attached twice (%s@net1, %s@net2)" $i $r.name . . .) -}}
+{{- end -}}
+{{- $_ := set $nets . true -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+{{- if and (eq .Values.kind "DaemonSet") (eq .Values.updateStrategy.type "RollingUpdate") -}}
+{{- $ru := default dict .Values.updateStrategy.rollingUpdate -}}
+{{- if and (eq (toString (default 0 $ru.maxUnavailable)) "0") (eq (toString (default 0 $ru.maxSurge)) "0") -}}
+{{- fail "updateStrategy.rollingUpdate: maxUnavailable and maxSurge are both 0, so a DaemonSet rollout could never progress: set one of them (maxUnavailable: 1 for SR-IOV nodes without spare VFs)" -}}
+{{- end -}}
+{{- end -}}
+{{- if eq .Values.probes.mode "grpc" -}}
+{{- if or (eq (int .Values.probes.port) (int .Values.grpc.port)) (eq (int .Values.probes.port) (int .Values.metrics.port)) -}}
+{{- fail (printf "probes.port %d is also grpc.port or metrics.port: the health-only listener needs a port of its own" (int .Values.probes.port)) -}}
+{{- end -}}
 {{- end -}}
 {{- end -}}
 
@@ -66,7 +105,7 @@ app.kubernetes.io/part-of: skbnf
 {{- default (printf "%s-grpc.%s.svc" (include "skbnf.fullname" .) .Release.Namespace) .Values.tls.serverName -}}
 {{- end -}}
 
-{{/* skbnf_health arguments of the probes. */}}
+{{/* skbnf_health arguments of the exec probes (probes.mode exec). */}}
 {{- define "skbnf.probeArgs" -}}
 - skbnf_health
 - --addr=127.0.0.1:{{ .Values.grpc.port }}
@@ -76,6 +115,22 @@ app.kubernetes.io/part-of: skbnf
 {{- end }}
 {{- end -}}
 
+{{/* One probe's action: the kubelet's gRPC probe on the health-only port, or skbnf_health. */}}
+{{- define "skbnf.probe" -}}
+{{- $ := index . 0 -}}
+{{- $service := index . 1 -}}
+{{- if eq $.Values.probes.mode "grpc" -}}
+grpc:
+  port: {{ $.Values.probes.port }}
+  service: {{ $service }}
+{{- else -}}
+exec:
+  command:
+    {{- include "skbnf.probeArgs" $ | nindent 4 }}
+    - --service={{ $service }}
+{{- end -}}
+{{- end -}}
+
 {{/* skbnfd's arguments (flags, then EAL arguments after `--` come from the config file). */}}
 {{- define "skbnf.args" -}}
 {{- if or .Values.sriov.enabled .Values.afPacket.enabled -}}
@@ -83,8 +138,13 @@ app.kubernetes.io/part-of: skbnf
 {{- end }}
 {{- if .Values.sriov.enabled }}
 - --pcidevice-env
+- --network-status-file=/etc/podnetinfo/network-status
+- --network-status-timeout={{ .Values.sriov.networkStatusTimeout }}
 {{- end }}
 - --listen={{ include "skbnf.grpcListen" . }}
+{{- if eq .Values.probes.mode "grpc" }}
+- --health-listen=0.0.0.0:{{ .Values.probes.port }}
+{{- end }}
 - --metrics-addr=:{{ .Values.metrics.port }}
 - --stats=0
 {{- if not .Values.preflight.enabled }}
@@ -108,7 +168,9 @@ app.kubernetes.io/part-of: skbnf
 {{- $hp := and .Values.hugepages.enabled .Values.sriov.enabled -}}
 {{- $r := dict "cpu" (toString .Values.resources.cpu) "memory" .Values.resources.memory -}}
 {{- if $hp -}}{{- $_ := set $r (printf "hugepages-%s" .Values.hugepages.size) .Values.hugepages.amount -}}{{- end -}}
-{{- if .Values.sriov.enabled -}}{{- $_ := set $r .Values.sriov.resourceName (toString .Values.sriov.count) -}}{{- end -}}
+{{- if .Values.sriov.enabled -}}
+{{- range .Values.sriov.resources -}}{{- $_ := set $r .name (toString .count) -}}{{- end -}}
+{{- end -}}
 requests:
   {{- toYaml $r | nindent 2 }}
 limits:
@@ -126,7 +188,7 @@ capabilities:
   drop: [ALL]
   add:
     - IPC_LOCK
-    {{- if .Values.afPacket.enabled }}
+    {{- if or .Values.afPacket.enabled (and .Values.sriov.enabled (eq .Values.sriov.driver "mlx5")) }}
     - NET_RAW
     - NET_ADMIN
     {{- end }}
@@ -144,5 +206,11 @@ capabilities:
 {{- end }}
 {{- if .Values.tls.enabled }}
 - {name: tls, mountPath: /etc/skbnf/tls, readOnly: true}
+{{- end }}
+{{- if .Values.sriov.enabled }}
+- {name: podnetinfo, mountPath: /etc/podnetinfo, readOnly: true}
+{{- end }}
+{{- with .Values.extraVolumeMounts }}
+{{ toYaml . }}
 {{- end }}
 {{- end -}}
