@@ -114,14 +114,19 @@ absl::Status Engine::Stop() {
   }
   // Drain: stopping and closing the ports releases every mbuf their queues hold, except what
   // net_ring's rings hold (they outlive the port): those are taken back first.
+  // net_af_xdp leaves what its sockets' rings hold when it closes (af_xdp_rings.cc): read from
+  // the rings before the close, freed after it.
   const uint64_t from_rings = e.DrainRingPorts();
+  XskTakeBack from_xsk = e.TakeBackFromXdpRings();
   e.ClosePorts();
+  from_xsk.Free();
   e.stopped = true;
   e.final_audit = e.AuditNow(true);
   if (from_rings > 0) {
     absl::StrAppend(&e.final_audit.message, "; ", from_rings,
                     " mbufs taken back from net_ring rings at stop");
   }
+  if (from_xsk.sockets > 0) absl::StrAppend(&e.final_audit.message, "; ", from_xsk.ToString());
   return absl::OkStatus();
 }
 

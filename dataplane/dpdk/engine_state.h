@@ -92,6 +92,17 @@ struct Worker {
   WorkerCounters c;
 };
 
+// What Stop takes back from the rings of the process's AF_XDP sockets (af_xdp_rings.cc): the
+// PMD never frees the mbufs it left there when it closes.
+struct XskTakeBack {
+  std::vector<rte_mbuf*> mbufs;
+  uint64_t per_ring[4] = {};  // rx, tx, fill, completion
+  uint64_t sockets = 0;
+  uint64_t foreign = 0;  // entries whose address is not one of the pool's objects (left alone)
+  std::string ToString() const;
+  void Free();  // after the ports closed: nothing in the kernel refers to them any more
+};
+
 struct Engine::Impl {
   EngineConfig config;
   std::vector<PortState> ports = std::vector<PortState>(kMaxPorts);
@@ -130,6 +141,9 @@ struct Engine::Impl {
   // net_ring ports keep what their rings hold when they close: takes those mbufs back (workers
   // stopped). Returns how many.
   uint64_t DrainRingPorts();
+  // net_af_xdp ports leave the mbufs on their sockets' rings when they close: reads them from
+  // the rings (workers stopped, before ClosePorts; free them after).
+  XskTakeBack TakeBackFromXdpRings();
   absl::Status SetUpWorkers();  // workers.cc
   Worker* FindWorker(unsigned lcore) const;
   absl::Status PauseLocked(Worker& w, std::chrono::microseconds timeout);
