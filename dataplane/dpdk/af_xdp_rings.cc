@@ -151,24 +151,53 @@ uint32_t LoadIndex(uintptr_t at) {
   return __atomic_load_n(reinterpret_cast<const uint32_t*>(at), __ATOMIC_ACQUIRE);
 }
 
+// A ring's shared producer and consumer, if the ring is mapped.
+struct Indices {
+  bool mapped = false;
+  uint32_t prod = 0, cons = 0;
+};
+
+Indices RingIndices(const XskSocket& s, int kind) {
+  const Mapping& m = s.ring[kind];
+  const xdp_ring_offset& o = OffsetOf(s, kind);
+  if (m.start == 0 || m.length <= o.desc) return {};
+  return {true, LoadIndex(m.start + o.producer), LoadIndex(m.start + o.consumer)};
+}
+
 // Entries consumer..producer of one ring: the UMEM addresses it holds.
 std::vector<uint64_t> RingAddresses(const XskSocket& s, int kind) {
   std::vector<uint64_t> out;
   const Mapping& m = s.ring[kind];
   const xdp_ring_offset& o = OffsetOf(s, kind);
-  if (m.start == 0 || m.length <= o.desc) return out;
+  const Indices ix = RingIndices(s, kind);
+  if (!ix.mapped) return out;
   // Entries: the largest power of two that fits the (page-rounded) mapping.
   uint64_t entries = 1;
   while ((entries * 2) * EntrySize(kind) <= m.length - o.desc) entries *= 2;
-  const uint32_t prod = LoadIndex(m.start + o.producer);
-  const uint32_t cons = LoadIndex(m.start + o.consumer);
-  const uint32_t n = prod - cons;
+  const uint32_t n = ix.prod - ix.cons;
   if (n > entries) return out;  // not a ring we understand: take nothing
   for (uint32_t i = 0; i < n; ++i) {
-    const uintptr_t at = m.start + o.desc + ((cons + i) & (entries - 1)) * EntrySize(kind);
+    const uintptr_t at = m.start + o.desc + ((ix.cons + i) & (entries - 1)) * EntrySize(kind);
     out.push_back(*reinterpret_cast<const uint64_t*>(at));  // xdp_desc starts with addr
   }
   return out;
+}
+
+// Buffers the kernel has taken off the fill ring but not (yet) put on an RX ring, plus TX
+// descriptors it took but has not completed: held inside the kernel (its xsk_buff_pool), so no
+// ring shows their addresses, but the indices count them. Summed over every socket (a shared
+// UMEM has one fill ring for several RX rings; the sum is still right).
+int64_t HeldInKernel(const std::map<uint64_t, XskSocket>& socks) {
+  int64_t n = 0;
+  for (const auto& [ino, s] : socks) {
+    const Indices fill = RingIndices(s, kFill), rx = RingIndices(s, kRx);
+    const Indices tx = RingIndices(s, kTx), cq = RingIndices(s, kCompletion);
+    if (fill.mapped) n += static_cast<uint32_t>(fill.cons);
+    if (rx.mapped) n -= static_cast<uint32_t>(rx.prod);
+    if (tx.mapped) n += static_cast<uint32_t>(tx.cons);
+    if (cq.mapped) n -= static_cast<uint32_t>(cq.prod);
+  }
+  return n;
 }
 
 }  // namespace
@@ -179,12 +208,16 @@ XskTakeBack Engine::Impl::TakeBackFromXdpRings() {
   for (uint16_t id : port_ids) any |= ports[id].driver == "net_af_xdp";
   if (!any || mp == nullptr) return r;
   // TX descriptors the kernel has taken may still be on their way to the completion ring
-  // (copy mode: until the skb is freed): wait, bounded, until every TX ring is empty.
+  // (copy mode: until the skb is freed): wait, bounded, until each TX ring's producer equals
+  // its completion ring's producer.
   std::map<uint64_t, XskSocket> socks = XdpSockets();
   const auto deadline = std::chrono::steady_clock::now() + std::chrono::milliseconds(200);
   for (;;) {
     bool busy = false;
-    for (const auto& [ino, s] : socks) busy |= !RingAddresses(s, kTx).empty();
+    for (const auto& [ino, s] : socks) {
+      const Indices tx = RingIndices(s, kTx), cq = RingIndices(s, kCompletion);
+      busy |= tx.mapped && cq.mapped && tx.prod != cq.prod;
+    }
     if (!busy || std::chrono::steady_clock::now() > deadline) break;
     std::this_thread::sleep_for(std::chrono::milliseconds(1));
   }
@@ -219,6 +252,8 @@ XskTakeBack Engine::Impl::TakeBackFromXdpRings() {
     }
   }
   r.sockets = socks.size();
+  const int64_t in_kernel = HeldInKernel(socks);
+  r.in_kernel = in_kernel > 0 ? static_cast<uint64_t>(in_kernel) : 0;
   return r;
 }
 
@@ -227,7 +262,9 @@ std::string XskTakeBack::ToString() const {
                       " AF_XDP socket(s)' rings at stop (fill ", per_ring[kFill], ", rx ",
                       per_ring[kRx], ", tx ", per_ring[kTx], ", completion ", per_ring[kCompletion],
                       foreign > 0 ? absl::StrCat("; ", foreign, " entries not in the pool") : "",
-                      ")");
+                      "); ", in_kernel,
+                      " held inside the kernel's AF_XDP buffer pool (fill-ring consumer - RX "
+                      "producer + TX consumer - completion producer), never returned by the PMD");
 }
 
 void XskTakeBack::Free() {

@@ -120,6 +120,7 @@ absl::Status Engine::Stop() {
   XskTakeBack from_xsk = e.TakeBackFromXdpRings();
   e.ClosePorts();
   from_xsk.Free();
+  e.held_by_pmd_at_stop = from_xsk.in_kernel;
   e.stopped = true;
   e.final_audit = e.AuditNow(true);
   if (from_rings > 0) {

@@ -99,6 +99,10 @@ struct XskTakeBack {
   uint64_t per_ring[4] = {};  // rx, tx, fill, completion
   uint64_t sockets = 0;
   uint64_t foreign = 0;  // entries whose address is not one of the pool's objects (left alone)
+  // Taken off the fill ring (or TX ring) by the kernel and not put on an RX (completion) ring:
+  // inside the kernel's xsk_buff_pool, addresses unknown, counted from the ring indices. The
+  // PMD never gets them back; the final audit counts them as held by the PMD.
+  uint64_t in_kernel = 0;
   std::string ToString() const;
   void Free();  // after the ports closed: nothing in the kernel refers to them any more
 };
@@ -130,6 +134,7 @@ struct Engine::Impl {
   bool started = false;
   bool stopped = false;
   AuditResult final_audit;
+  uint64_t held_by_pmd_at_stop = 0;  // XskTakeBack::in_kernel (audit.cc)
   mutable std::mutex control_mu;
 
   ~Impl();
