@@ -8,6 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "dataplane/pool/strategy_spec.h"
+#include "server/preflight_vdev.h"
 #include "server/test_hooks.h"
 
 ABSL_FLAG(bool, preflight, false,
@@ -126,6 +127,7 @@ preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::Engi
   req.pool_memory = req.hugepages ? populated * kMbufBytes : 0;
 
   preflight::Report r = preflight::Run(host, req);
+  r.findings.push_back(preflight::CheckVdevMemory(eal));
   if (ports > 0) {
     r.findings.push_back(preflight::CheckPoolSizing(PoolNeedsOf(c, ports, workers), populated));
   }

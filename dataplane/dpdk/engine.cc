@@ -83,6 +83,9 @@ absl::Status Engine::Start() {
   Impl& e = *impl_;
   if (e.started) return absl::FailedPreconditionError("engine already started");
   for (uint16_t id : e.port_ids) {
+    if (absl::Status st = e.CheckStartable(id); !st.ok()) return st;
+  }
+  for (uint16_t id : e.port_ids) {
     if (int rc = rte_eth_dev_start(id); rc != 0) {
       return absl::InternalError(
           absl::StrCat("port ", id, " (", e.ports[id].name, "): start: ", rte_strerror(-rc)));

@@ -143,6 +143,9 @@ struct Engine::Impl {
   absl::Status SetUpPorts();   // port_setup.cc: queues and rings
   absl::StatusOr<uint16_t> ResolvePort(absl::string_view name) const;
   void ClosePorts();
+  // Before rte_eth_dev_start: what a PMD would fail at without saying so (port_setup.cc:
+  // net_virtio_user's vhost-user memory regions). FailedPrecondition naming what to change.
+  absl::Status CheckStartable(uint16_t id) const;
   // net_ring ports keep what their rings hold when they close: takes those mbufs back (workers
   // stopped). Returns how many.
   uint64_t DrainRingPorts();
