@@ -8,8 +8,10 @@
 
 namespace skbnf::preflight {
 
-Finding CheckVdevMemory(const std::vector<std::string>& eal) {
-  std::vector<std::string> virtio;  // vhost-user virtio_user vdevs, by name
+namespace {
+
+std::vector<std::string> VirtioUserArgs(const std::vector<std::string>& eal) {
+  std::vector<std::string> virtio;  // vhost-user virtio_user vdevs, their full argument
   for (size_t i = 0; i < eal.size(); ++i) {
     std::string v;
     if (eal[i] == "--vdev" && i + 1 < eal.size()) {
@@ -21,11 +23,22 @@ Finding CheckVdevMemory(const std::vector<std::string>& eal) {
     }
     if (!absl::StartsWith(v, "net_virtio_user") && !absl::StartsWith(v, "virtio_user")) continue;
     if (absl::StrContains(v, "path=/dev/vhost-")) continue;  // vhost-kernel / vhost-vdpa
-    virtio.push_back(v.substr(0, v.find(',')));
+    virtio.push_back(v);
   }
+  return virtio;
+}
+
+std::string Names(const std::vector<std::string>& vdevs) {
+  std::vector<std::string> names;
+  for (const std::string& v : vdevs) names.push_back(v.substr(0, v.find(',')));
+  return absl::StrJoin(names, ", ");
+}
+
+Finding CheckVdevMemory(const std::vector<std::string>& eal,
+                        const std::vector<std::string>& virtio) {
   if (virtio.empty()) return {Severity::kOk, "vdev_memory", "no vhost-user virtio_user vdev"};
   auto has = [&](const char* flag) { return std::find(eal.begin(), eal.end(), flag) != eal.end(); };
-  const std::string names = absl::StrJoin(virtio, ", ");
+  const std::string names = Names(virtio);
   if (has("--no-huge")) {
     return {Severity::kRisk, "vdev_memory",
             absl::StrCat(names,
@@ -44,6 +57,31 @@ Finding CheckVdevMemory(const std::vector<std::string>& eal) {
       Severity::kOk, "vdev_memory",
       absl::StrCat(names, ": memory shareable (",
                    has("--single-file-segments") ? "--single-file-segments" : "--legacy-mem", ")")};
+}
+
+}  // namespace
+
+std::vector<Finding> CheckVdevs(const std::vector<std::string>& eal) {
+  const std::vector<std::string> virtio = VirtioUserArgs(eal);
+  std::vector<Finding> out = {CheckVdevMemory(eal, virtio)};
+  if (virtio.empty()) return out;
+  std::vector<std::string> small;
+  for (const std::string& v : virtio) {
+    if (!absl::StrContains(v, "queue_size=")) small.push_back(v);
+  }
+  if (small.empty()) {
+    out.push_back(
+        {Severity::kOk, "vdev_queue_size", absl::StrCat(Names(virtio), ": queue_size set")});
+  } else {
+    out.push_back(
+        {Severity::kRisk, "vdev_queue_size",
+         absl::StrCat(Names(small),
+                      ": no queue_size=, so the rings are virtio_user's default 256 descriptors "
+                      "(--rx-ring does not change them) and the vhost-user peer drops "
+                      "(OVS: ovs_tx_failure_drops) whenever the worker falls 256 frames behind: "
+                      "add queue_size=1024 to the vdev")});
+  }
+  return out;
 }
 
 }  // namespace skbnf::preflight

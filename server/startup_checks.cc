@@ -127,7 +127,7 @@ preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::Engi
   req.pool_memory = req.hugepages ? populated * kMbufBytes : 0;
 
   preflight::Report r = preflight::Run(host, req);
-  r.findings.push_back(preflight::CheckVdevMemory(eal));
+  for (preflight::Finding& f : preflight::CheckVdevs(eal)) r.findings.push_back(std::move(f));
   if (ports > 0) {
     r.findings.push_back(preflight::CheckPoolSizing(PoolNeedsOf(c, ports, workers), populated));
   }

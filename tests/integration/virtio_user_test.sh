@@ -58,6 +58,8 @@ rc=0; run || rc=$?
 [ "$rc" -eq 2 ] || fail "without --single-file-segments: exit $rc, not 2 (start-up refused)"
 grep -q "preflight warning: vdev_memory: net_virtio_user0: .*--single-file-segments" "$T/out" ||
   fail "no preflight warning naming --single-file-segments"
+grep -q "preflight warning: vdev_queue_size: net_virtio_user0: .*add queue_size=1024" "$T/out" ||
+  fail "no preflight warning about virtio_user's 256-descriptor default rings"
 grep -q "port 0 (net_virtio_user0, vhost-user): EAL's memory is [0-9]* files .*add --single-file-segments" "$T/out" ||
   fail "refusal does not name --single-file-segments"
 grep -q "^port 0 link up" "$T/out" && fail "a refused port was reported link up"
