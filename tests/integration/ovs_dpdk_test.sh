@@ -4,13 +4,13 @@
 # rundir/db/log and stopped (bridge and ports removed) on every exit path.
 #
 #   kernel raw socket -> OVS internal port sbiN -> flow -> dpdkvhostuserclient vhu0
-#     -> skbnfd net_virtio_user0 (server=1) -> l3 (TTL-1, next-hop MAC) -> net_virtio_user1
+#     -> skbnfd net_virtio_user0 (server=1) -> io / mac / l3 (TTL-1, next-hop MAC) -> net_virtio_user1
 #     -> vhu1 -> flow -> internal port sboN -> kernel raw socket
 #
 # Every frame is checked on the far side (tests/integration/raw_traffic.py: MACs, TTL-1, IP
 # checksum, payload) and accounted for, exactly, hop by hop, from OVS's live port counters
 # (ovs-ofctl dump-ports: tx drop of a dpdkvhostuserclient port includes ovs_tx_failure_drops)
-# and skbnfd's exit line (drops by reason):
+# and skbnfd's exit line (drops by reason), in tests/integration/ovs_accounting.py:
 #   sent = delivered + OVS drops (sbi rx, vhu0 tx, vhu1 rx, sbo tx) + skbnfd drops by reason
 # At the stated low rate (300 frames/s) nothing may be lost; a burst as fast as a raw socket
 # sends then must still add up exactly (OVS's failed transmits into skbnfd's RX ring counted).
@@ -86,100 +86,62 @@ ovs-ofctl add-flow "$OF" "in_port=$SI,actions=output:vhu0"
 ovs-ofctl add-flow "$OF" "in_port=vhu1,actions=output:$SO"
 echo "ok: OVS $("$VSWITCHD" --version | head -1 | awk '{print $NF}') up: br0 (netdev), vhu0/vhu1 dpdkvhostuserclient, $SI/$SO internal"
 
-# skbnfd: l3, hot swaps while traffic flows.
+# skbnfd in each mode (io, mac, l3), hot swaps while traffic flows; OVS stays up between runs
+# and each run is accounted for from the port counters' difference.
 KI=$(cat "/sys/class/net/$SI/address"); KO=$(cat "/sys/class/net/$SO/address")
 M0=02:00:00:00:5b:00; M1=02:00:00:00:5b:01
-cat >"$T/skb.conf" <<CONF
-mode l3
-port net_virtio_user0
-port net_virtio_user1
-route 10.1.0.0/16 net_virtio_user1 $KO
-route 10.0.0.0/16 net_virtio_user0 $KI
-CONF
 "$SKBNFD" --helpfull >"$T/skb.log" 2>&1 || true
 CTL=()
 grep -q -- "--listen" "$T/skb.log" && CTL=(--listen=127.0.0.1:0 --metrics-addr=off)
-"$SKBNFD" "${CTL[@]}" --config="$T/skb.conf" --stats=0 \
-  --swap-cycle='headpool;recycle+magazine;magazine;lcache:size=64+magazine' --swap-every=1 \
-  -- -l 0,1 --no-pci --single-file-segments --huge-dir="$MNT" --file-prefix="skbnf-vu-$$" \
-  "--vdev=net_virtio_user0,path=$T/vhu0.sock,server=1,queues=1,queue_size=1024,mac=$M0" \
-  "--vdev=net_virtio_user1,path=$T/vhu1.sock,server=1,queues=1,queue_size=1024,mac=$M1" \
-  >"$T/skb.log" 2>&1 &
-PID=$!
-for _ in $(seq 300); do
-  grep -q "^mode " "$T/skb.log" && break
-  kill -0 "$PID" 2>/dev/null || fail "skbnfd did not start"
-  sleep 0.1
-done
-grep -q "^mode l3" "$T/skb.log" || fail "skbnfd not forwarding"
-
-traffic() {  # count rate
-  python3 "$HERE/raw_traffic.py" --tx "$SI" --rx "$SO" --count "$1" --rate "$2" \
-    --dst-mac "$M0" --src-mac "$KI" --expect-dst-mac "$KO" --expect-src-mac "$M1" --dst-spread 50
-}
 ports() { ovs-ofctl dump-ports "$OF"; }
-LOW=$(traffic "$LOW_COUNT" "$LOW_RATE")
-ports >"$T/ports.low"
-HIGH=$(traffic "$BURST" 0)
-ports >"$T/ports.all"
-kill -TERM "$PID"
-set +e; wait "$PID"; rc=$?; set -e
-PID=
-[ "$rc" -eq 0 ] || fail "skbnfd exited $rc"
-grep -q "audit OK (exact" "$T/skb.log" || fail "no exact audit"
-grep -q "^swap ok" "$T/skb.log" || fail "no swap while forwarding"
-grep -Eq "swaps ok [0-9]+ failed [1-9]" "$T/skb.log" && fail "a swap failed"
-python3 - "$LOW" "$HIGH" "$T/ports.low" "$T/ports.all" "$T/skb.log" "$SI" "$SO" <<'PY'
-import json, re, subprocess, sys
-low, high = json.loads(sys.argv[1]), json.loads(sys.argv[2])
-def ports(path):
-    text = open(path).read()
-    out = {}
-    for m in re.finditer(r"port +(\S+): rx pkts=(\d+).*?drop=(\d+).*?\n +tx pkts=(\d+).*?drop=(\d+)",
-                         text):
-        out[m.group(1)] = dict(rx=int(m.group(2)), rx_drop=int(m.group(3)),
-                               tx=int(m.group(4)), tx_drop=int(m.group(5)))
-    return out
-line = [l for l in open(sys.argv[5]) if l.startswith("skbnfd: ") and " rx " in l][-1]
-rx = int(re.search(r" rx (\d+),", line).group(1))
-tx = int(re.search(r" tx (\d+),", line).group(1))
-drops = dict((k, int(v)) for k, v in re.findall(r"(\w+)=(\d+)", line.split("drops ", 1)[1].split(", rx_nombuf")[0]))
-# OpenFlow port numbers by interface name (ovs-ofctl show).
-p = ports(sys.argv[4])
-nums = {}
-show = subprocess.run(["ovs-ofctl", "show", "unix:" + sys.argv[4].rsplit("/", 1)[0] + "/br0.mgmt"],
-                      capture_output=True, text=True).stdout
-for m in re.finditer(r" (\d+)\(([^)]+)\):", show):
-    nums[m.group(2)] = m.group(1)
-si, so = p[nums[sys.argv[6]]], p[nums[sys.argv[7]]]
-v0, v1 = p[nums["vhu0"]], p[nums["vhu1"]]
-sent = low["sent"] + high["sent"]
-delivered = low["delivered"] + high["delivered"]
-ovs = {"in rx_drop": si["rx_drop"], "vhu0 tx_drop (incl. ovs_tx_failure_drops)": v0["tx_drop"],
-       "vhu1 rx_drop": v1["rx_drop"], "out tx_drop": so["tx_drop"]}
-skb = sum(drops.values())
-print(f"low rate {low['rate_pps']:.0f}/s: sent {low['sent']}, delivered {low['delivered']}; "
-      f"burst: sent {high['sent']}, delivered {high['delivered']}")
-print(f"sent {sent} = delivered {delivered} + OVS drops {sum(ovs.values())} {ovs} + skbnfd drops "
-      f"{skb} {drops}")
-hops = [("sent == OVS rx on the in port", sent, si["rx"] + si["rx_drop"]),
-        ("in rx == vhu0 tx + tx drop", si["rx"], v0["tx"] + v0["tx_drop"]),
-        ("vhu0 tx == skbnfd rx", v0["tx"], rx),
-        ("skbnfd rx == tx + drops", rx, tx + skb),
-        ("skbnfd tx == vhu1 rx + rx drop", tx, v1["rx"] + v1["rx_drop"]),
-        ("vhu1 rx == out tx + tx drop", v1["rx"], so["tx"] + so["tx_drop"]),
-        ("out tx == delivered", so["tx"], delivered)]
-ok = True
-for name, a, b in hops:
-    if a != b:
-        print(f"  MISMATCH {name}: {a} != {b}")
-        ok = False
-if sent != delivered + sum(ovs.values()) + skb:
-    print("  MISMATCH: sent != delivered + drops"); ok = False
-if low["delivered"] != low["sent"]:
-    print(f"  LOSS at {low['rate_pps']:.0f}/s: {low['sent'] - low['delivered']}"); ok = False
-if low["bad"] or high["bad"] or low["duplicates"] or high["duplicates"]:
-    print(f"  BAD frames: {low['bad_first'] + high['bad_first']}"); ok = False
-sys.exit(0 if ok else 1)
-PY
-echo "ok: OVS-DPDK l3 with swaps: exit 0, $(grep -o 'audit OK[^;]*' "$T/skb.log")"
+ovs-ofctl show "$OF" >"$T/show"
+
+run_mode() {  # mode: io (frames unchanged), mac (src = port 1's MAC, dst = its dst_mac), l3
+  local mode=$1 expect
+  case $mode in
+    io) expect=(--expect-dst-mac "$M0" --expect-src-mac "$KI" --ttl-dec 0) ;;
+    mac) expect=(--expect-dst-mac "$KO" --expect-src-mac "$M1" --ttl-dec 0) ;;
+    l3) expect=(--expect-dst-mac "$KO" --expect-src-mac "$M1" --ttl-dec 1) ;;
+  esac
+  cat >"$T/skb.conf" <<CONF
+mode $mode
+port net_virtio_user0 peer=net_virtio_user1 dst_mac=$KI
+port net_virtio_user1 peer=net_virtio_user0 dst_mac=$KO
+CONF
+  if [ "$mode" = l3 ]; then
+    printf 'route 10.1.0.0/16 net_virtio_user1 %s\nroute 10.0.0.0/16 net_virtio_user0 %s\n' \
+      "$KO" "$KI" >>"$T/skb.conf"
+  fi
+  "$SKBNFD" "${CTL[@]}" --config="$T/skb.conf" --stats=0 \
+    --swap-cycle='headpool;recycle+magazine;magazine;lcache:size=64+magazine' --swap-every=1 \
+    -- -l 0,1 --no-pci --single-file-segments --huge-dir="$MNT" --file-prefix="skbnf-vu-$$" \
+    "--vdev=net_virtio_user0,path=$T/vhu0.sock,server=1,queues=1,queue_size=1024,mac=$M0" \
+    "--vdev=net_virtio_user1,path=$T/vhu1.sock,server=1,queues=1,queue_size=1024,mac=$M1" \
+    >"$T/skb.log" 2>&1 &
+  PID=$!
+  for _ in $(seq 300); do
+    grep -q "^mode " "$T/skb.log" && break
+    kill -0 "$PID" 2>/dev/null || fail "$mode: skbnfd did not start"
+    sleep 0.1
+  done
+  grep -q "^mode $mode" "$T/skb.log" || fail "$mode: skbnfd not forwarding"
+  traffic() {  # count rate
+    python3 "$HERE/raw_traffic.py" --tx "$SI" --rx "$SO" --count "$1" --rate "$2" \
+      --dst-mac "$M0" --src-mac "$KI" "${expect[@]}" --dst-spread 50
+  }
+  ports >"$T/ports.before"
+  LOW=$(traffic "$LOW_COUNT" "$LOW_RATE")
+  HIGH=$(traffic "$BURST" 0)
+  ports >"$T/ports.after"
+  kill -TERM "$PID"
+  set +e; wait "$PID"; local rc=$?; set -e
+  PID=
+  [ "$rc" -eq 0 ] || fail "$mode: skbnfd exited $rc"
+  grep -q "audit OK (exact" "$T/skb.log" || fail "$mode: no exact audit"
+  grep -q "^swap ok" "$T/skb.log" || fail "$mode: no swap while forwarding"
+  grep -Eq "swaps ok [0-9]+ failed [1-9]" "$T/skb.log" && fail "$mode: a swap failed"
+  python3 "$HERE/ovs_accounting.py" "$LOW" "$HIGH" "$T/ports.before" "$T/ports.after" \
+    "$T/skb.log" "$T/show" "$SI" "$SO" || fail "$mode: accounting"
+  echo "ok: OVS-DPDK $mode with swaps: exit 0, $(grep -o 'audit OK[^;]*' "$T/skb.log")"
+}
+for mode in io mac l3; do run_mode "$mode"; done
