@@ -23,10 +23,11 @@
 # with queue_size=1024 (the vhost-user maximum, as skbnfd's --rx-ring default).
 #
 # Hugepages: tests/support/hugepages.py ensure/release; exit 77 with the reason only when none
-# can be had. Usage: ovs_dpdk_test.sh <skbnfd> [burst frames (default 3000)]
+# can be had. Usage: ovs_dpdk_test.sh <skbnfd> [burst frames (default 3000)] [skbnfctl]
 set -euo pipefail
 SKBNFD=$1
 BURST=${2:-3000}
+CTLBIN=${3:-}  # skbnfctl: the multi-queue run's running audit and per-core counters
 LOW_RATE=300
 LOW_COUNT=1500
 HERE=$(cd "$(dirname "$0")" && pwd)
@@ -71,7 +72,7 @@ ovsdb-server "$T/conf.db" --remote="punix:$T/db.sock" --pidfile="$T/ovsdb-server
   --log-file="$T/ovs-vswitchd.log"
 "${VSCTL[@]}" add-br br0 -- set bridge br0 datapath_type=netdev \
   -- add-port br0 vhu0 -- set Interface vhu0 type=dpdkvhostuserclient \
-     "options:vhost-server-path=$T/vhu0.sock" \
+     "options:vhost-server-path=$T/vhu0.sock" other_config:tx-steering=hash \
   -- add-port br0 vhu1 -- set Interface vhu1 type=dpdkvhostuserclient \
      "options:vhost-server-path=$T/vhu1.sock" \
   -- add-port br0 "$SI" -- set Interface "$SI" type=internal \
@@ -96,8 +97,8 @@ grep -q -- "--listen" "$T/skb.log" && CTL=(--listen=127.0.0.1:0 --metrics-addr=o
 ports() { ovs-ofctl dump-ports "$OF"; }
 ovs-ofctl show "$OF" >"$T/show"
 
-run_mode() {  # mode: io (frames unchanged), mac (src = port 1's MAC, dst = its dst_mac), l3
-  local mode=$1 expect
+run_mode() {  # mode [mq]: io (frames unchanged), mac (src = port 1's MAC, dst = its dst_mac), l3
+  local mode=$1 mq=${2:-} expect
   case $mode in
     io) expect=(--expect-dst-mac "$M0" --expect-src-mac "$KI" --ttl-dec 0) ;;
     mac) expect=(--expect-dst-mac "$KO" --expect-src-mac "$M1" --ttl-dec 0) ;;
@@ -108,15 +109,23 @@ mode $mode
 port net_virtio_user0 peer=net_virtio_user1 dst_mac=$KI
 port net_virtio_user1 peer=net_virtio_user0 dst_mac=$KO
 CONF
+  # mq: two RX queues per port, two workers (lcores 1 and 2 on one CPU), one queue of each port
+  # each; OVS spreads flows over skbnfd's queues (tx-steering=hash, OVS 3.1).
+  local q=1 lcores=(-l 0,1) mqflags=()
+  if [ -n "$mq" ]; then
+    q=2 lcores=(--lcores=0@0,1@1,2@1) mqflags=(--rx-queues=2)
+    printf 'worker 1 net_virtio_user0:0 net_virtio_user1:0\nworker 2 net_virtio_user0:1 net_virtio_user1:1\n' >>"$T/skb.conf"
+  fi
   if [ "$mode" = l3 ]; then
     printf 'route 10.1.0.0/16 net_virtio_user1 %s\nroute 10.0.0.0/16 net_virtio_user0 %s\n' \
       "$KO" "$KI" >>"$T/skb.conf"
   fi
-  "$SKBNFD" "${CTL[@]}" --config="$T/skb.conf" --stats=0 \
+  "$SKBNFD" "${CTL[@]}" "${mqflags[@]}" --config="$T/skb.conf" --stats=0 \
     --swap-cycle='headpool;recycle+magazine;magazine;lcache:size=64+magazine' --swap-every=1 \
-    -- -l 0,1 --no-pci --single-file-segments --huge-dir="$MNT" --file-prefix="skbnf-vu-$$" \
-    "--vdev=net_virtio_user0,path=$T/vhu0.sock,server=1,queues=1,queue_size=1024,mac=$M0" \
-    "--vdev=net_virtio_user1,path=$T/vhu1.sock,server=1,queues=1,queue_size=1024,mac=$M1" \
+    -- "${lcores[@]}" --no-pci --single-file-segments --huge-dir="$MNT" \
+    --file-prefix="skbnf-vu-$$" \
+    "--vdev=net_virtio_user0,path=$T/vhu0.sock,server=1,queues=$q,queue_size=1024,mac=$M0" \
+    "--vdev=net_virtio_user1,path=$T/vhu1.sock,server=1,queues=$q,queue_size=1024,mac=$M1" \
     >"$T/skb.log" 2>&1 &
   PID=$!
   for _ in $(seq 300); do
@@ -131,6 +140,15 @@ CONF
   }
   ports >"$T/ports.before"
   LOW=$(traffic "$LOW_COUNT" "$LOW_RATE")
+  if [ -n "$mq" ] && [ -n "$CTLBIN" ]; then
+    # Buffers sit in the virtio rings now: the running audit (workers parked) must still be
+    # exact, and each worker must have had its share of the flows.
+    local addr
+    addr=$(grep -o "gRPC on [0-9.]*:[0-9]*" "$T/skb.log" | awk '{print $3}')
+    "$CTLBIN" --addr="$addr" audit >"$T/audit" 2>&1 || { cat "$T/audit"; fail "mq: skbnfctl audit"; }
+    grep -q "^audit ok" "$T/audit" || { cat "$T/audit"; fail "mq: running audit not ok"; }
+    "$CTLBIN" --addr="$addr" stats >"$T/stats" 2>&1 || fail "mq: skbnfctl stats"
+  fi
   HIGH=$(traffic "$BURST" 0)
   ports >"$T/ports.after"
   kill -TERM "$PID"
@@ -142,6 +160,20 @@ CONF
   grep -Eq "swaps ok [0-9]+ failed [1-9]" "$T/skb.log" && fail "$mode: a swap failed"
   python3 "$HERE/ovs_accounting.py" "$LOW" "$HIGH" "$T/ports.before" "$T/ports.after" \
     "$T/skb.log" "$T/show" "$SI" "$SO" || fail "$mode: accounting"
-  echo "ok: OVS-DPDK $mode with swaps: exit 0, $(grep -o 'audit OK[^;]*' "$T/skb.log")"
+  if [ -n "$mq" ] && [ -n "$CTLBIN" ]; then
+    # Per-core RX counters (skbnfctl stats, after the low-rate run): both cores received, and
+    # they sum to what OVS sent into vhu0 during it (nothing else was sent then).
+    python3 - "$T/stats" "$LOW" <<'PY' || fail "mq: per-core sums"
+import json, sys
+rows = [l.split() for l in open(sys.argv[1]) if l[:1].isdigit()]
+rx = {r[1]: int(r[5]) for r in rows if len(r) > 5 and r[2] in ("running", "paused")}
+low = json.loads(sys.argv[2])
+print(f"  per-core RX after the low-rate run: {rx}, sum {sum(rx.values())}, sent {low['sent']}")
+sys.exit(0 if len(rx) == 2 and min(rx.values()) > 0 and sum(rx.values()) == low["sent"] else 1)
+PY
+    grep -A3 "^audit ok" "$T/audit" | grep -o "running (workers parked): in flight by counters [0-9]* vs populated - available [0-9]*" | sed 's/^/  /'
+  fi
+  echo "ok: OVS-DPDK $mode${mq:+ (2 RX queues, 2 workers)} with swaps: exit 0, $(grep -o 'audit OK[^;]*' "$T/skb.log")"
 }
 for mode in io mac l3; do run_mode "$mode"; done
+run_mode l3 mq
