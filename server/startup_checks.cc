@@ -10,6 +10,7 @@
 #include "absl/strings/str_join.h"
 #include "dataplane/dpdk/pci_env.h"
 #include "dataplane/pool/strategy_spec.h"
+#include "server/preflight_vdev.h"
 #include "server/test_hooks.h"
 
 ABSL_FLAG(bool, preflight, false,
@@ -159,6 +160,7 @@ preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::Engi
 
   preflight::Report r = preflight::Run(host, req);
   if (pci_devices_from_env) CheckPortsAreHandedIn(host, c, r);
+  for (preflight::Finding& f : preflight::CheckVdevs(eal)) r.findings.push_back(std::move(f));
   if (ports > 0) {
     r.findings.push_back(preflight::CheckPoolSizing(PoolNeedsOf(c, ports, workers), populated));
   }

@@ -23,9 +23,12 @@ AuditResult Engine::Impl::AuditNow(bool exact) {
     r.in_flight = r.populated - std::min(r.populated, r.available);
     // The check: the pool's own conservation equation with in flight = host allocs - host frees
     // from the counters (0 after Stop: every mbuf came back). Independent of `available`.
-    r.pool = pool->Audit(exact ? 0 : first.handed_out);
+    // After Stop, what an AF_XDP port's kernel side kept (held_by_pmd, counted from its rings'
+    // indices, not from the pool) is the only thing allowed out of the pool.
+    r.held_by_pmd = exact ? held_by_pmd_at_stop : 0;
+    r.pool = pool->Audit(exact ? r.held_by_pmd : first.handed_out);
     const bool clean = r.pool.double_frees == 0 && r.pool.foreign_frees == 0;
-    r.ok = r.pool.ok && clean && (!exact || r.pool.handed_out == 0);
+    r.ok = r.pool.ok && clean && (!exact || r.pool.handed_out == r.held_by_pmd);
     r.message = absl::StrCat(
         exact ? "exact (stopped): " : "running (workers parked): in flight by counters ",
         exact ? ""
@@ -40,9 +43,12 @@ AuditResult Engine::Impl::AuditNow(bool exact) {
     r.available = rte_mempool_avail_count(mp);
     r.in_flight = r.populated - std::min(r.populated, r.available);
     if (exact) {
-      r.ok = r.available == r.populated;
-      r.message = absl::StrCat("exact: ring_mp_mc available ", r.available,
-                               r.ok ? " == " : " != ", "populated ", r.populated);
+      r.held_by_pmd = held_by_pmd_at_stop;
+      r.ok = r.available + r.held_by_pmd == r.populated;
+      r.message = absl::StrCat(
+          "exact: ring_mp_mc available ", r.available,
+          r.held_by_pmd > 0 ? absl::StrCat(" + held by PMD ", r.held_by_pmd) : std::string(),
+          r.ok ? " == " : " != ", "populated ", r.populated);
     } else {
       // DPDK's native pool keeps no alloc/free counters: nothing to check the in-flight figure
       // against while the ports hold mbufs. Reported, not judged.

@@ -83,6 +83,9 @@ absl::Status Engine::Start() {
   Impl& e = *impl_;
   if (e.started) return absl::FailedPreconditionError("engine already started");
   for (uint16_t id : e.port_ids) {
+    if (absl::Status st = e.CheckStartable(id); !st.ok()) return st;
+  }
+  for (uint16_t id : e.port_ids) {
     if (int rc = rte_eth_dev_start(id); rc != 0) {
       return absl::InternalError(
           absl::StrCat("port ", id, " (", e.ports[id].name, "): start: ", rte_strerror(-rc)));
@@ -115,14 +118,20 @@ absl::Status Engine::Stop() {
   }
   // Drain: stopping and closing the ports releases every mbuf their queues hold, except what
   // net_ring's rings hold (they outlive the port): those are taken back first.
+  // net_af_xdp leaves what its sockets' rings hold when it closes (af_xdp_rings.cc): read from
+  // the rings before the close, freed after it.
   const uint64_t from_rings = e.DrainRingPorts();
+  XskTakeBack from_xsk = e.TakeBackFromXdpRings();
   e.ClosePorts();
+  from_xsk.Free();
+  e.held_by_pmd_at_stop = from_xsk.in_kernel;
   e.stopped = true;
   e.final_audit = e.AuditNow(true);
   if (from_rings > 0) {
     absl::StrAppend(&e.final_audit.message, "; ", from_rings,
                     " mbufs taken back from net_ring rings at stop");
   }
+  if (from_xsk.sockets > 0) absl::StrAppend(&e.final_audit.message, "; ", from_xsk.ToString());
   return absl::OkStatus();
 }
 

@@ -170,7 +170,11 @@ struct EngineSnapshot {
 
 // Conservation audit (audit.cc). Two kinds, both real checks:
 //   final   (exact = true)  after Stop: ports closed, so every mbuf is back: available ==
-//                           populated, and (skbnf) store + layers + depots == populated.
+//                           populated, and (skbnf) store + layers + depots == populated;
+//                           except held_by_pmd: what an AF_XDP port's kernel side kept past
+//                           close (dataplane/dpdk/af_xdp_rings.cc), counted from its rings'
+//                           indices, so available + held_by_pmd == populated and the pool's
+//                           counters must say exactly held_by_pmd are out.
 //   running (exact = false) workers parked for the check (each flushed its layers and stopped
 //                           touching the pool): the mbufs out of the pool (in PMD rings, on TX
 //                           queues) are counted two independent ways, populated - available and
@@ -185,6 +189,9 @@ struct AuditResult {
   std::string message;
   uint64_t populated = 0, available = 0;
   uint64_t in_flight = 0;  // populated - available
+  // Final audit: mbufs a PMD keeps after its port closed, counted from an independent source
+  // (AF_XDP: the kernel's ring indices). 0 for every other PMD.
+  uint64_t held_by_pmd = 0;
   bool has_pool = false;
   pool::AuditReport pool;
 };

@@ -95,6 +95,21 @@ struct Worker {
   WorkerCounters c;
 };
 
+// What Stop takes back from the rings of the process's AF_XDP sockets (af_xdp_rings.cc): the
+// PMD never frees the mbufs it left there when it closes.
+struct XskTakeBack {
+  std::vector<rte_mbuf*> mbufs;
+  uint64_t per_ring[4] = {};  // rx, tx, fill, completion
+  uint64_t sockets = 0;
+  uint64_t foreign = 0;  // entries whose address is not one of the pool's objects (left alone)
+  // Taken off the fill ring (or TX ring) by the kernel and not put on an RX (completion) ring:
+  // inside the kernel's xsk_buff_pool, addresses unknown, counted from the ring indices. The
+  // PMD never gets them back; the final audit counts them as held by the PMD.
+  uint64_t in_kernel = 0;
+  std::string ToString() const;
+  void Free();  // after the ports closed: nothing in the kernel refers to them any more
+};
+
 struct Engine::Impl {
   EngineConfig config;
   std::vector<PortState> ports = std::vector<PortState>(kMaxPorts);
@@ -122,6 +137,7 @@ struct Engine::Impl {
   bool started = false;
   bool stopped = false;
   AuditResult final_audit;
+  uint64_t held_by_pmd_at_stop = 0;  // XskTakeBack::in_kernel (audit.cc)
   mutable std::mutex control_mu;
 
   ~Impl();
@@ -130,9 +146,15 @@ struct Engine::Impl {
   absl::Status SetUpPorts();   // port_setup.cc: queues and rings
   absl::StatusOr<uint16_t> ResolvePort(absl::string_view name) const;
   void ClosePorts();
+  // Before rte_eth_dev_start: what a PMD would fail at without saying so (port_setup.cc:
+  // net_virtio_user's vhost-user memory regions). FailedPrecondition naming what to change.
+  absl::Status CheckStartable(uint16_t id) const;
   // net_ring ports keep what their rings hold when they close: takes those mbufs back (workers
   // stopped). Returns how many.
   uint64_t DrainRingPorts();
+  // net_af_xdp ports leave the mbufs on their sockets' rings when they close: reads them from
+  // the rings (workers stopped, before ClosePorts; free them after).
+  XskTakeBack TakeBackFromXdpRings();
   absl::Status SetUpWorkers();  // workers.cc
   Worker* FindWorker(unsigned lcore) const;
   absl::Status PauseLocked(Worker& w, std::chrono::microseconds timeout);

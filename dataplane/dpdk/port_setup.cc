@@ -2,12 +2,15 @@
 // rings, and what Engine::Ports() reports of them (link, PMD counters).
 #include <rte_bus.h>
 #include <rte_dev.h>
+#include <rte_devargs.h>
 #include <rte_ethdev.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_memory.h>
 #include <rte_ring.h>
 
 #include <algorithm>
+#include <set>
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
@@ -213,6 +216,68 @@ void Engine::Impl::ClosePorts() {
     rte_eth_dev_stop(id);
     rte_eth_dev_close(id);
   }
+}
+
+// net_virtio_user with a vhost-user backend shares the process's memory with the backend as at
+// most VHOST_MEMORY_MAX_NREGIONS (8) file-backed regions, one per distinct file descriptor of
+// EAL's memory segments (DPDK 22.11 drivers/net/virtio/virtio_user/vhost_user.c,
+// update_memory_region / vhost_user_set_memory_table). Without --single-file-segments each
+// hugepage is its own file: the backend never gets the memory table, virtio_user_start_device
+// fails with "Too many memory regions", and virtio_user_set_status swallows the failure
+// (virtio_user_ethdev.c): rte_eth_dev_start returns 0, the link reads up, and the port forwards
+// nothing. So the engine counts the regions the same way before it starts such a port, and
+// refuses, saying what to write. (--legacy-mem maps all hugepages as few files too.) A segment
+// without a file (--no-huge) cannot be shared at all.
+namespace {
+
+struct RegionCount {
+  std::set<int> fds;
+  size_t segments_without_fd = 0;
+};
+
+int CountRegion(const rte_memseg_list*, const rte_memseg* ms, void* arg) {
+  auto* c = static_cast<RegionCount*>(arg);
+  const int fd = rte_memseg_get_fd_thread_unsafe(ms);  // rte_memseg_walk holds the lock
+  if (fd < 0) {
+    ++c->segments_without_fd;
+  } else {
+    c->fds.insert(fd);
+  }
+  return 0;
+}
+
+constexpr size_t kVhostUserMaxRegions = 8;  // VHOST_MEMORY_MAX_NREGIONS, vhost_user.c
+
+}  // namespace
+
+absl::Status Engine::Impl::CheckStartable(uint16_t id) const {
+  const PortState& ps = ports[id];
+  if (ps.driver != "net_virtio_user") return absl::OkStatus();
+  rte_eth_dev_info info{};
+  if (rte_eth_dev_info_get(id, &info) != 0 || info.device == nullptr) return absl::OkStatus();
+  const rte_devargs* da = rte_dev_devargs(info.device);
+  const std::string args = da != nullptr && da->args != nullptr ? da->args : "";
+  // A vhost-kernel (/dev/vhost-net) or vhost-vdpa backend has other limits; only vhost-user's
+  // socket is checked here.
+  if (args.find("path=/dev/vhost-") != std::string::npos) return absl::OkStatus();
+  RegionCount c;
+  rte_memseg_walk(CountRegion, &c);
+  const std::string port = absl::StrCat("port ", id, " (", ps.name, ", vhost-user)");
+  if (c.segments_without_fd > 0) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        port, ": EAL's memory has ", c.segments_without_fd,
+        " segment(s) without a file (--no-huge?), which vhost-user cannot share with its "
+        "backend: run with hugepages and add --single-file-segments to the EAL arguments"));
+  }
+  if (c.fds.size() > kVhostUserMaxRegions) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        port, ": EAL's memory is ", c.fds.size(),
+        " files (one per hugepage) but vhost-user shares at most ", kVhostUserMaxRegions,
+        " memory regions with its backend (DPDK: \"Too many memory regions\"; the device "
+        "would not start yet report link up and forward nothing): add --single-file-segments "
+        "to the EAL arguments (or --legacy-mem)"));
+  }
+  return absl::OkStatus();
 }
 
 std::vector<PortInfo> Engine::Ports() const {

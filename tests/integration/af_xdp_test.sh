@@ -1,0 +1,128 @@
+#!/usr/bin/env bash
+# net_af_xdp end to end, the kernel as the peer (copy mode: veth has no zero-copy), in a network
+# namespace this script creates and removes whatever happens (IPv6 off: only the test's frames
+# cross the pairs).
+#   1. dataplane_integration_tests --gtest_filter='AfXdpTest.*' on the pair skbva/skbvb: frames
+#      through the kernel and back, the exact audit at Stop, the idle stop (skbnf and
+#      ring_mp_mc), a planted one-mbuf leak that must still fail the audit.
+#   2. skbnfd itself on two pairs (xa|ka, xb|kb): an idle run exits 0 with an exact audit; then
+#      l3 with hot swaps while raw-socket frames go ka -> xa -> skbnfd -> xb -> kb, each checked
+#      on kb (MACs, TTL-1, IP checksum, payload); SIGTERM; exit 0, exact audit, and every frame
+#      accounted for: sent = delivered + skbnfd drops by reason + lost before skbnfd (must be 0
+#      at the stated rate).
+# Why the audit used to fail (exit 1 on every stop, issue 22) and what Stop does about it:
+# dataplane/dpdk/af_xdp_rings.cc.
+# Usage: af_xdp_test.sh <dataplane_integration_tests> <skbnfd> [frames (default 2000)]
+set -euo pipefail
+GTEST=$1
+SKBNFD=$2
+COUNT=${3:-2000}
+RATE=1000  # frames per second: the stated low rate at which no frame may be lost
+HERE=$(cd "$(dirname "$0")" && pwd)
+NS=skbnf-xdp-$$
+OUT=$(mktemp)
+PID=
+cleanup() {
+  [ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null || true
+  ip netns del "$NS" 2>/dev/null || true
+  rm -f "$OUT" "$OUT.conf"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; grep -v "^libxdp\|^libbpf" "$OUT" | tail -20; exit 1; }
+if ! err=$(ip netns add "$NS" 2>&1); then
+  echo "SKIP: cannot create a network namespace here: $err"
+  exit 77
+fi
+in_ns() { ip netns exec "$NS" "$@"; }
+for p in "skbva skbvb" "xa ka" "xb kb"; do
+  set -- $p
+  ip -n "$NS" link add "$1" type veth peer name "$2"
+  for i in "$1" "$2"; do
+    in_ns sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+    ip -n "$NS" link set "$i" up
+  done
+done
+mac() { ip -n "$NS" -j link show "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'; }
+
+# 1. The engine's AF_XDP tests.
+# One process per test, as ctest runs the others (libxdp without a bpffs: one XDP program per
+# interface and process).
+for t in ForwardsThroughTheKernelAndStopAccountsForEveryMbuf IdleStopGivesBackTheFillRings \
+         IdleStopGivesBackTheFillRingsRingMpMc PlantedOneMbufLeakStillFailsTheAudit; do
+  in_ns env SKBNF_IT_XDP_VETH=skbva,skbvb "$GTEST" --gtest_filter="AfXdpTest.$t" >"$OUT" 2>&1 ||
+    fail "AfXdpTest.$t"
+  grep -q "\[  PASSED  \] 1 test" "$OUT" || fail "AfXdpTest.$t: did not pass"
+  echo "ok: AfXdpTest.$t"
+done
+
+# 2. skbnfd.
+EAL=(-l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-xdp-$$"
+     --vdev=net_af_xdp0,iface=xa --vdev=net_af_xdp1,iface=xb)
+CTL=()
+"$SKBNFD" --helpfull >"$OUT" 2>&1 || true
+if grep -q -- "--listen" "$OUT"; then
+  CTL=(--listen=127.0.0.1:0 --metrics-addr=off)
+fi
+audit_ok() {  # the exit line: exact audit, the rings taken back
+  grep -q "audit OK (exact" "$OUT" || fail "$1: no exact audit"
+  grep -q "taken back from 2 AF_XDP socket(s)" "$OUT" || fail "$1: no AF_XDP take-back"
+}
+set +e
+in_ns "$SKBNFD" "${CTL[@]}" --mode=io --duration=2 --stats=0 -- "${EAL[@]}" >"$OUT" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || fail "idle run exited $rc"
+audit_ok "idle run"
+grep -q "4096 mbufs taken back" "$OUT" || fail "idle run: not both fill rings (2 x 2048) back"
+echo "ok: idle run: exit 0, $(grep -o '4096 mbufs taken back[^)]*)' "$OUT")"
+
+XA=$(mac xa); XB=$(mac xb); KA=$(mac ka); KB=$(mac kb)
+cat >"$OUT.conf" <<CONF
+mode l3
+port net_af_xdp0
+port net_af_xdp1
+route 10.1.0.0/16 net_af_xdp1 $KB
+route 10.0.0.0/16 net_af_xdp0 $KA
+CONF
+# `ip netns exec` execs skbnfd: $! is skbnfd itself (a shell function would put a subshell
+# between SIGTERM and it).
+ip netns exec "$NS" "$SKBNFD" "${CTL[@]}" --config="$OUT.conf" --stats=0 \
+  --swap-cycle='headpool;recycle+magazine;magazine;lcache:size=64+magazine' --swap-every=1 \
+  -- "${EAL[@]}" >"$OUT" 2>&1 &
+PID=$!
+for _ in $(seq 300); do
+  grep -q "^mode " "$OUT" && break
+  kill -0 "$PID" 2>/dev/null || fail "skbnfd did not start"
+  sleep 0.1
+done
+grep -q "^mode l3" "$OUT" || fail "skbnfd not forwarding in l3"
+RES=$(in_ns python3 "$HERE/raw_traffic.py" --tx ka --rx kb --count "$COUNT" --rate "$RATE" \
+      --dst-mac "$XA" --src-mac "$KA" --expect-dst-mac "$KB" --expect-src-mac "$XB" \
+      --dst-spread 50)
+kill -TERM "$PID"
+set +e; wait "$PID"; rc=$?; set -e
+PID=
+[ "$rc" -eq 0 ] || fail "l3 run exited $rc"
+audit_ok "l3 run"
+grep -q "^swap ok" "$OUT" || fail "l3 run: no swap while forwarding"
+grep -q "^swap FAILED\|swaps ok [0-9]* failed [1-9]" "$OUT" && fail "l3 run: a swap failed"
+# Accounting: skbnfd's exit line (rx, drops by reason) and the receiver's count.
+python3 - "$RES" "$OUT" <<'PY'
+import json, re, sys
+res = json.loads(sys.argv[1])
+line = [l for l in open(sys.argv[2]) if l.startswith("skbnfd: ") and " rx " in l][-1]
+rx = int(re.search(r" rx (\d+),", line).group(1))
+tx = int(re.search(r" tx (\d+),", line).group(1))
+drops = {k: int(v) for k, v in re.findall(r"(\w+)=(\d+)", line.split("drops", 1)[1].split(",")[0] + " " + line.split("drops", 1)[1].split(", rx_nombuf")[0])}
+dropped = sum(drops.values())
+sent, delivered = res["sent"], res["delivered"]
+before = sent - rx  # lost before skbnfd received them (veth/XDP): must be 0 at this rate
+print(f"sent {sent} = delivered {delivered} + skbnfd drops {dropped} {drops} + lost before skbnfd {before}"
+      f" (skbnfd rx {rx}, tx {tx}; bad {res['bad']}, duplicates {res['duplicates']})")
+ok = (res["bad"] == 0 and res["duplicates"] == 0 and sent == delivered + dropped + before
+      and before == 0 and dropped == 0 and tx == delivered)
+sys.exit(0 if ok else 1)
+PY
+[ $? -eq 0 ] || fail "l3 run: accounting"
+echo "ok: l3 run with swaps: exit 0, $(grep -o 'audit OK[^;]*' "$OUT")"
+grep -o "[0-9]* mbufs taken back.*" "$OUT"
