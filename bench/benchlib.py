@@ -335,12 +335,14 @@ CALLGRIND_KEEP = {"dir": None, "tag": "run"}
 # the last run's event totals over its counted threads.
 CALLGRIND_EXTRA = []
 CALLGRIND_LAST = {}
+CALLGRIND_DESC = {}  # the simulated caches of the last run (--cache-sim=yes): I1, D1, LL
 
 
 def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False, extra=()):
     """Runs cmd under callgrind, one output file per thread; returns the instructions of the
     `workers` busiest threads other than the main one (thread 1), and the program's output."""
     w = tempfile.mkdtemp(prefix="cg-", dir=os.path.expanduser("~"))
+    CALLGRIND_DESC.clear()
     try:
         vg = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
               f"--callgrind-out-file={w}/cg.%p", *extra, *CALLGRIND_EXTRA]
@@ -362,6 +364,11 @@ def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False,
             for line in open(f):
                 if line.startswith("events:"):
                     events = line.split()[1:]
+                # With --cache-sim=yes: the simulated geometry, e.g.
+                # `desc: D1 cache:         49152 B, 64 B, 12-way associative`.
+                m = re.match(r"desc: (I1|D1|LL) cache:\s+(.*)$", line)
+                if m:
+                    CALLGRIND_DESC[m.group(1)] = re.sub(r"\s+", " ", m.group(2).strip())
                 if line.startswith("summary:"):
                     irs.append((int(line.split()[1]), f, [int(x) for x in line.split()[1:]]))
         irs.sort(reverse=True)
