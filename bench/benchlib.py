@@ -76,10 +76,19 @@ def bootstrap_ci(values, stat=statistics.median, resamples=10000, level=0.95, se
         return (values[0], values[0])
     rng = random.Random(seed)
     n = len(values)
+    if stat is statistics.median:
+        stat = _median  # the same value, without statistics' per-call overhead
     est = sorted(stat([values[rng.randrange(n)] for _ in range(n)]) for _ in range(resamples))
     lo = est[int((1 - level) / 2 * resamples)]
     hi = est[min(resamples - 1, int((1 + level) / 2 * resamples))]
     return (lo, hi)
+
+
+def _median(v):
+    """statistics.median's value (the mean of the two middle values for an even count)."""
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def cv(values):
@@ -334,6 +343,8 @@ CALLGRIND_KEEP = {"dir": None, "tag": "run"}
 # More valgrind flags for every callgrind run (bench/run --cache-sim adds --cache-sim=yes), and
 # the last run's event totals over its counted threads.
 CALLGRIND_EXTRA = []
+# Under --cache-sim on a loaded machine one configuration can take well over ten minutes.
+CALLGRIND_TIMEOUT = {"s": 1800}
 CALLGRIND_LAST = {}
 CALLGRIND_DESC = {}  # the simulated caches of the last run (--cache-sim=yes): I1, D1, LL
 
@@ -356,7 +367,15 @@ def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False,
                 p.stdin.flush()
             except BrokenPipeError:
                 pass
-        out, _ = p.communicate(timeout=600)
+        try:
+            out, _ = p.communicate(timeout=CALLGRIND_TIMEOUT["s"])
+        except subprocess.TimeoutExpired:
+            # Never leave a valgrind behind; the caller reports this configuration as not
+            # counted and goes on with the next.
+            p.kill()
+            p.communicate()
+            raise RuntimeError(f"callgrind: no result after {CALLGRIND_TIMEOUT['s']} s "
+                               f"(--callgrind-timeout): {' '.join(cmd[:6])} ...")
         irs, events, totals = [], [], {}
         for f in glob.glob(f"{w}/cg.*-*"):
             if f.endswith("-01") != main_thread:
@@ -470,7 +489,9 @@ def summarize(exp, rows, cg):
             "median_a": statistics.median(av) if av else float("nan"),
             "median_b": statistics.median(bv) if bv else float("nan"),
             "cv_a": cv(av), "cv_b": cv(bv), "values_a": av, "values_b": bv,
-            "spread_ratio_ci95": list(spread_ratio_ci(list(zip(av, bv)))),
+            # Only the spread experiments (exp4) report it; it is the slow part of a summary.
+            "spread_ratio_ci95": list(spread_ratio_ci(list(zip(av, bv))))
+            if exp.plot == "spread" else [float("nan"), float("nan")],
             "ticks_a": statistics.median(ca) if ca else None,
             "ticks_b": statistics.median(cb) if cb else None,
             "over_load_cap": sum(1 for r in rs if r.get("status") == "over_load_cap"),
@@ -486,7 +507,11 @@ def summarize(exp, rows, cg):
     return out
 
 
-def report(exp, outdir, machine, command, eal):
+def report(exp, outdir, machine, command, eal, write=True):
+    """E.md's text from the raw files in outdir (E.csv, E_callgrind.csv, E_swaps.csv,
+    E.meta.json). write: also write E.md, E.json and E.png; bench/update_benchmarks_md.py
+    calls it with write=False to regenerate BENCHMARKS.md's tables from the raw files alone.
+    Returns (text, summary rows, meta)."""
     rows = list(csv.DictReader(open(os.path.join(outdir, f"{exp.name}.csv"))))
     cg = {}
     cgp = os.path.join(outdir, f"{exp.name}_callgrind.csv")
@@ -617,6 +642,8 @@ def report(exp, outdir, machine, command, eal):
               f"Command: `{meta.get('command', command)}` ({meta.get('protocol', '')}). Raw runs: "
               f"`{exp.name}.csv`; plot: `{exp.name}.png`.", ""]
     text = "\n".join(lines)
+    if not write:
+        return text, summ, meta
     with open(os.path.join(outdir, f"{exp.name}.md"), "w") as f:
         f.write(text)
     with open(os.path.join(outdir, f"{exp.name}.json"), "w") as f:
@@ -624,7 +651,7 @@ def report(exp, outdir, machine, command, eal):
                    "machine": machine, "meta": meta, "comparisons": summ,
                    "load1_range": [min(loads), max(loads)]}, f, indent=1, default=str)
     plot(exp, summ, swaps, os.path.join(outdir, f"{exp.name}.png"), machine, loads, eal, memory)
-    return text
+    return text, summ, meta
 
 
 def _tsc_from_details(rows):
