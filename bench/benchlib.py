@@ -632,6 +632,7 @@ def report(exp, outdir, machine, command, eal, write=True):
     cap = meta.get("load_cap")
     lines += [f"Memory: {memory}. "
               + (f"Load cap {cap}: {reps} pair(s) run again, {over} kept above it. " if cap
+                 else "No load cap (--quick or --load-cap 0). " if "load_cap" in meta
                  else "No load cap (results taken before issue 23's run shape). "),
               "",
               f"Machine: {machine_line(machine, eal)}. Load average (1 min) at the start "

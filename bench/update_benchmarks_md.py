@@ -110,6 +110,13 @@ def load_range(name, r):
     return f"{lo:.2f}–{hi:.2f}"
 
 
+def shape(meta):
+    """How a stored run was taken: with issue 23's load cap, or before it."""
+    if "load_cap" not in meta:
+        return "taken before issue 23's run shape and load cap"
+    return (f"load cap {meta['load_cap']}" if meta["load_cap"] else "no load cap")
+
+
 def when(meta):
     return f"{meta.get('started', '?')} – {meta.get('ended', '?')} UTC"
 
@@ -148,7 +155,7 @@ def gen_readme(r):
     return (
         f"On **2 MiB hugepages** (production memory, bench/run's default since issue 23; "
         f"`bench/results/huge/`, {meta['pairs']} pairs of {meta['seconds']} s, {when(meta)}, "
-        f"taken before the load cap existed: load {load_range('huge/headline', r)}) skbnfd's "
+        f"{shape(meta)}: load {load_range('huge/headline', r)}) skbnfd's "
         f"best strategy, `lcache+headpool` (DPDK's own lcore cache as skbnf's `lcache` layer "
         f"over skbnf's store), forwards at {ratio(h['lcache'])} testpmd native. skbnf's own "
         f"layers are slower: `headpool` {ratio(h['headpool'])}, `magazine` "
@@ -165,8 +172,8 @@ def gen_huge_reading(r):
     h = _huge(r)
     _, _, meta = r.table("huge/headline")
     return (
-        f"Reading ({when(meta)}; {meta['pairs']} pairs of {meta['seconds']} s, before issue "
-        f"23's run shape and load cap; load {load_range('huge/headline', r)}):\n\n"
+        f"Reading ({when(meta)}; {meta['pairs']} pairs of {meta['seconds']} s, {shape(meta)}; "
+        f"load {load_range('huge/headline', r)}):\n\n"
         f"* skbnfd's best, `lcache+headpool`, is at {ratio(h['lcache'])} native; its "
         f"instructions per packet {instr(h['lcache'])}. skbnfd on DPDK's own pool "
         f"(`ring_mp_mc`): {ratio(h['ring'])}.\n"
@@ -241,7 +248,7 @@ def gen_nohuge_headline_reading(r):
     name = "headline"
     _, summ, meta = r.table(name)
     lines = [f"Reading ({when(meta)}, `--no-huge`, {meta['pairs']} pairs of {meta['seconds']} s, "
-             f"before issue 23's run shape and load cap; load {load_range(name, r)}): the "
+             f"{shape(meta)}; load {load_range(name, r)}): the "
              f"per-pair ratios, lowest to highest, beside the median and its interval:", ""]
     for s in summ:
         rs = sorted(s["ratios"])
@@ -261,8 +268,9 @@ def gen_exp7_reading(r):
     ok = all("audit OK" in d for d in audits)
     parts = [f"{s['comparison']}: {ratio(s)} (skbnfd TSC ticks per packet "
              f"{s['ticks_a']:.1f} -> {s['ticks_b']:.1f})" for s in summ]
-    return (f"Reading (one stored run: {when(meta)}, `--no-huge`, {meta['pairs']} pairs of "
-            f"{meta['seconds']} s; load {load_range('exp7', r)}):\n\n"
+    return (f"Reading (one stored run: {when(meta)}, {benchlib.memory_of(meta)}, "
+            f"{meta['pairs']} pairs of {meta['seconds']} s, {shape(meta)}; "
+            f"load {load_range('exp7', r)}):\n\n"
             f"* **Swaps:** {len(t)} swaps in {runs} swapping runs, {failed} failed; over all "
             f"of them p50 {pct(.5)} µs, p90 {pct(.9)} µs, p99 {pct(.99)} µs, max {t[-1]} µs "
             f"(per direction in the table). Exact pool audit at exit: "
@@ -283,20 +291,22 @@ def gen_summary(r):
                  f"2 MiB hugepages | `bench/results/huge/headline.csv` |")
     lines.append(f"| `magazine` vs `slab` (io) | {ratio(h['slab'])} | 2 MiB hugepages | "
                  f"`bench/results/huge/headline.csv` |")
-    if r.exists("exp6.csv"):
-        _, summ, _ = r.table("exp6")
+    exp6 = "huge/exp6" if r.exists("huge", "exp6.csv") else "exp6"
+    if r.exists(f"{exp6}.csv"):
+        _, summ, meta = r.table(exp6)
         for burst in ("burst 32", "burst 1"):
             own = [s for s in summ if s["group"] == burst and not s["b"].startswith("malloc")]
             if own:
                 b = min(own, key=lambda s: s["median_ratio"])
                 lines.append(f"| alloc+free per object, {burst}: best layer vs `rte_mempool` "
-                             f"(lower is better) | `{b['b']}` {ratio(b, 2)} | `--no-huge` "
-                             f"(not re-run on hugepages) | `bench/results/exp6.csv` |")
-    if r.exists("exp1.csv"):
-        _, summ, _ = r.table("exp1")
+                             f"(lower is better) | `{b['b']}` {ratio(b, 2)} | "
+                             f"{benchlib.memory_of(meta)} | `bench/results/{exp6}.csv` |")
+    exp1 = "huge/exp1" if r.exists("huge", "exp1.csv") else "exp1"
+    if r.exists(f"{exp1}.csv"):
+        _, summ, meta = r.table(exp1)
         ring = next(s for s in summ if "ring_mp_mc" in s["comparison"])
         lines.append(f"| experiment 1: DPDK's `ring_mp_mc` vs `slab` | {ratio(ring)} | "
-                     f"`--no-huge` (not re-run on hugepages) | `bench/results/exp1.csv` |")
+                     f"{benchlib.memory_of(meta)} | `bench/results/{exp1}.csv` |")
     return "\n".join(lines)
 
 
