@@ -8,11 +8,12 @@
 //
 // Allocators: a strategy spec of the buffer core (slab, headpool, magazine, lcache+magazine,
 // ...; the calling thread is worker core 0), `rte_mempool` (DPDK's ring_mp_mc with a 256-object
-// lcore cache; EAL on lcore 0, --no-huge), or `malloc` (malloc/free of the same size: glibc,
-// or whatever LD_PRELOAD puts first, e.g. jemalloc, tcmalloc, mimalloc; bench/run does that).
-// 8,192 objects of 2,304 bytes (DPDK's default mbuf element), 512 in flight: see
+// lcore cache; EAL on lcore 0, 2 MiB hugepages unless --no-huge), or `malloc` (malloc/free of the
+// same size: glibc, or whatever LD_PRELOAD puts first, e.g. jemalloc, tcmalloc, mimalloc; bench/run
+// does that). 8,192 objects of 2,304 bytes (DPDK's default mbuf element), 512 in flight: see
 // alloc_touch_loop.h for what one iteration touches and why.
 //
+// --no-huge: EAL without hugepages (DPDK then lays its pool out one object per 4 KiB page).
 // --bursts=N runs exactly N bursts per measurement instead of --ms (for callgrind: the loop is
 // RunLoop<...>, so `--toggle-collect='*RunLoop<*'` counts only it).
 #include <unistd.h>
@@ -100,15 +101,16 @@ std::string Flag(int argc, char** argv, const char* name, const char* def) {
 
 int Main(int argc, char** argv) {
   for (int i = 1; i < argc; ++i) {
-    static const char* const kKnown[] = {"--a=",  "--b=",      "--burst=",    "--pairs=",
-                                         "--ms=", "--bursts=", "--inflight=", "--file-prefix="};
+    static const char* const kKnown[] = {
+        "--a=",      "--b=",        "--burst=",       "--pairs=", "--ms=",
+        "--bursts=", "--inflight=", "--file-prefix=", "--no-huge"};
     bool ok = false;
     for (const char* k : kKnown) ok |= std::strncmp(argv[i], k, std::strlen(k)) == 0;
     if (!ok) {
       std::fprintf(stderr,
                    "alloc_touch_bench: unknown argument '%s'; write --a=IMPL --b=IMPL "
                    "[--burst=N] [--pairs=N] [--ms=MS | --bursts=N] [--inflight=N] "
-                   "[--file-prefix=P] (IMPL: a strategy spec, rte_mempool or malloc)\n",
+                   "[--file-prefix=P] [--no-huge] (IMPL: a strategy spec, rte_mempool or malloc)\n",
                    argv[i]);
       return 2;
     }
@@ -134,7 +136,9 @@ int Main(int argc, char** argv) {
   if (a == "rte_mempool" || b == "rte_mempool") {
     const std::string prefix =
         Flag(argc, argv, "file-prefix", ("alloc-touch-" + std::to_string(getpid())).c_str());
-    const std::string err = DpdkInit(prefix, kObjects, kEltSize, kDpdkCache);
+    bool no_huge = false;
+    for (int i = 1; i < argc; ++i) no_huge |= std::strcmp(argv[i], "--no-huge") == 0;
+    const std::string err = DpdkInit(prefix, no_huge, kObjects, kEltSize, kDpdkCache);
     if (!err.empty()) {
       std::fprintf(stderr, "alloc_touch_bench: %s\n", err.c_str());
       return 1;

@@ -24,19 +24,15 @@ struct DpdkPool {
 
 }  // namespace
 
-std::string DpdkInit(const std::string& file_prefix, unsigned objects, unsigned elt_size,
-                     unsigned cache) {
-  std::vector<std::string> args = {"alloc_touch_bench",
-                                   "-l",
-                                   "0",
-                                   "--no-huge",
-                                   "-m",
-                                   "256",
-                                   "--no-pci",
-                                   "--no-shconf",
-                                   "--file-prefix=" + file_prefix,
-                                   "--log-level=error",
-                                   "--no-telemetry"};
+std::string DpdkInit(const std::string& file_prefix, bool no_huge, unsigned objects,
+                     unsigned elt_size, unsigned cache) {
+  std::vector<std::string> args = {"alloc_touch_bench", "-l", "0", "-m", "256", "--no-pci"};
+  if (no_huge) {
+    args.insert(args.end(), {"--no-huge", "--no-shconf"});
+  } else {
+    args.push_back("--in-memory");  // hugepages, no files left behind (implies --no-shconf)
+  }
+  args.insert(args.end(), {"--file-prefix=" + file_prefix, "--log-level=error", "--no-telemetry"});
   std::vector<char*> argv;
   for (std::string& a : args) argv.push_back(a.data());
   if (rte_eal_init(static_cast<int>(argv.size()), argv.data()) < 0) {

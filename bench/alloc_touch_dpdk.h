@@ -11,11 +11,13 @@
 
 namespace skbnf::bench {
 
-// Initialises EAL (one lcore, --no-huge, no PCI, the given file prefix) and creates a mempool of
-// `objects` elements of `elt_size` bytes with a `cache`-object lcore cache. Returns an error
-// message, or "" on success.
-std::string DpdkInit(const std::string& file_prefix, unsigned objects, unsigned elt_size,
-                     unsigned cache);
+// Initialises EAL (one lcore, no PCI, the given file prefix) and creates a mempool of `objects`
+// elements of `elt_size` bytes with a `cache`-object lcore cache. Memory: 2 MiB hugepages
+// (`--in-memory`, as every benchmark by default), or `--no-huge` when `no_huge`: there DPDK
+// places one element per 4 KiB page (an object may not cross a page), a different layout, so
+// bench/run labels such results. Returns an error message, or "" on success.
+std::string DpdkInit(const std::string& file_prefix, bool no_huge, unsigned objects,
+                     unsigned elt_size, unsigned cache);
 // RunLoop over that mempool, from lcore 0 (the calling thread, which EAL pinned).
 LoopResult DpdkRunLoop(unsigned n, unsigned inflight, double ms, uint64_t bursts);
 void DpdkFini();

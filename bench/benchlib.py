@@ -23,6 +23,51 @@ import time
 # ------------------------------------------------------------------------------------------
 
 
+# The run shape of every headline figure (issue 23), bench/run's defaults; BENCHMARKS.md's
+# protocol paragraph is generated from it (bench/update_benchmarks_md.py). The load cap: the
+# 1-minute load average, at a run's start or end, above which a pair is run again. On this
+# 2-vCPU machine a benchmark's own busy-polling lcore holds it at 1.0, so 1.5 allows half a CPU
+# of anything else, i.e. the benchmark's lcore keeps a vCPU of its own most of the time.
+PROTOCOL = {"pairs": 10, "seconds": 5, "warmup": 1, "load_cap": 1.5, "load_retries": 3}
+
+
+def tsc_mhz():
+    """The TSC frequency as the kernel measured it at boot (dmesg `tsc: Detected N MHz`, or
+    `Refined TSC clocksource calibration`), or None. TSC ticks per packet are printed beside
+    it: ticks are wall time at this rate, not core cycles."""
+    try:
+        out = subprocess.run(["dmesg"], capture_output=True, text=True, timeout=10).stdout
+    except (OSError, subprocess.SubprocessError):
+        return None
+    m = (re.search(r"Refined TSC clocksource calibration: ([\d.]+) MHz", out) or
+         re.search(r"tsc: Detected ([\d.]+) MHz", out))
+    return float(m.group(1)) if m else None
+
+
+def memory_of(meta):
+    """The memory a result ran on, from its metadata. Results written before issue 23 have no
+    "memory" field: hugepages then only with --huge on their command line."""
+    if meta.get("memory"):
+        return meta["memory"]
+    return ("2 MiB hugepages" if "--huge" in meta.get("command", "").split()
+            else "--no-huge (4 KiB pages)")
+
+
+def counted(rows):
+    """The rows a summary uses: not the runs a load-cap repeat superseded."""
+    return [r for r in rows if r.get("status", "ok") != "repeated"]
+
+
+def ticks_of(row):
+    """skbnfd's TSC ticks per packet of a run, or None. Older CSVs call the column
+    cycles_per_packet and hold testpmd's --record-core-cycles figure of the rate run in it too:
+    that one is never used (issue 23: testpmd's cycles, if published, come from a separate run)."""
+    if row["key"].startswith("testpmd:"):
+        return None
+    v = row.get("tsc_ticks_per_packet", row.get("cycles_per_packet", ""))
+    return float(v) if v else None
+
+
 def bootstrap_ci(values, stat=statistics.median, resamples=10000, level=0.95, seed=12345):
     """Percentile bootstrap interval of stat(values), resampling the values (the pairs)."""
     if not values:
@@ -31,10 +76,19 @@ def bootstrap_ci(values, stat=statistics.median, resamples=10000, level=0.95, se
         return (values[0], values[0])
     rng = random.Random(seed)
     n = len(values)
+    if stat is statistics.median:
+        stat = _median  # the same value, without statistics' per-call overhead
     est = sorted(stat([values[rng.randrange(n)] for _ in range(n)]) for _ in range(resamples))
     lo = est[int((1 - level) / 2 * resamples)]
     hi = est[min(resamples - 1, int((1 + level) / 2 * resamples))]
     return (lo, hi)
+
+
+def _median(v):
+    """statistics.median's value (the mean of the two middle values for an even count)."""
+    v = sorted(v)
+    n = len(v)
+    return v[n // 2] if n % 2 else (v[n // 2 - 1] + v[n // 2]) / 2
 
 
 def cv(values):
@@ -96,6 +150,7 @@ def machine_info():
         "dpdk": _cmd_out(["pkg-config", "--modversion", "libdpdk"]),
         "valgrind": _cmd_out(["valgrind", "--version"]),
         "virtualized": "hypervisor" in cpuinfo,
+        "tsc_mhz": tsc_mhz(),
     }
 
 
@@ -288,13 +343,17 @@ CALLGRIND_KEEP = {"dir": None, "tag": "run"}
 # More valgrind flags for every callgrind run (bench/run --cache-sim adds --cache-sim=yes), and
 # the last run's event totals over its counted threads.
 CALLGRIND_EXTRA = []
+# Under --cache-sim on a loaded machine one configuration can take well over ten minutes.
+CALLGRIND_TIMEOUT = {"s": 1800}
 CALLGRIND_LAST = {}
+CALLGRIND_DESC = {}  # the simulated caches of the last run (--cache-sim=yes): I1, D1, LL
 
 
 def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False, extra=()):
     """Runs cmd under callgrind, one output file per thread; returns the instructions of the
     `workers` busiest threads other than the main one (thread 1), and the program's output."""
     w = tempfile.mkdtemp(prefix="cg-", dir=os.path.expanduser("~"))
+    CALLGRIND_DESC.clear()
     try:
         vg = ["valgrind", "--tool=callgrind", "--separate-threads=yes",
               f"--callgrind-out-file={w}/cg.%p", *extra, *CALLGRIND_EXTRA]
@@ -308,7 +367,15 @@ def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False,
                 p.stdin.flush()
             except BrokenPipeError:
                 pass
-        out, _ = p.communicate(timeout=600)
+        try:
+            out, _ = p.communicate(timeout=CALLGRIND_TIMEOUT["s"])
+        except subprocess.TimeoutExpired:
+            # Never leave a valgrind behind; the caller reports this configuration as not
+            # counted and goes on with the next.
+            p.kill()
+            p.communicate()
+            raise RuntimeError(f"callgrind: no result after {CALLGRIND_TIMEOUT['s']} s "
+                               f"(--callgrind-timeout): {' '.join(cmd[:6])} ...")
         irs, events, totals = [], [], {}
         for f in glob.glob(f"{w}/cg.*-*"):
             if f.endswith("-01") != main_thread:
@@ -316,6 +383,11 @@ def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False,
             for line in open(f):
                 if line.startswith("events:"):
                     events = line.split()[1:]
+                # With --cache-sim=yes: the simulated geometry, e.g.
+                # `desc: D1 cache:         49152 B, 64 B, 12-way associative`.
+                m = re.match(r"desc: (I1|D1|LL) cache:\s+(.*)$", line)
+                if m:
+                    CALLGRIND_DESC[m.group(1)] = re.sub(r"\s+", " ", m.group(2).strip())
                 if line.startswith("summary:"):
                     irs.append((int(line.split()[1]), f, [int(x) for x in line.split()[1:]]))
         irs.sort(reverse=True)
@@ -393,6 +465,7 @@ def summarize(exp, rows, cg):
     labels = [l for l in order if any(r["comparison"] == l for r in rows)]
     labels += [l for l in dict.fromkeys(r["comparison"] for r in rows) if l not in labels]
     out = []
+    rows = counted(rows)
     for label in labels:
         rs = [r for r in rows if r["comparison"] == label]
         pairs = {}
@@ -403,8 +476,8 @@ def summarize(exp, rows, cg):
         bv = [float(b["value"]) for _, b in full]
         ratios = [b / a for a, b in zip(av, bv) if a > 0]
         lo, hi = bootstrap_ci(ratios)
-        ca = [float(a["cycles_per_packet"]) for a, _ in full if a["cycles_per_packet"]]
-        cb = [float(b["cycles_per_packet"]) for _, b in full if b["cycles_per_packet"]]
+        ca = [ticks_of(a) for a, _ in full if ticks_of(a) is not None]
+        cb = [ticks_of(b) for _, b in full if ticks_of(b) is not None]
         c = defs.get(label)
         s = {
             "comparison": label, "group": rs[0]["group"],
@@ -416,9 +489,13 @@ def summarize(exp, rows, cg):
             "median_a": statistics.median(av) if av else float("nan"),
             "median_b": statistics.median(bv) if bv else float("nan"),
             "cv_a": cv(av), "cv_b": cv(bv), "values_a": av, "values_b": bv,
-            "spread_ratio_ci95": list(spread_ratio_ci(list(zip(av, bv)))),
-            "cycles_a": statistics.median(ca) if ca else None,
-            "cycles_b": statistics.median(cb) if cb else None,
+            # Only the spread experiments (exp4) report it; it is the slow part of a summary.
+            "spread_ratio_ci95": list(spread_ratio_ci(list(zip(av, bv))))
+            if exp.plot == "spread" else [float("nan"), float("nan")],
+            "ticks_a": statistics.median(ca) if ca else None,
+            "ticks_b": statistics.median(cb) if cb else None,
+            "over_load_cap": sum(1 for r in rs if r.get("status") == "over_load_cap"),
+            "repeated": 0,
             "instr_a": cg.get(next((r["key"] for r in rs if r["role"] == "A"), "")),
             "instr_b": cg.get(next((r["key"] for r in rs if r["role"] == "B"), "")),
             "seed": c.seed if c else None, "seed_ratio": c.seed_ratio if c else None,
@@ -430,7 +507,11 @@ def summarize(exp, rows, cg):
     return out
 
 
-def report(exp, outdir, machine, command, eal):
+def report(exp, outdir, machine, command, eal, write=True):
+    """E.md's text from the raw files in outdir (E.csv, E_callgrind.csv, E_swaps.csv,
+    E.meta.json). write: also write E.md, E.json and E.png; bench/update_benchmarks_md.py
+    calls it with write=False to regenerate BENCHMARKS.md's tables from the raw files alone.
+    Returns (text, summary rows, meta)."""
     rows = list(csv.DictReader(open(os.path.join(outdir, f"{exp.name}.csv"))))
     cg = {}
     cgp = os.path.join(outdir, f"{exp.name}_callgrind.csv")
@@ -443,16 +524,29 @@ def report(exp, outdir, machine, command, eal):
     meta_p = os.path.join(outdir, f"{exp.name}.meta.json")
     meta = json.load(open(meta_p)) if os.path.exists(meta_p) else {}
     summ = summarize(exp, rows, cg)
+    for s in summ:
+        s["repeated"] = sum(1 for r in rows if r["comparison"] == s["comparison"]
+                            and r.get("status") == "repeated")
+    memory = memory_of(meta)
+    if meta.get("eal"):
+        eal = meta["eal"].split()
+    elif memory.startswith("--no-huge") != ("--no-huge" in eal):
+        # Results from before issue 23 (no "eal" in their metadata): the EAL memory flags
+        # bench/run used for that memory then.
+        eal = (["--no-huge", "-m", "1024", "--no-pci", "--no-shconf"]
+               if memory.startswith("--no-huge") else ["-m", "1024", "--no-pci", "--in-memory"])
     swaps = []
     sp = os.path.join(outdir, f"{exp.name}_swaps.csv")
     if os.path.exists(sp):
         swaps = list(csv.DictReader(open(sp)))
-    loads = [float(r["load1"]) for r in rows]
-    lines = [f"### {exp.title}", "", exp.desc, ""]
+    loads = [float(r["load1"]) for r in counted(rows)]
+    loads += [float(r["load1_end"]) for r in counted(rows) if r.get("load1_end")]
+    lines = [f"### {exp.title} [{memory}]", "", exp.desc, ""]
     if exp.seed_note:
         lines += [exp.seed_note, ""]
     lower = "" if exp.higher_better else " (lower is better)"
-    has_cyc = any(s["cycles_a"] or s["cycles_b"] for s in summ)
+    has_cyc = any(s["ticks_a"] or s["ticks_b"] for s in summ)
+    tsc = meta.get("tsc_mhz") or _tsc_from_details(rows) or machine.get("tsc_mhz")
     has_ins = any(s["instr_a"] or s["instr_b"] for s in summ)
     hdr = (f"| comparison (A -> B) | pairs | A median ({exp.unit}) | B median ({exp.unit}) | "
            f"B/A: median of pair ratios{lower} | 95 % interval |")
@@ -465,7 +559,12 @@ def report(exp, outdir, machine, command, eal):
         hdr += " dropped at the ring A -> B |"
         sep += "---|"
     if has_cyc:
-        hdr += " cycles/pkt A -> B |"
+        # Older results did not record the TSC frequency: then /proc/cpuinfo's `cpu MHz` of
+        # the machine (a VM's constant TSC rate; named as such).
+        tsc_txt = (f"TSC {tsc:.0f} MHz" if tsc else
+                   f"TSC not recorded; cpu MHz {machine['cpu_mhz']:.0f}"
+                   if machine.get("cpu_mhz") else "TSC not recorded")
+        hdr += f" skbnfd TSC ticks/pkt A -> B ({tsc_txt}) |"
         sep += "---|"
     if has_ins:
         hdr += " instr/object A -> B |" if exp.name == "exp6" else " instr/pkt A -> B |"
@@ -487,7 +586,7 @@ def report(exp, outdir, machine, command, eal):
             row += (f" {_f(100 * da if da is not None else None, 0)} % -> "
                     f"{_f(100 * db if db is not None else None, 0)} % |")
         if has_cyc:
-            row += f" {_f(s['cycles_a'], 1)} -> {_f(s['cycles_b'], 1)} |"
+            row += f" {_f(s['ticks_a'], 1)} -> {_f(s['ticks_b'], 1)} |"
         if has_ins:
             row += f" {_f(s['instr_a'], 1)} -> {_f(s['instr_b'], 1)} |"
         row += f" {s['seed'] or ''} |"
@@ -528,24 +627,44 @@ def report(exp, outdir, machine, command, eal):
                       f"exact pool audit at exit: "
                       f"{'OK in every run' if all(x[4] == 'OK' for x in lost) else 'FAILED'}."]
         lines.append("")
-    lines += [f"Machine: {machine_line(machine, eal)}. Load average (1 min) at the start of the "
+    reps = sum(s["repeated"] for s in summ) // 2
+    over = sum(s["over_load_cap"] for s in summ) // 2
+    cap = meta.get("load_cap")
+    lines += [f"Memory: {memory}. "
+              + (f"Load cap {cap}: {reps} pair(s) run again, {over} kept above it. " if cap
+                 else "No load cap (--quick or --load-cap 0). " if "load_cap" in meta
+                 else "No load cap (results taken before issue 23's run shape). "),
+              "",
+              f"Machine: {machine_line(machine, eal)}. Load average (1 min) at the start "
+              f"{'and end ' if any(r.get('load1_end') for r in rows) else ''}of the "
               f"runs: {min(loads):.2f}–{max(loads):.2f}. PMDs: "
               f"{meta.get('pmds', '')}. {meta.get('started', '')} – {meta.get('ended', '')} UTC.",
               "",
               f"Command: `{meta.get('command', command)}` ({meta.get('protocol', '')}). Raw runs: "
               f"`{exp.name}.csv`; plot: `{exp.name}.png`.", ""]
     text = "\n".join(lines)
+    if not write:
+        return text, summ, meta
     with open(os.path.join(outdir, f"{exp.name}.md"), "w") as f:
         f.write(text)
     with open(os.path.join(outdir, f"{exp.name}.json"), "w") as f:
         json.dump({"experiment": exp.name, "title": exp.title, "unit": exp.unit,
                    "machine": machine, "meta": meta, "comparisons": summ,
                    "load1_range": [min(loads), max(loads)]}, f, indent=1, default=str)
-    plot(exp, summ, swaps, os.path.join(outdir, f"{exp.name}.png"), machine, loads, eal)
-    return text
+    plot(exp, summ, swaps, os.path.join(outdir, f"{exp.name}.png"), machine, loads, eal, memory)
+    return text, summ, meta
 
 
-def plot(exp, summ, swaps, path, machine, loads, eal):
+def _tsc_from_details(rows):
+    """Older CSVs: testpmd's `at N MHz Clock` (rte_get_tsc_hz) in a run's detail."""
+    for r in rows:
+        m = re.search(r"at (\d+) MHz Clock", r.get("detail", ""))
+        if m:
+            return float(m.group(1))
+    return None
+
+
+def plot(exp, summ, swaps, path, machine, loads, eal, memory=None):
     import matplotlib
     matplotlib.use("Agg")
     import matplotlib.pyplot as plt
@@ -574,7 +693,7 @@ def plot(exp, summ, swaps, path, machine, loads, eal):
         ax.grid(axis="x", alpha=0.3)
 
     foot = (f"{machine['cpu_model']}, {machine['cores']} cores, DPDK {machine['dpdk']}, "
-            f"{'--no-huge' if '--no-huge' in eal else '2 MiB hugepages'}; "
+            f"{memory or ('--no-huge' if '--no-huge' in eal else '2 MiB hugepages')}; "
             f"load {min(loads):.1f}–{max(loads):.1f}")
     xl = f"B/A ({exp.unit}{', lower is better' if not exp.higher_better else ''})"
     if exp.plot == "sweep":
@@ -626,7 +745,7 @@ def plot(exp, summ, swaps, path, machine, loads, eal):
         if exp.name == "exp6":
             ax.axvline(0.8, color="C2", lw=0.8, ls="--", label="target 0.8")
             ax.set_xscale("log")
-    fig.suptitle(exp.title, fontsize=10)
+    fig.suptitle(f"{exp.title} [{memory}]" if memory else exp.title, fontsize=10)
     fig.text(0.01, 0.005, foot, fontsize=6, color="0.4")
     fig.tight_layout(rect=(0, 0.03, 1, 0.96))
     fig.savefig(path, dpi=110)

@@ -4,8 +4,10 @@
   bench/check_results.py [--quick] DIR [EXPERIMENT ...]
 
 For every experiment (default: all of `bench/run --list`): E.csv has the raw-run columns, at
-least one complete A/B pair per comparison, positive values, a load average per run; E.md has
-the table, the machine and the command; E.json's medians lie inside their intervals; E.png is
+least one complete A/B pair per comparison, positive values, a load average at the start and
+end of every run and a status (ok / repeated / over_load_cap); E.meta.json names the memory;
+E.md has the table, its memory in the title, the machine and the command; the table never calls
+TSC ticks cycles; E.json's medians lie inside their intervals; E.png is
 a PNG. Exit status 1 with one line per problem.
 """
 import csv
@@ -17,7 +19,8 @@ import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 REQUIRED = ["experiment", "comparison", "group", "pair", "slot", "role", "config", "key",
-            "value", "unit", "cycles_per_packet", "samples", "load1", "started_utc"]
+            "value", "unit", "tsc_ticks_per_packet", "samples", "load1", "load1_end", "status",
+            "attempt", "started_utc"]
 
 
 def check(outdir, exp, quick, problems):
@@ -39,6 +42,7 @@ def check(outdir, exp, quick, problems):
         try:
             v = float(r["value"])
             float(r["load1"])
+            float(r["load1_end"])
             pair, slot = int(r["pair"]), int(r["slot"])
         except ValueError:
             bad(f"{p} row {i + 2}: value/load1/pair/slot not numbers")
@@ -47,8 +51,13 @@ def check(outdir, exp, quick, problems):
             bad(f"{p} row {i + 2}: value {v} is not a positive number")
         if r["role"] not in ("A", "B") or slot not in (0, 1):
             bad(f"{p} row {i + 2}: role {r['role']!r} slot {slot}")
-        if r["cycles_per_packet"] not in ("",) and not float(r["cycles_per_packet"]) > 0:
-            bad(f"{p} row {i + 2}: cycles_per_packet {r['cycles_per_packet']}")
+        if r["tsc_ticks_per_packet"] not in ("",) and not float(r["tsc_ticks_per_packet"]) > 0:
+            bad(f"{p} row {i + 2}: tsc_ticks_per_packet {r['tsc_ticks_per_packet']}")
+        if r["status"] not in ("ok", "repeated", "over_load_cap"):
+            bad(f"{p} row {i + 2}: status {r['status']!r}")
+        if r["key"].startswith("testpmd:") and r["tsc_ticks_per_packet"]:
+            bad(f"{p} row {i + 2}: a testpmd rate run with a cycle figure "
+                "(--record-core-cycles must not run in rate runs)")
         comps.setdefault(r["comparison"], {}).setdefault(pair, []).append(r["role"])
     for c, pairs in comps.items():
         full = [k for k, roles in pairs.items() if sorted(roles) == ["A", "B"]]
@@ -63,9 +72,18 @@ def check(outdir, exp, quick, problems):
         bad(f"missing {md}")
     else:
         t = open(md).read()
-        for needle in ("| comparison", "x** |", "Machine:", "Load average", "Command: `bench/run"):
+        for needle in ("| comparison", "x** |", "Machine:", "Load average", "Command: `bench/run",
+                       "Memory: "):
             if needle not in t:
                 bad(f"{md}: no {needle!r}")
+        if "cycles/pkt" in t:
+            bad(f"{md}: a 'cycles/pkt' column (skbnfd's figure is TSC ticks per packet)")
+        try:
+            mem = json.load(open(os.path.join(outdir, f"{exp}.meta.json")))["memory"]
+            if f"[{mem}]" not in t.split("\n", 1)[0]:
+                bad(f"{md}: the title does not name the memory [{mem}]")
+        except (OSError, ValueError, KeyError) as e:
+            bad(f"{exp}.meta.json: no memory ({e})")
     js = os.path.join(outdir, f"{exp}.json")
     try:
         j = json.load(open(js))
@@ -115,6 +133,8 @@ def main():
     except (OSError, ValueError) as e:
         problems.append(f"{m}: {e}")
     for e in exps:
+        if e == "layout" and not os.path.exists(os.path.join(outdir, "layout.csv")):
+            continue  # opt-in (bench/run layout --no-huge), never part of "all"
         check(outdir, e, quick, problems)
     for p in problems:
         print("FAIL", p)

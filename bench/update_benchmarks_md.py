@@ -1,46 +1,450 @@
 #!/usr/bin/python3
-"""Refreshes the generated parts of BENCHMARKS.md from bench/results/E.md.
+"""Generates every number of BENCHMARKS.md and of the README's benchmark paragraph from the
+committed raw files in bench/results/ (issue 23: a figure without a raw file is removed).
 
-  bench/update_benchmarks_md.py [--results DIR] [BENCHMARKS.md]
+  bench/update_benchmarks_md.py [--results DIR] [--benchmarks FILE] [--readme FILE]
+  bench/update_benchmarks_md.py --check [...]     regenerate in memory; exit 1 on any difference
 
-Between `<!-- bench:E -->` and `<!-- /bench:E -->` it puts bench/results/E.md without its title
-line (the table, the machine, the load, the command). Text outside the markers (the reading of
-the results) is left alone: after a rerun, reread it against the new tables.
+Two kinds of generated block, each between an opening and a closing marker:
+  <!-- bench:E -->  ... <!-- /bench:E -->   the table of experiment E (E may be a path under
+                     bench/results, e.g. huge/headline), rebuilt from E.csv, E_callgrind.csv,
+                     E_swaps.csv, E.meta.json and machine.json by benchlib.report (the same
+                     code as bench/run's tables), not copied from E.md;
+  <!-- gen:NAME --> ... <!-- /gen:NAME -->  a reading (text with numbers) made by one of the
+                     functions in GENERATORS below from the raw files.
+Outside the blocks the pages hold no measured number: --check also fails when a number appears
+in the prose (fenced code and inline `code` excepted; the allowed shapes, such as "issue 23",
+"Experiment 6", a seed's year or "2 MiB", are in ALLOWED). So a hand edit of a figure, inside a
+block or outside, makes `ctest -R bench_benchmarks_md` fail.
+
+Files: the README's checked part is its `## Benchmarks` section only (the rest of the README
+belongs to others).
 """
 import argparse
+import csv
+import difflib
+import importlib.machinery
+import importlib.util
+import json
 import os
 import re
+import statistics
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+sys.path.insert(0, HERE)
+import benchlib  # noqa: E402
+
+
+def load_run_module():
+    """bench/run (no .py suffix) as a module: its Experiment definitions name the tables."""
+    loader = importlib.machinery.SourceFileLoader("bench_run", os.path.join(HERE, "run"))
+    spec = importlib.util.spec_from_loader("bench_run", loader)
+    mod = importlib.util.module_from_spec(spec)
+    loader.exec_module(mod)
+    return mod
+
+
+class Results:
+    """Reads (and caches) the summaries of the raw files under one results directory."""
+
+    def __init__(self, root):
+        self.root = root
+        self.run = load_run_module()
+        # Experiment `builds` names its A side by a baseline tree; only its label is needed here.
+        self.run.BASELINE["build"] = os.path.join(root, "baseline-build")
+        self._cache = {}
+
+    def path(self, *p):
+        return os.path.join(self.root, *p)
+
+    def exists(self, *p):
+        return os.path.exists(self.path(*p))
+
+    def table(self, name):
+        """(text, summary, meta) of bench/results/<name>, as benchlib.report makes them."""
+        if name not in self._cache:
+            sub, exp_name = os.path.split(name)
+            outdir = self.path(sub) if sub else self.root
+            exp = next((e for e in self.run.EXPERIMENTS if e.name == exp_name), None)
+            if exp is None:
+                raise SystemExit(f"update_benchmarks_md.py: no experiment '{exp_name}' in bench/run")
+            machine = json.load(open(os.path.join(outdir, "machine.json")))
+            self._cache[name] = benchlib.report(exp, outdir, machine, "", [], write=False)
+        return self._cache[name]
+
+    def comp(self, name, label_part):
+        _, summ, _ = self.table(name)
+        for s in summ:
+            if label_part in s["comparison"]:
+                return s
+        raise KeyError(f"{name}: no comparison containing {label_part!r}")
+
+    def csv(self, *p):
+        with open(self.path(*p)) as f:
+            return list(csv.DictReader(f))
+
+
+# ------------------------------------------------------------------------------------------
+# Formatting
+# ------------------------------------------------------------------------------------------
+
+def ratio(s, nd=3):
+    lo, hi = s["ci95"]
+    return f"{s['median_ratio']:.{nd}f}x ({lo:.{nd}f}–{hi:.{nd}f})"
+
+
+def instr(s):
+    return f"{s['instr_a']:.1f} -> {s['instr_b']:.1f}" if s["instr_a"] and s["instr_b"] else "–"
+
+
+def instr_ratio(s):
+    return s["instr_b"] / s["instr_a"] if s["instr_a"] and s["instr_b"] else float("nan")
+
+
+def load_range(name, r):
+    _, summ, _ = r.table(name)
+    lo = min(s["load1"][0] for s in summ)
+    hi = max(s["load1"][1] for s in summ)
+    return f"{lo:.2f}–{hi:.2f}"
+
+
+def shape(meta):
+    """How a stored run was taken: with issue 23's load cap, or before it."""
+    if "load_cap" not in meta:
+        return "taken before issue 23's run shape and load cap"
+    return (f"load cap {meta['load_cap']}" if meta["load_cap"] else "no load cap")
+
+
+def when(meta):
+    return f"{meta.get('started', '?')} – {meta.get('ended', '?')} UTC"
+
+
+# ------------------------------------------------------------------------------------------
+# Generated readings: name -> function(Results) -> markdown text
+# ------------------------------------------------------------------------------------------
+
+def gen_protocol(r):
+    p = benchlib.PROTOCOL
+    cores = json.load(open(r.path("machine.json"))).get("cores", "?")
+    return (f"* **Run shape of every headline figure** (bench/run's defaults, "
+            f"`benchlib.PROTOCOL`): **{p['pairs']} pairs, {p['seconds']} s measured per run "
+            f"after {p['warmup']} s of warm-up**; a run's figure is the median of its "
+            f"per-second rates.\n"
+            f"* **Load cap {p['load_cap']}** (1-minute load average, read at the start and at "
+            f"the end of every run; both are in the CSV). On this {cores}-vCPU machine "
+            f"(`bench/results/machine.json`) the benchmark's own busy-polling lcore holds the load at 1.0, so {p['load_cap']} allows half a CPU "
+            f"of anything else. A pair above the cap is run again, at most {p['load_retries']} "
+            f"times (`--load-cap`, `--load-retries`); the superseded runs stay in the CSV with "
+            f"status `repeated`, a pair still above the cap after that is kept with status "
+            f"`over_load_cap`, and every table says how many of each it has.")
+
+
+def _huge(r):
+    name = "huge/headline"
+    return {k: r.comp(name, v) for k, v in {
+        "headpool": "skbnfd `headpool`", "magazine": "skbnfd `magazine` vs testpmd",
+        "lcache": "`lcache+headpool`", "ring": "`ring_mp_mc`", "plugin": "plugin",
+        "slab": "`magazine` vs `slab`"}.items()}
+
+
+def gen_readme(r):
+    h = _huge(r)
+    _, _, meta = r.table("huge/headline")
+    return (
+        f"On **2 MiB hugepages** (production memory, bench/run's default since issue 23; "
+        f"`bench/results/huge/`, {meta['pairs']} pairs of {meta['seconds']} s, {when(meta)}, "
+        f"{shape(meta)}: load {load_range('huge/headline', r)}) skbnfd's "
+        f"best strategy, `lcache+headpool` (DPDK's own lcore cache as skbnf's `lcache` layer "
+        f"over skbnf's store), forwards at {ratio(h['lcache'])} testpmd native. skbnf's own "
+        f"layers are slower: `headpool` {ratio(h['headpool'])}, `magazine` "
+        f"{ratio(h['magazine'])}, and testpmd with the plugin (`--mbcache=0`, every free "
+        f"through skbnf's ops) {ratio(h['plugin'])}. Instructions per packet (callgrind, "
+        f"deterministic) are {instr_ratio(h['lcache']):.2f}x, {instr_ratio(h['headpool']):.2f}x, "
+        f"{instr_ratio(h['magazine']):.2f}x and {instr_ratio(h['plugin']):.2f}x native's "
+        f"{h['lcache']['instr_a']:.1f}. The older `--no-huge` headline (DPDK's mempool then "
+        f"puts one mbuf per 4 KiB page) is in BENCHMARKS.md, labelled as such; it is not this "
+        f"product's result on production memory.")
+
+
+def gen_huge_reading(r):
+    h = _huge(r)
+    _, _, meta = r.table("huge/headline")
+    return (
+        f"Reading ({when(meta)}; {meta['pairs']} pairs of {meta['seconds']} s, {shape(meta)}; "
+        f"load {load_range('huge/headline', r)}):\n\n"
+        f"* skbnfd's best, `lcache+headpool`, is at {ratio(h['lcache'])} native; its "
+        f"instructions per packet {instr(h['lcache'])}. skbnfd on DPDK's own pool "
+        f"(`ring_mp_mc`): {ratio(h['ring'])}.\n"
+        f"* skbnf's own layers: `headpool` {ratio(h['headpool'])} (instructions "
+        f"{instr(h['headpool'])}), `magazine` {ratio(h['magazine'])} ({instr(h['magazine'])}), "
+        f"the plugin {ratio(h['plugin'])} ({instr(h['plugin'])}).\n"
+        f"* `magazine` vs `slab`: {ratio(h['slab'])}.")
+
+
+def gen_stride(r):
+    rows = {(x["memory"], x["ops"]): x for x in r.csv("layout", "stride_probe.csv")}
+    out = ["| memory | ops | element (bytes) | stride between neighbours (median, min–max) | "
+           "distinct offsets in a 4 KiB page | one burst: distinct 64-byte lines mod 4 KiB |",
+           "|---|---|---:|---|---:|---|"]
+    for (mem, ops), x in rows.items():
+        out.append(f"| {mem} | `{ops}` | {x['elt_bytes']} | {x['stride_median']} "
+                   f"({x['stride_min']}–{x['stride_max']}) | {x['distinct_page_offsets']} | "
+                   f"{x['burst_distinct_l1_lines_mod_4k']} (burst of {x['burst']}, two lines "
+                   f"per mbuf) |")
+    g = next(iter(rows.values()))
+    kib = int(g["l1d_bytes"]) // 1024 if g["l1d_bytes"] else "?"
+    out += ["", f"This host's L1 data cache ({g['l1d_source']}): {kib} KiB, {g['l1d_ways']}-way, "
+            f"{g['l1d_line_bytes']}-byte lines, {g['l1d_sets']} sets, so the set of a line is "
+            f"fixed by its offset in a 4 KiB page: lines with one page offset share one set of "
+            f"{g['l1d_ways']} ways."]
+    return "\n".join(out)
+
+
+def _cachesim_rows(r, sub):
+    p = ("cachesim", sub, "headline_callgrind.csv")
+    if not r.exists(*p):
+        return None
+    return r.csv(*p)
+
+
+def gen_cachesim(r):
+    mems = [("no-huge", "`--no-huge`"), ("huge", "2 MiB hugepages")]
+    data = {m: _cachesim_rows(r, m) for m, _ in mems}
+    if not any(data.values()):
+        return ("No cache-simulation run is committed yet: "
+                "`bench/run headline --cache-sim --callgrind only --out "
+                "bench/results/cachesim/huge` (and `--no-huge ... /no-huge`) writes it.")
+    configs = []
+    for m, _ in mems:
+        for x in data[m] or []:
+            if x["config"] not in configs:
+                configs.append(x["config"])
+    out = ["Simulated L1 data misses per forwarded packet, read + write (LL misses in "
+           "brackets), callgrind `--cache-sim=yes`, the forwarding thread only:", "",
+           "| configuration | " + " | ".join(label for _, label in mems) + " |",
+           "|---|" + "---:|" * len(mems)]
+    for c in configs:
+        cells = []
+        for m, _ in mems:
+            x = next((y for y in data[m] or [] if y["config"] == c), None)
+            if x is None or x.get("d1_read_misses_per_packet", "") == "":
+                cells.append("(not run)")
+            else:
+                cells.append(f"{float(x['d1_read_misses_per_packet']):.2f} + "
+                             f"{float(x['d1_write_misses_per_packet']):.2f} "
+                             f"({float(x['ll_misses_per_packet']):.2f})")
+        out.append(f"| {c} | " + " | ".join(cells) + " |")
+    sims = {x.get("simulated_d1", "") for m, _ in mems for x in data[m] or []} - {""}
+    cmds = {x.get("command", "") for m, _ in mems for x in data[m] or []} - {""}
+    out += ["", f"Simulated D1: {', '.join(sorted(sims)) or 'not recorded'}. Raw: "
+            f"`bench/results/cachesim/{{no-huge,huge}}/headline_callgrind.csv` "
+            f"({'; '.join(f'`{c}`' for c in sorted(cmds))})."]
+    return "\n".join(out)
+
+
+def gen_nohuge_headline_reading(r):
+    name = "headline"
+    _, summ, meta = r.table(name)
+    lines = [f"Reading ({when(meta)}, `--no-huge`, {meta['pairs']} pairs of {meta['seconds']} s, "
+             f"{shape(meta)}; load {load_range(name, r)}): the "
+             f"per-pair ratios, lowest to highest, beside the median and its interval:", ""]
+    for s in summ:
+        rs = sorted(s["ratios"])
+        lines.append(f"* {s['comparison']}: {ratio(s)}; pairs {rs[0]:.2f}–{rs[-1]:.2f}")
+    return "\n".join(lines)
+
+
+def gen_exp7_reading(r):
+    _, summ, meta = r.table("exp7")
+    sw = r.csv("exp7_swaps.csv")
+    rows = benchlib.counted(r.csv("exp7.csv"))
+    runs = len({(x["comparison"], x["pair"]) for x in sw})
+    t = sorted(int(x["total_us"]) for x in sw)
+    pct = lambda p: t[min(len(t) - 1, int(p * len(t)))]  # noqa: E731
+    failed = sum(1 for x in sw if x["ok"] != "True")
+    audits = [x["detail"] for x in rows if x["role"] == "B"]
+    ok = all("audit OK" in d for d in audits)
+    parts = [f"{s['comparison']}: {ratio(s)} (skbnfd TSC ticks per packet "
+             f"{s['ticks_a']:.1f} -> {s['ticks_b']:.1f})" for s in summ]
+    return (f"Reading (one stored run: {when(meta)}, {benchlib.memory_of(meta)}, "
+            f"{meta['pairs']} pairs of {meta['seconds']} s, {shape(meta)}; "
+            f"load {load_range('exp7', r)}):\n\n"
+            f"* **Swaps:** {len(t)} swaps in {runs} swapping runs, {failed} failed; over all "
+            f"of them p50 {pct(.5)} µs, p90 {pct(.9)} µs, p99 {pct(.99)} µs, max {t[-1]} µs "
+            f"(per direction in the table). Exact pool audit at exit: "
+            f"{'OK in every swapping run' if ok else 'NOT OK in some run'}.\n"
+            f"* **Throughput while swapping** (half the time in each strategy vs staying in "
+            f"the first): " + "; ".join(parts) + ".")
+
+
+def gen_summary(r):
+    h = _huge(r)
+    lines = ["| figure | result | memory | raw file |", "|---|---|---|---|"]
+    best = max((h["lcache"], h["headpool"], h["magazine"]), key=lambda s: s["median_ratio"])
+    lines.append(f"| skbnfd best strategy vs testpmd native (io, one core) | "
+                 f"{best['b']}: {ratio(best)} | 2 MiB hugepages | "
+                 f"`bench/results/huge/headline.csv` |")
+    lines.append(f"| skbnf's own layers vs testpmd native | `headpool` {ratio(h['headpool'])}, "
+                 f"`magazine` {ratio(h['magazine'])}, plugin {ratio(h['plugin'])} | "
+                 f"2 MiB hugepages | `bench/results/huge/headline.csv` |")
+    lines.append(f"| `magazine` vs `slab` (io) | {ratio(h['slab'])} | 2 MiB hugepages | "
+                 f"`bench/results/huge/headline.csv` |")
+    exp6 = "huge/exp6" if r.exists("huge", "exp6.csv") else "exp6"
+    if r.exists(f"{exp6}.csv"):
+        _, summ, meta = r.table(exp6)
+        for burst in ("burst 32", "burst 1"):
+            own = [s for s in summ if s["group"] == burst and not s["b"].startswith("malloc")]
+            if own:
+                b = min(own, key=lambda s: s["median_ratio"])
+                lines.append(f"| alloc+free per object, {burst}: best layer vs `rte_mempool` "
+                             f"(lower is better) | `{b['b']}` {ratio(b, 2)} | "
+                             f"{benchlib.memory_of(meta)} | `bench/results/{exp6}.csv` |")
+    exp1 = "huge/exp1" if r.exists("huge", "exp1.csv") else "exp1"
+    if r.exists(f"{exp1}.csv"):
+        _, summ, meta = r.table(exp1)
+        ring = next(s for s in summ if "ring_mp_mc" in s["comparison"])
+        lines.append(f"| experiment 1: DPDK's `ring_mp_mc` vs `slab` | {ratio(ring)} | "
+                     f"{benchlib.memory_of(meta)} | `bench/results/{exp1}.csv` |")
+    return "\n".join(lines)
+
+
+GENERATORS = {
+    "protocol": gen_protocol,
+    "readme": gen_readme,
+    "summary": gen_summary,
+    "huge-reading": gen_huge_reading,
+    "stride": gen_stride,
+    "cachesim": gen_cachesim,
+    "nohuge-headline-reading": gen_nohuge_headline_reading,
+    "exp7-reading": gen_exp7_reading,
+}
+
+
+# ------------------------------------------------------------------------------------------
+# Filling the blocks, and the no-number-in-prose rule
+# ------------------------------------------------------------------------------------------
+
+BLOCK = re.compile(r"<!-- (bench|gen):([\w/-]+) -->.*?<!-- /\1:\2 -->", re.S)
+
+# Numbers the prose may hold (none is a measurement): references, a seed's year, page sizes,
+# the interval's level, names with digits.
+ALLOWED = [
+    r"(?:[Ii]ssues?|Experiments?|experiments?|exp\.?|[Ss]eeds?|item|items|PR) \d+(?:[-–, ]+\d+)*",
+    r"\b(?:19|20)\d\d\b",                   # a year (the seeds: Olsson 2003, Kleen 1998, ...)
+    r"\b\d+ (?:MiB|KiB|GiB)\b",             # page and cache sizes named as such
+    r"\b95 %",                              # the interval's level
+    r"\b\d+(?:st|nd|rd|th)\b",
+]
+
+
+def fill(text, r, missing):
+    def one(m):
+        kind, name = m.group(1), m.group(2)
+        try:
+            if kind == "bench":
+                if not r.exists(f"{name}.csv"):
+                    missing.append(name)
+                    return m.group(0)
+                body, _, _ = r.table(name)
+                body = body.split("\n", 1)[1].strip("\n")
+                sub = os.path.dirname(name)
+                where = f"bench/results/{sub}/" if sub else "bench/results/"
+                body = re.sub(r"`(\w+(?:_\w+)?\.(?:csv|png))`",
+                              lambda f: f"`{where}{f.group(1)}`", body)
+            else:
+                if name not in GENERATORS:
+                    raise SystemExit(f"update_benchmarks_md.py: no generator for gen:{name}")
+                body = GENERATORS[name](r).strip("\n")
+        except FileNotFoundError as e:
+            missing.append(f"{name} ({e.filename})")
+            return m.group(0)
+        return f"<!-- {kind}:{name} -->\n{body}\n<!-- /{kind}:{name} -->"
+    return BLOCK.sub(one, text)
+
+
+def prose_numbers(text, first_line=1):
+    """(line, text) of every number outside generated blocks, code and ALLOWED shapes."""
+    # Blank out what may hold numbers, keeping the line structure.
+    keep_lines = lambda m: re.sub(r"[^\n]", " ", m.group(0))  # noqa: E731
+    t = BLOCK.sub(keep_lines, text)
+    t = re.sub(r"```.*?```", keep_lines, t, flags=re.S)
+    t = re.sub(r"`[^`\n]*`", keep_lines, t)
+    t = re.sub(r"<!--.*?-->", keep_lines, t, flags=re.S)
+    t = re.sub(r"\]\([^)]*\)", keep_lines, t)  # link targets
+    for a in ALLOWED:
+        t = re.sub(a, keep_lines, t)
+    out = []
+    for i, line in enumerate(t.split("\n")):
+        for m in re.finditer(r"(?<![\w.])\d[\d,.]*", line):
+            out.append((first_line + i, text.split("\n")[i].strip()[:100]))
+            break
+    return out
+
+
+def readme_section(text):
+    """(start, end) offsets of the README's `## Benchmarks` section."""
+    m = re.search(r"^## Benchmarks\n", text, re.M)
+    if not m:
+        return None
+    n = re.search(r"^## ", text[m.end():], re.M)
+    return m.start(), (m.end() + n.start()) if n else len(text)
 
 
 def main():
-    ap = argparse.ArgumentParser()
-    ap.add_argument("path", nargs="?", default=os.path.join(os.path.dirname(HERE), "BENCHMARKS.md"))
+    ap = argparse.ArgumentParser(description=__doc__,
+                                 formatter_class=argparse.RawDescriptionHelpFormatter)
     ap.add_argument("--results", default=os.path.join(HERE, "results"))
+    ap.add_argument("--benchmarks", default=os.path.join(ROOT, "BENCHMARKS.md"))
+    ap.add_argument("--readme", default=os.path.join(ROOT, "README.md"))
+    ap.add_argument("--check", action="store_true",
+                    help="regenerate in memory and exit 1 on any difference or on a number in "
+                         "the prose")
     a = ap.parse_args()
-    text = open(a.path).read()
-    missing = []
-
-    def fill(m):
-        name = m.group(1)
-        p = os.path.join(a.results, f"{name}.md")
-        if not os.path.exists(p):
-            missing.append(name)
-            return m.group(0)
-        body = open(p).read().split("\n", 1)[1].strip("\n")
-        # Links to files next to the table: relative to BENCHMARKS.md.
-        sub = os.path.dirname(name)  # huge/headline: bench/results/huge/headline.md
-        where = f"bench/results/{sub}/" if sub else "bench/results/"
-        body = re.sub(r"`(\w+(?:_\w+)?\.(?:csv|png))`", lambda f: f"`{where}{f.group(1)}`", body)
-        return f"<!-- bench:{name} -->\n{body}\n<!-- /bench:{name} -->"
-
-    text = re.sub(r"<!-- bench:([\w/]+) -->.*?<!-- /bench:\1 -->", fill, text, flags=re.S)
-    open(a.path, "w").write(text)
+    r = Results(a.results)
+    problems, missing = [], []
+    for path in (a.benchmarks, a.readme):
+        if not os.path.exists(path):
+            problems.append(f"{path}: missing")
+            continue
+        old = open(path).read()
+        is_readme = os.path.abspath(path) == os.path.abspath(a.readme)
+        if is_readme:
+            sec = readme_section(old)
+            if sec is None:
+                problems.append(f"{path}: no `## Benchmarks` section")
+                continue
+            s, e = sec
+            new = old[:s] + fill(old[s:e], r, missing) + old[e:]
+            scope, first = new[s:e + len(new) - len(old)], old[:s].count("\n") + 1
+        else:
+            new = fill(old, r, missing)
+            scope, first = new, 1
+        for line, txt in prose_numbers(scope, first):
+            problems.append(f"{os.path.relpath(path, ROOT)}:{line}: a number outside the "
+                            f"generated blocks (generate it from a raw file, or remove it): {txt}")
+        if new != old:
+            if a.check:
+                diff = difflib.unified_diff(old.splitlines(), new.splitlines(),
+                                            f"{path} (committed)", f"{path} (from raw files)",
+                                            lineterm="", n=1)
+                problems.append(f"{os.path.relpath(path, ROOT)} differs from what its raw files "
+                                f"generate (bench/update_benchmarks_md.py rewrites it):\n"
+                                + "\n".join(list(diff)[:60]))
+            else:
+                with open(path, "w") as f:
+                    f.write(new)
     if missing:
-        print("no results yet for: " + ", ".join(missing), file=sys.stderr)
-    return 0
+        problems.append("no raw files for: " + ", ".join(missing))
+    for p in problems:
+        print(("FAIL " if a.check else "") + p, file=sys.stderr)
+    if problems and a.check:
+        return 1
+    if a.check:
+        print("OK: BENCHMARKS.md and the README's benchmark section are what the raw files "
+              "generate")
+    return 1 if problems else 0
 
 
 if __name__ == "__main__":

@@ -1,0 +1,80 @@
+#!/usr/bin/python3
+"""ctest bench_benchmarks_md_planted_edit: `bench/update_benchmarks_md.py --check` must fail on a
+hand edit (issue 23: every number of BENCHMARKS.md and of the README's benchmark paragraph is
+generated from a committed raw file). It copies the committed pages, plants edits and runs
+--check on the copies against the committed raw files: a figure changed inside a generated
+table, inside a generated reading, inside the README's generated paragraph, and a figure typed
+into the prose outside any block; each must be reported. (That the unedited pages pass is
+ctest bench_benchmarks_md_check.)
+"""
+import os
+import re
+import subprocess
+import sys
+import tempfile
+import unittest
+
+HERE = os.path.dirname(os.path.abspath(__file__))
+ROOT = os.path.dirname(HERE)
+TOOL = os.path.join(HERE, "update_benchmarks_md.py")
+
+
+def check(benchmarks, readme):
+    r = subprocess.run(["/usr/bin/python3", TOOL, "--check", "--benchmarks", benchmarks,
+                        "--readme", readme], capture_output=True, text=True, timeout=120)
+    return r.returncode, r.stdout + r.stderr
+
+
+class PlantedEdit(unittest.TestCase):
+    def setUp(self):
+        self.dir = tempfile.mkdtemp(prefix="bench-md-")
+        self.bm = os.path.join(self.dir, "BENCHMARKS.md")
+        self.rd = os.path.join(self.dir, "README.md")
+        self.bm_text = open(os.path.join(ROOT, "BENCHMARKS.md")).read()
+        self.rd_text = open(os.path.join(ROOT, "README.md")).read()
+        self.write(self.bm_text, self.rd_text)
+
+    def tearDown(self):
+        for f in (self.bm, self.rd):
+            os.unlink(f)
+        os.rmdir(self.dir)
+
+    def write(self, bm, rd):
+        with open(self.bm, "w") as f:
+            f.write(bm)
+        with open(self.rd, "w") as f:
+            f.write(rd)
+
+    @staticmethod
+    def bump_first_ratio(text, start_marker):
+        """Changes the first `N.NNNx` after start_marker by one in the last digit."""
+        i = text.index(start_marker)
+        m = re.compile(r"(\d+\.\d{3})x").search(text, i)
+        old = m.group(1)
+        new = f"{float(old) + 0.001:.3f}"
+        return text[:m.start(1)] + new + text[m.end(1):], old, new
+
+    def test_every_planted_edit_fails_the_check(self):
+        # One --check over one copy with all the edits (each check regenerates every table:
+        # seconds of CPU): every edit must be reported on its own.
+        bm, table_old, table_new = self.bump_first_ratio(self.bm_text,
+                                                         "<!-- bench:huge/headline -->")
+        bm, _, reading_new = self.bump_first_ratio(bm, "<!-- gen:exp7-reading -->")
+        bm = bm.replace("## The protocol\n",
+                        "## The protocol\n\nskbnf forwards 2.7x native here.\n", 1)
+        rd, _, readme_new = self.bump_first_ratio(self.rd_text, "<!-- gen:readme -->")
+        self.write(bm, rd)
+        rc, out = check(self.bm, self.rd)
+        self.assertEqual(rc, 1, out)
+        self.assertIn("BENCHMARKS.md differs from what its raw files generate", out)
+        self.assertIn("README.md differs from what its raw files generate", out)
+        # The regenerated line (the raw file's figure) beside the planted one.
+        self.assertRegex(out, rf"(?m)^\+.*\*\*{re.escape(table_old)}x\*\*")
+        for planted in (table_new, reading_new, readme_new):
+            self.assertRegex(out, rf"(?m)^-.*{re.escape(planted)}x", planted)
+        self.assertIn("a number outside the generated blocks", out)
+        self.assertIn("skbnf forwards 2.7x native here.", out)
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
