@@ -98,7 +98,10 @@ class TlsRotationTest : public ::testing::Test {
     struct tm tm = {};
     gmtime_r(&now, &tm);
     std::strftime(stamp, sizeof(stamp), "..%Y_%m_%d_%H_%M_%S.", &tm);
-    const std::string ts_name = absl::StrCat(stamp, gen, "00", getpid());
+    // Unique per projection (the kubelet's names carry a random suffix): one generation may be
+    // projected twice within a second (the CA rollover re-projects with another ca.crt).
+    static int projections = 0;
+    const std::string ts_name = absl::StrCat(stamp, gen, "_", ++projections, "_", getpid());
     const std::string ts = Vol() + "/" + ts_name;
     fs::create_directory(ts);
     const std::pair<std::string, std::string> files[] = {
