@@ -43,17 +43,17 @@ PoolCore::PoolCore(const PoolConfig& config, std::unique_ptr<SlabStore> store,
   shared_.store = store_.get();
   shared_.classify = config.classify;
   shared_.classify_ctx = config.classify_ctx;
+  for (int c = 0; c < kMaxCores; ++c) slot_[c] = slots[c];
+}
+
+void PoolCore::Start(const StrategySpec& initial) {
   for (int c = 0; c < kMaxCores; ++c) {
-    slot_[c] = slots[c];
     slot_[c]->core = c;
     slot_[c]->get = &OtherGet;
     slot_[c]->put = &OtherPut;
   }
   other_->get = &OtherGet;
   other_->put = &OtherPut;
-}
-
-void PoolCore::Start(const StrategySpec& initial) {
   auto g = MakeGeneration(initial, 1);
   current_.store(g.get(), std::memory_order_seq_cst);
   epoch_.store(1);

@@ -272,10 +272,12 @@ class PoolCore {
   // Checks the config and makes the store (before the derived pool is built).
   static absl::StatusOr<std::unique_ptr<SlabStore>> MakeStore(const PoolConfig& config);
   // `slots` (kMaxCores of them) and `other` belong to the derived pool, which outlives this
-  // part's use of them (it calls Shutdown in its destructor).
+  // part's use of them (it calls Shutdown in its destructor); `other` may not be constructed
+  // yet (a member of the derived pool): only its address is kept here.
   PoolCore(const PoolConfig& config, std::unique_ptr<SlabStore> store, CoreSlot* const* slots,
            CoreSlot* other);
-  // Publishes the first generation (after the derived pool is built: it compiles chains).
+  // Initialises the slots and publishes the first generation (after the derived pool is
+  // built: it owns the slots and compiles the chains).
   void Start(const StrategySpec& initial);
   // Flushes every owned slot and drains the depots (from the derived pool's destructor, while
   // its layers still exist).
