@@ -1,4 +1,5 @@
-// CoreSlot: all per-core state of a pool, one cache-line-aligned slot per core.
+// CoreSlot: the part of a core's slot every pool has (the burst entry points, the counters, the
+// swap/reclaim protocol), one cache-line-aligned slot per core.
 //
 // Everything in a slot is written only by its own core (the worker), except while that worker
 // is parked (paused) or not yet running: then the control thread acts on its behalf. Gauges
