@@ -362,9 +362,13 @@ inline bool IsCachedPool(const rte_mempool* const& field, const rte_mempool* mp)
 
 // Caches the calling thread's slot of mp when there is one to cache. Out of line.
 void CacheThreadSlot(rte_mempool* mp) {
-  pool::FastPath kind;
+  int kind = 0;
   pool::Pool* p = Driver(mp)->pool.get();
   pool::CoreSlot* s = p->ForeignFastSlot(LcoreCore(), &kind);
+  if (kind != pool::Pool::kSingleHit<pool::HeadPool> &&
+      kind != pool::Pool::kSingleHit<pool::MagazineLayer>) {
+    s = nullptr;  // (recycle's single-object free needs the recycle check: no entry for it)
+  }
   ThreadSlots& t = t_slots;
   if (!t.registered) {
     ThreadSlotsRegistry& r = Registry();
@@ -375,7 +379,7 @@ void CacheThreadSlot(rte_mempool* mp) {
   }
   if (s == nullptr) {
     __atomic_store_n(&t.none_mp, mp, __ATOMIC_RELAXED);
-  } else if (kind == pool::FastPath::kHeadPool) {
+  } else if (kind == pool::Pool::kSingleHit<pool::HeadPool>) {
     t.hp = s;
     t.hp_pool = p;
     __atomic_store_n(&t.hp_mp, mp, __ATOMIC_RELAXED);
@@ -429,12 +433,12 @@ int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
     ThreadSlots& t = t_slots;
     if (IsCachedPool(t.hp_mp, mp)) {
       if (__builtin_expect(n == 1, 1) &&
-          pool::Pool::ForeignPutStack<pool::FastPath::kHeadPool>(*t.hp, objs[0])) {
+          pool::Pool::ForeignPutOne<pool::HeadPool>(*t.hp, objs[0])) {
         return 0;
       }
     } else if (IsCachedPool(t.mg_mp, mp)) {
       if (__builtin_expect(n == 1, 1) &&
-          pool::Pool::ForeignPutStack<pool::FastPath::kMagazine>(*t.mg, objs[0])) {
+          pool::Pool::ForeignPutOne<pool::MagazineLayer>(*t.mg, objs[0])) {
         return 0;
       }
     } else if (!IsCachedPool(t.none_mp, mp)) {

@@ -1,4 +1,5 @@
-// CoreSlot: all per-core state of a pool, one cache-line-aligned slot per core.
+// CoreSlot: the part of a core's slot every pool has (the burst entry points, the counters, the
+// swap/reclaim protocol), one cache-line-aligned slot per core.
 //
 // Everything in a slot is written only by its own core (the worker), except while that worker
 // is parked (paused) or not yet running: then the control thread acts on its behalf. Gauges
@@ -6,10 +7,8 @@
 // relaxed load/store is a plain mov, and the layers load each gauge once per burst into a
 // register and store it once at the end.
 //
-// The chain: a strategy's layers are compiled into one function per (layer mask, prefetch)
-// combination; ChainGet<M>/ChainPut<M> call the top layer of mask M, which calls
-// ChainGet<Below> for what it cannot serve. The only indirect call is the one per burst into
-// the slot's `get`/`put`.
+// The layers' own per-core state is not here: LayerSlot (layer.h) adds one State per layer of
+// the pool's layer list after this part.
 #ifndef SKBNF_DATAPLANE_POOL_CORE_SLOT_H_
 #define SKBNF_DATAPLANE_POOL_CORE_SLOT_H_
 
@@ -20,8 +19,8 @@
 #include <cstdint>
 #include <memory>
 
+#include "absl/functional/function_ref.h"
 #include "dataplane/pool/counters.h"
-#include "dataplane/pool/depot.h"
 #include "dataplane/pool/slab_store.h"
 
 namespace skbnf::pool {
@@ -54,50 +53,28 @@ struct Shared {
   void* classify_ctx = nullptr;
 };
 
+// Where a layer's Flush sends its objects (the store, counted as the core's store frees).
+using FlushSink = absl::FunctionRef<void(void* const* objs, uint32_t n)>;
+
 using GetFn = bool (*)(Shared& sh, CoreSlot& s, void** objs, unsigned n);
 using PutFn = void (*)(Shared& sh, CoreSlot& s, void* const* objs, unsigned n);
-
-struct RecycleList {
-  void** objs = nullptr;
-  Gauge count;
-  uint32_t limit = 0;  // 0: this port is not an RX port of this core
-};
-
-// Single-object fast path of the top layer, taken inline by Pool::Get/Put without the
-// indirect call (drivers such as net_null free one mbuf per call).
-enum class FastPath : uint8_t { kNone = 0, kMagazine = 1, kHeadPool = 2, kRecycle = 3 };
 
 struct alignas(64) CoreSlot {
   // ---- read on every burst
   GetFn get = nullptr;
   PutFn put = nullptr;
   int32_t rx_port = -1;  // RX port being refilled (recycle); set by the worker
-  FastPath fast = FastPath::kNone;
+  // Single-object fast path (Pool::GetOneFast/PutOneFast): 0 = none, else 1 + the position in
+  // the pool's layer list of the top layer, whose hit is taken inline without the indirect call
+  // (drivers such as net_null free one mbuf per call).
+  uint8_t fast = 0;
   bool fast_prefetch = false;
   std::atomic<bool> registered{false};  // written by control, read by anyone (relaxed: a mov)
   bool foreign = false;                 // an owner with no quiescent point (see in_op below)
-  // headpool
-  void** hot = nullptr;
-  uint32_t hot_list_len = 0;
-  Gauge hot_count;
-  // magazine
-  Magazine* loaded = nullptr;
-  Magazine* previous = nullptr;
-  Depot* depot = nullptr;
-  Gauge mag_objects;  // loaded->rounds + previous->rounds
-  // lcache
-  void** lc = nullptr;
-  uint32_t lc_size = 0;
-  uint32_t lc_flush = 0;  // flush threshold: 1.5 x size, as DPDK's CALC_CACHE_FLUSHTHRESH
-  Gauge lc_len;
-  // recycle
-  Gauge recycle_total;
-  uint32_t recycle_ports = 0;  // RX ports of this core with a recycle list
-  RecycleList recycle[kMaxPorts];
 
   CoreCounters counters;
 
-  // ---- control protocol (see pool.h)
+  // ---- control protocol (see pool_core.h)
   // epoch << 2 | reclaim << 1 | pause. Control sets epoch and pause (keeping the reclaim bit),
   // reclaimers set the reclaim bit, the worker clears it when it serves the request.
   alignas(64) std::atomic<uint64_t> word{0};
@@ -107,10 +84,10 @@ struct alignas(64) CoreSlot {
   std::atomic<const Generation*> hazard_next{nullptr};  // generation being adopted
   std::atomic<uint64_t> acked_epoch{0};
   std::atomic<bool> parked{false};
-  // Reclaim (pool.h, "No stranded objects"). A foreign owner marks each of its operations
+  // Reclaim (pool_core.h, "No stranded objects"). A foreign owner marks each of its operations
   // with plain stores to in_op; a reclaimer raises steal, issues membarrier(2) and takes the
   // slot's objects once in_op is 0. (Here, not in the first line: skbnfd's workers never
-  // touch them, and the slot stays 23 cache lines.)
+  // touch them.)
   std::atomic<uint8_t> in_op{0};
   std::atomic<uint8_t> steal{0};
   // Reclaim requests (word bit 1) this worker has served at its quiescent point (compared
@@ -119,13 +96,7 @@ struct alignas(64) CoreSlot {
   uint32_t rx_ring_size[kMaxPorts] = {};  // RX ports of this core (0 = not one)
   // Last adoption, for the swap report.
   std::atomic<uint64_t> last_flushed{0};
-  // Buffers, grown only at a quiescent point.
-  std::unique_ptr<void*[]> hot_buf;
-  uint32_t hot_buf_cap = 0;
-  std::unique_ptr<void*[]> lc_buf;
-  uint32_t lc_buf_cap = 0;
-  std::unique_ptr<void*[]> recycle_buf[kMaxPorts];
-  uint32_t recycle_buf_cap[kMaxPorts] = {};
+  int core = kNoCore;  // this slot's core (kNoCore: the "other threads" slot)
 };
 
 // Copies n objects off the top of a LIFO stack (`top` points one past the last object) into
@@ -164,12 +135,6 @@ inline void PopInto(void** out, void* const* top, unsigned n) {
   while (top != end) *out++ = *--top;
 #endif
 }
-
-// Chain entry points, defined in stack.h.
-template <unsigned M>
-bool ChainGet(Shared& sh, CoreSlot& s, void** objs, unsigned n);
-template <unsigned M>
-void ChainPut(Shared& sh, CoreSlot& s, void* const* objs, unsigned n);
 
 // The store at the bottom of every chain.
 inline bool StoreGet(Shared& sh, CoreSlot& s, void** objs, unsigned n) {

@@ -11,17 +11,50 @@
 #ifndef SKBNF_DATAPLANE_POOL_HEADPOOL_H_
 #define SKBNF_DATAPLANE_POOL_HEADPOOL_H_
 
-#include "dataplane/pool/core_slot.h"
+#include "dataplane/pool/layer.h"
 
 namespace skbnf::pool {
 
 struct HeadPool {
   static constexpr int kIndex = static_cast<int>(Layer::kHeadPool);
+  static constexpr int kSingleHitRank = 0;  // the 2003 default and the headline's: tested first
+
+  struct State {
+    void** hot = nullptr;
+    uint32_t hot_list_len = 0;
+    Gauge hot_count;
+    std::unique_ptr<void*[]> buf;  // grown only at a quiescent point
+    uint32_t buf_cap = 0;
+  };
+
+  static bool InStack(const StrategySpec& spec) { return spec.Has(Layer::kHeadPool); }
+  static void Reserve(State& st, const LayerEnv& env) {
+    EnsureBuf(st.buf, st.buf_cap, env.spec.hot_list_len);
+  }
+  static void Configure(State& st, const LayerEnv& env, bool on) {
+    st.hot_count.set(0);
+    if (on) {
+      EnsureBuf(st.buf, st.buf_cap, env.spec.hot_list_len);
+      st.hot = st.buf.get();
+      st.hot_list_len = env.spec.hot_list_len;
+    } else {
+      st.hot_list_len = 0;
+    }
+  }
+  static uint64_t Flush(State& st, CoreCounters& c, FlushSink to_below) {
+    const uint32_t k = st.hot_count.get();
+    if (k == 0) return 0;
+    to_below(st.hot, k);
+    st.hot_count.set(0);
+    c.layer[kIndex].bulk.Add(1);
+    return k;
+  }
+  static uint32_t Objects(const State& st) { return st.hot_count.get(); }
 
   // The whole request from the hot list is the common case (a PMD refilling a burst): served
   // here, without the miss path's stack frame.
-  template <unsigned Below>
-  static bool Get(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
+  template <class Below, class S>
+  static bool Get(Shared& sh, S& s, void** objs, unsigned n) {
     if (__builtin_expect(GetFromHotList(s, objs, n), 1)) return true;
     return GetMissing<Below>(sh, s, objs, n);
   }
@@ -29,31 +62,34 @@ struct HeadPool {
   // The hit: the whole request from the hot list, most recent first, counted as this layer's
   // hits; false, with nothing done, when the list holds fewer than n. Also the plugin's inline
   // burst on a cached foreign slot (Pool::ForeignHotListGet).
-  static bool GetFromHotList(CoreSlot& s, void** objs, unsigned n) {
-    const uint32_t cnt = s.hot_count.get();
+  template <class S>
+  static bool GetFromHotList(S& s, void** objs, unsigned n) {
+    State& st = StateOf<HeadPool>(s);
+    const uint32_t cnt = st.hot_count.get();
     if (n > cnt) return false;
-    PopInto(objs, s.hot + cnt, n);
-    s.hot_count.set(cnt - n);
+    PopInto(objs, st.hot + cnt, n);
+    st.hot_count.set(cnt - n);
     s.counters.layer[kIndex].alloc_hits.Add(n);
     return true;
   }
 
-  template <unsigned Below>
-  [[gnu::noinline]] static bool GetMissing(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
-    uint32_t cnt = s.hot_count.get();
-    void** hot = s.hot;
+  template <class Below, class S>
+  [[gnu::noinline]] static bool GetMissing(Shared& sh, S& s, void** objs, unsigned n) {
+    State& st = StateOf<HeadPool>(s);
+    uint32_t cnt = st.hot_count.get();
+    void** hot = st.hot;
     const unsigned from_hot = n < cnt ? n : cnt;
     PopInto(objs, hot + cnt, from_hot);
     cnt -= from_hot;
-    s.hot_count.set(cnt);
+    st.hot_count.set(cnt);
     unsigned i = from_hot;
     for (; i < n; ++i) {
-      if (!ChainGet<Below>(sh, s, objs + i, 1)) break;
+      if (!Below::Get(sh, s, objs + i, 1)) break;
     }
     if (i < n) {  // all or nothing: give everything back where it came from
-      ChainPut<Below>(sh, s, objs + from_hot, i - from_hot);
+      Below::Put(sh, s, objs + from_hot, i - from_hot);
       for (unsigned k = 0; k < from_hot; ++k) hot[cnt + from_hot - 1 - k] = objs[k];
-      s.hot_count.set(cnt + from_hot);
+      st.hot_count.set(cnt + from_hot);
       return false;
     }
     LayerCounters& c = s.counters.layer[kIndex];
@@ -62,27 +98,43 @@ struct HeadPool {
     return true;
   }
 
-  template <unsigned Below>
-  static void Put(Shared& sh, CoreSlot& s, void* const* objs, unsigned n) {
-    uint32_t cnt = s.hot_count.get();
-    const uint32_t len = s.hot_list_len;
-    void** hot = s.hot;
+  template <class Below, class S>
+  static void Put(Shared& sh, S& s, void* const* objs, unsigned n) {
+    State& st = StateOf<HeadPool>(s);
+    uint32_t cnt = st.hot_count.get();
+    const uint32_t len = st.hot_list_len;
+    void** hot = st.hot;
     unsigned i = 0;
     for (; i < n && cnt < len; ++i) hot[cnt++] = objs[i];
-    s.hot_count.set(cnt);
+    st.hot_count.set(cnt);
     const unsigned kept = i;
-    for (; i < n; ++i) ChainPut<Below>(sh, s, objs + i, 1);
+    for (; i < n; ++i) Below::Put(sh, s, objs + i, 1);
     LayerCounters& c = s.counters.layer[kIndex];
     c.free_hits.Add(kept);
     c.free_misses.Add(n - kept);
   }
 
-  // Everything on the hot list, oldest first; leaves it empty. Returns the count.
-  static uint32_t Drain(CoreSlot& s, void** out) {
-    uint32_t cnt = s.hot_count.get();
-    for (uint32_t i = 0; i < cnt; ++i) out[i] = s.hot[i];
-    s.hot_count.set(0);
-    return cnt;
+  // Single-object hits: the top of the hot list.
+  template <class S>
+  static bool GetOne(S& s, void** obj) {
+    State& st = StateOf<HeadPool>(s);
+    const uint32_t cnt = st.hot_count.get();
+    if (cnt == 0) return false;
+    *obj = st.hot[cnt - 1];
+    st.hot_count.set(cnt - 1);
+    s.counters.layer[kIndex].fast_alloc_hits.Add(1);
+    return true;
+  }
+  template <class S, class PortOf>
+  static bool PutOne(S& s, void* obj, const PortOf& /*port_of*/) {
+    State& st = StateOf<HeadPool>(s);
+    const uint32_t cnt = st.hot_count.get();
+    if (cnt == st.hot_list_len) return false;
+    // (The count first: GCC then makes cnt + 1 with one lea instead of a copy and an add.)
+    st.hot_count.set(cnt + 1);
+    st.hot[cnt] = obj;
+    s.counters.layer[kIndex].fast_free_hits.Add(1);
+    return true;
   }
 };
 

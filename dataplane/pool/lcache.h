@@ -16,43 +16,78 @@
 #ifndef SKBNF_DATAPLANE_POOL_LCACHE_H_
 #define SKBNF_DATAPLANE_POOL_LCACHE_H_
 
-#include "dataplane/pool/core_slot.h"
+#include "dataplane/pool/layer.h"
 
 namespace skbnf::pool {
 
 struct Lcache {
   static constexpr int kIndex = static_cast<int>(Layer::kLcache);
 
+  struct State {
+    void** lc = nullptr;
+    uint32_t size = 0;
+    uint32_t flush = 0;  // flush threshold: 1.5 x size, as DPDK's CALC_CACHE_FLUSHTHRESH
+    Gauge len;
+    std::unique_ptr<void*[]> buf;  // grown only at a quiescent point
+    uint32_t buf_cap = 0;
+  };
+
   // Buffer capacity needed for `size`: a fill leaves at most size + 512 objects (DPDK's cache
   // array is 2 x 512 for the same reason); a put at most flushthresh.
   static uint32_t Capacity(uint32_t size) { return size + kLcacheMaxBurst; }
 
-  template <unsigned Below>
-  static bool Get(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
+  static bool InStack(const StrategySpec& spec) { return spec.Has(Layer::kLcache); }
+  static void Reserve(State& st, const LayerEnv& env) {
+    EnsureBuf(st.buf, st.buf_cap, Capacity(env.spec.lcache_size));
+  }
+  static void Configure(State& st, const LayerEnv& env, bool on) {
+    st.len.set(0);
+    if (on) {
+      EnsureBuf(st.buf, st.buf_cap, Capacity(env.spec.lcache_size));
+      st.lc = st.buf.get();
+      st.size = env.spec.lcache_size;
+      st.flush = env.spec.lcache_size * 3 / 2;
+    } else {
+      st.size = st.flush = 0;
+    }
+  }
+  static uint64_t Flush(State& st, CoreCounters& c, FlushSink to_below) {
+    const uint32_t len = st.len.get();
+    if (len == 0) return 0;
+    to_below(st.lc, len);
+    st.len.set(0);
+    c.layer[kIndex].bulk.Add(1);
+    return len;
+  }
+  static uint32_t Objects(const State& st) { return st.len.get(); }
+
+  template <class Below, class S>
+  static bool Get(Shared& sh, S& s, void** objs, unsigned n) {
+    State& st = StateOf<Lcache>(s);
     LayerCounters& c = s.counters.layer[kIndex];
-    const uint32_t len0 = s.lc_len.get();
-    void** lc = s.lc;
+    const uint32_t len0 = st.len.get();
+    void** lc = st.lc;
     const unsigned from_cache = n < len0 ? n : len0;
     for (unsigned i = 0; i < from_cache; ++i) objs[i] = lc[len0 - 1 - i];
     const unsigned remaining = n - from_cache;
     if (remaining == 0) {
-      s.lc_len.set(len0 - n);
+      st.len.set(len0 - n);
       c.alloc_hits.Add(n);
       return true;
     }
     // The cache is empty now.
-    if (remaining <= kLcacheMaxBurst && ChainGet<Below>(sh, s, lc, s.lc_size + remaining)) {
-      const uint32_t top = s.lc_size + remaining;
+    if (remaining <= kLcacheMaxBurst && Below::Get(sh, s, lc, st.size + remaining)) {
+      const uint32_t top = st.size + remaining;
       for (unsigned i = 0; i < remaining; ++i) objs[from_cache + i] = lc[top - 1 - i];
-      s.lc_len.set(s.lc_size);
+      st.len.set(st.size);
       c.bulk.Add(1);
-    } else if (ChainGet<Below>(sh, s, objs + from_cache, remaining)) {
-      s.lc_len.set(0);
+    } else if (Below::Get(sh, s, objs + from_cache, remaining)) {
+      st.len.set(0);
     } else {
       // All or nothing: the cache gets back what it handed out (DPDK relies on the failed
       // fill leaving the array intact; a failing chain below may have used it as scratch).
       for (unsigned i = 0; i < from_cache; ++i) lc[len0 - 1 - i] = objs[i];
-      s.lc_len.set(len0);
+      st.len.set(len0);
       return false;
     }
     c.alloc_hits.Add(from_cache);
@@ -60,24 +95,25 @@ struct Lcache {
     return true;
   }
 
-  template <unsigned Below>
-  static void Put(Shared& sh, CoreSlot& s, void* const* objs, unsigned n) {
+  template <class Below, class S>
+  static void Put(Shared& sh, S& s, void* const* objs, unsigned n) {
+    State& st = StateOf<Lcache>(s);
     LayerCounters& c = s.counters.layer[kIndex];
-    if (n > s.lc_flush) {
-      ChainPut<Below>(sh, s, objs, n);
+    if (n > st.flush) {
+      Below::Put(sh, s, objs, n);
       c.free_misses.Add(n);
       return;
     }
-    uint32_t len = s.lc_len.get();
-    void** lc = s.lc;
-    if (len + n > s.lc_flush) {
-      ChainPut<Below>(sh, s, lc, len);
+    uint32_t len = st.len.get();
+    void** lc = st.lc;
+    if (len + n > st.flush) {
+      Below::Put(sh, s, lc, len);
       c.free_misses.Add(len);
       c.bulk.Add(1);
       len = 0;
     }
     for (unsigned i = 0; i < n; ++i) lc[len + i] = objs[i];
-    s.lc_len.set(len + n);
+    st.len.set(len + n);
     c.free_hits.Add(n);
   }
 };

@@ -12,44 +12,99 @@
 
 #include <algorithm>
 
-#include "dataplane/pool/core_slot.h"
+#include "dataplane/pool/layer.h"
 
 namespace skbnf::pool {
 
+struct RecycleList {
+  void** objs = nullptr;
+  Gauge count;
+  uint32_t limit = 0;  // 0: this port is not an RX port of this core
+};
+
 struct Recycle {
   static constexpr int kIndex = static_cast<int>(Layer::kRecycle);
+  static constexpr int kSingleHitRank = 2;
   static constexpr unsigned kChunk = 64;
 
-  template <unsigned Below>
-  static bool Get(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
+  struct State {
+    Gauge total;
+    uint32_t ports = 0;  // RX ports of this core with a recycle list
+    RecycleList lists[kMaxPorts];
+    std::unique_ptr<void*[]> buf[kMaxPorts];  // grown only at a quiescent point
+    uint32_t buf_cap[kMaxPorts] = {};
+  };
+
+  static bool InStack(const StrategySpec& spec) { return spec.Has(Layer::kRecycle); }
+  // A list per RX port of a worker, as long as its ring.
+  static void Reserve(State& st, const LayerEnv& env) {
+    if (env.foreign) return;
+    for (int p = 0; p < kMaxPorts; ++p) {
+      if (env.rx_ring_size[p] > 0) EnsureBuf(st.buf[p], st.buf_cap[p], env.rx_ring_size[p]);
+    }
+  }
+  static void Configure(State& st, const LayerEnv& env, bool on) {
+    st.ports = 0;
+    for (int p = 0; p < kMaxPorts; ++p) {
+      RecycleList& l = st.lists[p];
+      l.count.set(0);
+      l.limit = 0;
+      if (on && env.rx_ring_size[p] > 0) {
+        ++st.ports;
+        l.limit = env.spec.recycle_limit != 0 ? env.spec.recycle_limit : env.rx_ring_size[p];
+        EnsureBuf(st.buf[p], st.buf_cap[p], l.limit);
+        l.objs = st.buf[p].get();
+      }
+    }
+    st.total.set(0);
+  }
+  static uint64_t Flush(State& st, CoreCounters& c, FlushSink to_below) {
+    uint64_t n = 0;
+    for (RecycleList& l : st.lists) {
+      if (uint32_t k = l.count.get(); k > 0) {
+        to_below(l.objs, k);
+        n += k;
+        l.count.set(0);
+        c.layer[kIndex].bulk.Add(1);
+      }
+    }
+    st.total.set(0);
+    return n;
+  }
+  static uint32_t Objects(const State& st) { return st.total.get(); }
+
+  template <class Below, class S>
+  static bool Get(Shared& sh, S& s, void** objs, unsigned n) {
+    State& st = StateOf<Recycle>(s);
     LayerCounters& c = s.counters.layer[kIndex];
     const int32_t p = s.rx_port;
     if (p < 0) {
-      if (!ChainGet<Below>(sh, s, objs, n)) return false;
+      if (!Below::Get(sh, s, objs, n)) return false;
       c.alloc_misses.Add(n);
       return true;
     }
-    RecycleList& l = s.recycle[p];
+    RecycleList& l = st.lists[p];
     uint32_t cnt = l.count.get();
     const unsigned from = std::min<unsigned>(n, cnt);
     for (unsigned i = 0; i < from; ++i) objs[i] = l.objs[--cnt];
-    if (from < n && !ChainGet<Below>(sh, s, objs + from, n - from)) {
+    if (from < n && !Below::Get(sh, s, objs + from, n - from)) {
       return false;  // cnt was not stored: the list still holds what we copied out
     }
     l.count.set(cnt);
-    s.recycle_total.set(s.recycle_total.get() - from);
+    st.total.set(st.total.get() - from);
     c.alloc_hits.Add(from);
     c.alloc_misses.Add(n - from);
     return true;
   }
 
-  template <unsigned Below>
-  static void Put(Shared& sh, CoreSlot& s, void* const* objs, unsigned n) {
+  template <class Below, class S>
+  static void Put(Shared& sh, S& s, void* const* objs, unsigned n) {
+    State& st = StateOf<Recycle>(s);
     LayerCounters& c = s.counters.layer[kIndex];
-    if (sh.classify == nullptr || s.recycle_ports == 0) {
+    if (sh.classify == nullptr || st.ports == 0) {
       // No recycle check, or this core refills no RX port: nothing can be recycled here, so
       // do not pay for classifying (a foreign DPDK application never names its RX ports).
-      ChainPut<Below>(sh, s, objs, n);
+      Below::Put(sh, s, objs, n);
       c.free_misses.Add(n);
       return;
     }
@@ -63,7 +118,7 @@ struct Recycle {
       for (unsigned j = 0; j < k; ++j) {
         const int16_t p = ports[j];
         if (p >= 0 && p < kMaxPorts) {
-          RecycleList& l = s.recycle[p];
+          RecycleList& l = st.lists[p];
           const uint32_t cnt = l.count.get();
           if (cnt < l.limit) {
             l.objs[cnt] = objs[off + j];
@@ -74,11 +129,44 @@ struct Recycle {
         }
         pass[m++] = objs[off + j];
       }
-      ChainPut<Below>(sh, s, pass, m);
+      Below::Put(sh, s, pass, m);
     }
-    s.recycle_total.set(s.recycle_total.get() + kept);
+    st.total.set(st.total.get() + kept);
     c.free_hits.Add(kept);
     c.free_misses.Add(n - kept);
+  }
+
+  // Single-object hits: the list of the RX port being refilled / of the object's RX port. The
+  // inline path needs the recycle check and a port to recycle to.
+  static bool SingleHitReady(const State& st, const Shared& sh) {
+    return sh.classify != nullptr && st.ports > 0;
+  }
+  template <class S>
+  static bool GetOne(S& s, void** obj) {
+    if (s.rx_port < 0) return false;
+    State& st = StateOf<Recycle>(s);
+    RecycleList& l = st.lists[s.rx_port];
+    const uint32_t cnt = l.count.get();
+    if (cnt == 0) return false;
+    *obj = l.objs[cnt - 1];
+    l.count.set(cnt - 1);
+    st.total.set(st.total.get() - 1);
+    s.counters.layer[kIndex].fast_alloc_hits.Add(1);
+    return true;
+  }
+  template <class S, class PortOf>
+  static bool PutOne(S& s, void* obj, const PortOf& port_of) {
+    const int port = port_of(obj);
+    if (port < 0 || port >= kMaxPorts) return false;
+    State& st = StateOf<Recycle>(s);
+    RecycleList& l = st.lists[port];
+    const uint32_t cnt = l.count.get();
+    if (cnt >= l.limit) return false;  // (the full path classifies once more: rare)
+    l.objs[cnt] = obj;
+    l.count.set(cnt + 1);
+    st.total.set(st.total.get() + 1);
+    s.counters.layer[kIndex].fast_free_hits.Add(1);
+    return true;
   }
 };
 

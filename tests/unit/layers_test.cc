@@ -490,23 +490,23 @@ TEST(FastPathTest, PutOneFastServesRecycleThroughTheHostsInlineCheck) {
   EXPECT_EQ(t->CoreStats(0).frees - before.frees, 6u);
 }
 
-// The plugin's cached foreign pair (ForeignPutStack<kind> / ForeignGetOneOn on the slot
+// The plugin's cached foreign pair (ForeignPutOne<L> / ForeignGetOneOn on the slot
 // ForeignFastSlot gives) serves and counts exactly as the full foreign path, for both kinds.
 TEST(FastPathTest, ForeignSlotPairServesAndCountsAsTheFullPath) {
   for (const char* spec : {"headpool:hot_list_len=4+magazine", "magazine:size=4"}) {
     auto t = testing::MakePool(spec, {.n = 64});
     ASSERT_TRUE(t->RegisterForeignCore(0).ok());
-    FastPath kind = FastPath::kNone;
+    int kind = 0;
     CoreSlot* s = t->ForeignFastSlot(0, &kind);
     ASSERT_NE(s, nullptr) << spec;
-    const int top = kind == FastPath::kHeadPool ? kHp : kMg;
+    const int top = kind == Pool::kSingleHit<HeadPool> ? kHp : kMg;
     EXPECT_EQ(top, std::string(spec).rfind("headpool", 0) == 0 ? kHp : kMg) << spec;
     void* o[3];
     ASSERT_TRUE(t->ForeignGet(0, o, 3)) << spec;
     const CoreCountersSnapshot before = t->CoreStats(0);
     for (void* obj : o) {
-      EXPECT_TRUE(kind == FastPath::kHeadPool ? Pool::ForeignPutStack<FastPath::kHeadPool>(*s, obj)
-                                              : Pool::ForeignPutStack<FastPath::kMagazine>(*s, obj))
+      EXPECT_TRUE(kind == Pool::kSingleHit<HeadPool> ? Pool::ForeignPutOne<HeadPool>(*s, obj)
+                                                     : Pool::ForeignPutOne<MagazineLayer>(*s, obj))
           << spec;
     }
     CoreCountersSnapshot c = t->CoreStats(0);
@@ -544,17 +544,17 @@ TEST(FastPathTest, PopIntoHandsOutTheMostRecentFirstForEveryLength) {
 TEST(FastPathTest, ForeignFastSlotAndTheInlineHotListBurst) {
   struct Case {
     const char* spec;
-    FastPath kind;  // kNone: no slot to cache
+    int kind;  // 0: no slot to cache
   };
-  for (const Case& c : {Case{"headpool:hot_list_len=64", FastPath::kHeadPool},
-                        Case{"headpool+magazine", FastPath::kHeadPool},
-                        Case{"magazine:size=8", FastPath::kMagazine},
-                        Case{"lcache+headpool", FastPath::kNone}, Case{"slab", FastPath::kNone}}) {
+  for (const Case& c : {Case{"headpool:hot_list_len=64", Pool::kSingleHit<HeadPool>},
+                        Case{"headpool+magazine", Pool::kSingleHit<HeadPool>},
+                        Case{"magazine:size=8", Pool::kSingleHit<MagazineLayer>},
+                        Case{"lcache+headpool", 0}, Case{"slab", 0}}) {
     auto t = MakePool(c.spec, {.n = 256});
     ASSERT_TRUE(t->RegisterForeignCore(0).ok()) << c.spec;
-    FastPath kind = FastPath::kNone;
+    int kind = 0;
     CoreSlot* s = t->ForeignFastSlot(0, &kind);
-    EXPECT_EQ(s != nullptr, c.kind != FastPath::kNone) << c.spec;
+    EXPECT_EQ(s != nullptr, c.kind != 0) << c.spec;
     if (s != nullptr) {
       EXPECT_EQ(kind, c.kind) << c.spec;
     }
@@ -565,18 +565,18 @@ TEST(FastPathTest, ForeignFastSlotAndTheInlineHotListBurst) {
   {
     auto t = MakePool("headpool:hot_list_len=64", {.n = 256});
     ASSERT_TRUE(t->RegisterWorker(1).ok());
-    FastPath kind;
+    int kind = 0;
     EXPECT_EQ(t->ForeignFastSlot(1, &kind), nullptr) << "a worker's slot is not cached";
   }
 
   auto t = MakePool("headpool:hot_list_len=64", {.n = 256});
   ASSERT_TRUE(t->RegisterForeignCore(0).ok());
-  FastPath kind;
+  int kind = 0;
   CoreSlot* s = t->ForeignFastSlot(0, &kind);
   ASSERT_NE(s, nullptr);
   void* o[40];
   ASSERT_TRUE(t->ForeignGet(0, o, 40));
-  for (void* obj : o) ASSERT_TRUE(Pool::ForeignPutStack<FastPath::kHeadPool>(*s, obj));
+  for (void* obj : o) ASSERT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, obj));
   const CoreCountersSnapshot before = t->CoreStats(0);
   EXPECT_EQ(before.frees, 40u);
   EXPECT_EQ(before.layer[kHp].free_hits, 40u);
@@ -597,7 +597,7 @@ TEST(FastPathTest, ForeignFastSlotAndTheInlineHotListBurst) {
   t->ForeignPut(0, out, 40);
   s->steal.store(1);
   EXPECT_FALSE(Pool::ForeignHotListGet(*s, out, 4));
-  EXPECT_FALSE(Pool::ForeignPutStack<FastPath::kHeadPool>(*s, o[0]));
+  EXPECT_FALSE(Pool::ForeignPutOne<HeadPool>(*s, o[0]));
   EXPECT_EQ(s->in_op.load(), 0) << "a declined call leaves no mark";
   s->steal.store(0);
   AuditReport r = t->Audit(0);

@@ -22,7 +22,7 @@ using testing::Spec;
 // A worker thread that loops like a poll loop: Quiesce, then one alloc/free burst.
 class Worker {
  public:
-  Worker(Pool& pool, int core) : pool_(pool), core_(core) {
+  Worker(TestedPool& pool, int core) : pool_(pool), core_(core) {
     thread_ = std::thread([this] { Run(); });
   }
   ~Worker() { Stop(); }
@@ -63,7 +63,7 @@ class Worker {
       ++iterations_;
     }
   }
-  Pool& pool_;
+  TestedPool& pool_;
   const int core_;
   std::atomic<bool> stop_{false};
   std::atomic<bool> frozen_{false};

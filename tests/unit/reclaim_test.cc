@@ -67,7 +67,7 @@ class Owner {
 };
 
 // Takes all kObjects objects one Get of one object at a time (as rte_pktmbuf_alloc does).
-int TakeAllOneByOne(Pool& pool, int core, std::vector<void*>& out) {
+int TakeAllOneByOne(TestedPool& pool, int core, std::vector<void*>& out) {
   int got = 0;
   for (uint32_t i = 0; i < kObjects; ++i) {
     void* o;
@@ -80,7 +80,7 @@ int TakeAllOneByOne(Pool& pool, int core, std::vector<void*>& out) {
 
 // Unregisters the cores (their threads have stopped); then the audit is exact and every object
 // is back in the store.
-void ExpectAllBackAfterUnregistering(Pool& pool, std::initializer_list<int> cores) {
+void ExpectAllBackAfterUnregistering(TestedPool& pool, std::initializer_list<int> cores) {
   for (int c : cores) ASSERT_TRUE(pool.UnregisterWorker(c).ok()) << "core " << c;
   AuditReport a = pool.Audit(0);
   EXPECT_TRUE(a.ok) << a.message;
@@ -95,7 +95,7 @@ TEST(ReclaimTest, IdleWorkerGivesBackWhatItsLayersHold) {
     SCOPED_TRACE(spec);
     auto t = MakePool(spec, {.n = kObjects, .reclaim_wait = kPatient});
     ASSERT_TRUE(t->RegisterWorker(1, {{.port = 1, .ring_size = 64}}).ok());
-    Pool& pool = *t.pool;
+    TestedPool& pool = *t.pool;
     Owner b(
         [&] {
           pool.SetRxPort(1, 1);
@@ -121,7 +121,7 @@ TEST(ReclaimTest, BusyWorkerGivesBackToAnotherWorker) {
   for (const char* spec : kHoardingSpecs) {
     SCOPED_TRACE(spec);
     auto t = MakePool(spec, {.n = kObjects, .reclaim_wait = kPatient});
-    Pool& pool = *t.pool;
+    TestedPool& pool = *t.pool;
     ASSERT_TRUE(pool.RegisterWorker(0).ok());
     ASSERT_TRUE(pool.RegisterWorker(1).ok());
     std::atomic<bool> churn{true};
@@ -161,7 +161,7 @@ TEST(ReclaimTest, ParkedAndGoneWorkersHoldNothing) {
   for (const char* spec : kHoardingSpecs) {
     SCOPED_TRACE(spec);
     auto t = MakePool(spec, {.n = kObjects});
-    Pool& pool = *t.pool;
+    TestedPool& pool = *t.pool;
     ASSERT_TRUE(pool.RegisterWorker(1).ok());
     ASSERT_TRUE(pool.RegisterWorker(2).ok());
     auto fill = [&](int core) {
@@ -187,7 +187,7 @@ TEST(ReclaimTest, ParkedAndGoneWorkersHoldNothing) {
 TEST(ReclaimTest, TwoWorkersFailingAtOnceDoNotWaitForEachOther) {
   for (int round = 0; round < 20; ++round) {
     auto t = MakePool("magazine:size=8", {.n = kObjects, .reclaim_wait = kPatient});
-    Pool& pool = *t.pool;
+    TestedPool& pool = *t.pool;
     ASSERT_TRUE(pool.RegisterWorker(0).ok());
     ASSERT_TRUE(pool.RegisterWorker(1).ok());
     std::atomic<int> ready{0};
@@ -227,7 +227,7 @@ TEST_P(ForeignReclaimTest, IdleAndGoneOwnersAreRobbed) {
     for (bool gone : {false, true}) {
       SCOPED_TRACE(std::string(spec) + (gone ? " gone" : " idle"));
       auto t = MakeForeignPool(spec, GetParam());
-      Pool& pool = *t.pool;
+      TestedPool& pool = *t.pool;
       std::atomic<bool> stop{false};
       std::atomic<bool> filled{false};
       std::thread b([&] {
@@ -263,7 +263,7 @@ TEST_P(ForeignReclaimTest, IdleAndGoneOwnersAreRobbed) {
 // twice, nothing is lost, and robbing happens.
 TEST_P(ForeignReclaimTest, BusyOwnersRobbedConcurrentlyLoseAndDuplicateNothing) {
   auto t = MakeForeignPool("headpool:hot_list_len=48+magazine:size=8", GetParam());
-  Pool& pool = *t.pool;
+  TestedPool& pool = *t.pool;
   std::vector<std::atomic<int>> owner(pool.store().index_space());
   for (auto& o : owner) o.store(-1);
   std::atomic<uint64_t> violations{0};
@@ -325,7 +325,7 @@ TEST(UnregisterTest, SingleObjectCallsOfAnUnregisteredCoreGoToTheStore) {
   for (const char* spec : {"magazine", "headpool", "recycle"}) {
     SCOPED_TRACE(spec);
     auto t = MakePool(spec, {.n = kObjects});
-    Pool& pool = *t.pool;
+    TestedPool& pool = *t.pool;
     ASSERT_TRUE(pool.RegisterWorker(0, {{.port = 0, .ring_size = 64}}).ok());
     pool.SetRxPort(0, 0);
     void* o[4];
@@ -387,7 +387,7 @@ TEST(AdoptRaceTest, GenerationAdoptedAcrossARollBackStaysAlive) {
                                                   .adopt_published = &AdoptRace::Published,
                                                   .retire_between_reads = &AdoptRace::BetweenReads,
                                                   .ctx = &race}});
-  Pool& pool = *t.pool;
+  TestedPool& pool = *t.pool;
   ASSERT_TRUE(pool.RegisterWorker(0).ok());
   std::atomic<bool> stop{false};
   std::thread worker([&] {
@@ -438,7 +438,7 @@ TEST(ReadsTest, GaugesCountersAndDepotsAnswerWhileASwapWaits) {
   auto t = MakePool(
       "magazine",
       {.n = kObjects, .hooks = {.adopt_validated = &StallAdopt::Validated, .ctx = &stall}});
-  Pool& pool = *t.pool;
+  TestedPool& pool = *t.pool;
   ASSERT_TRUE(pool.RegisterWorker(0).ok());
   std::atomic<bool> stop{false};
   std::thread worker([&] {

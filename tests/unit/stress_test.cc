@@ -27,7 +27,7 @@ constexpr int kSwaps = 5000;
 
 class Owners {
  public:
-  explicit Owners(Pool& pool) : pool_(pool), owner_(pool.store().index_space()) {
+  explicit Owners(TestedPool& pool) : pool_(pool), owner_(pool.store().index_space()) {
     for (auto& o : owner_) o.store(-2);
   }
   void Took(void* const* objs, unsigned n, int who) {
@@ -51,12 +51,12 @@ class Owners {
   uint64_t violations() const { return violations_.load(); }
 
  private:
-  Pool& pool_;
+  TestedPool& pool_;
   std::vector<std::atomic<int>> owner_;
   std::atomic<uint64_t> violations_{0};
 };
 
-void HolderLoop(Pool& pool, Owners& owners, int core, int who, int rx_port, uint32_t seed,
+void HolderLoop(TestedPool& pool, Owners& owners, int core, int who, int rx_port, uint32_t seed,
                 std::atomic<bool>& stop, std::atomic<uint64_t>& ops) {
   std::mt19937 rng(seed);
   std::vector<void*> held;

@@ -13,6 +13,19 @@
 #include <vector>
 
 #include "dataplane/pool/pool.h"
+#ifdef SKBNF_TEST_TOY_LAYER
+#include "tests/unit/toy_layer.h"
+#endif
+
+namespace skbnf::pool {
+// The pool the suites test: production's, or (pool_toy_layer_tests, built with
+// SKBNF_TEST_TOY_LAYER) the same suites over a pool with a toy layer on top of every stack.
+#ifdef SKBNF_TEST_TOY_LAYER
+using TestedPool = testing::ToyPool;
+#else
+using TestedPool = Pool;
+#endif
+}  // namespace skbnf::pool
 
 namespace skbnf::pool::testing {
 
@@ -27,9 +40,9 @@ struct FreeDeleter {
 
 struct TestPool {
   std::unique_ptr<void, FreeDeleter> mem;
-  std::unique_ptr<Pool> pool;
+  std::unique_ptr<TestedPool> pool;
   std::vector<void*> objects;  // every handle, in populate order
-  Pool* operator->() { return pool.get(); }
+  TestedPool* operator->() { return pool.get(); }
 };
 
 inline StrategySpec Spec(const std::string& text) {
@@ -63,7 +76,7 @@ inline TestPool MakePool(const std::string& spec, TestPoolOptions o = {}) {
   c.test_hooks = o.hooks;
   if (o.classify) c.classify = &TagClassify;
   TestPool t;
-  auto p = Pool::Create(c, Spec(spec));
+  auto p = TestedPool::Create(c, Spec(spec));
   EXPECT_TRUE(p.ok()) << p.status();
   t.pool = std::move(*p);
   size_t bytes = t.pool->MemSize(o.n);
@@ -97,7 +110,7 @@ inline std::vector<StrategySpec> AllSpecs() {
 }
 
 inline uint64_t LayerTotal(const AuditReport& r) {
-  uint64_t n = 0;
+  uint64_t n = r.in_unlisted_layers;
   for (uint64_t v : r.in_layers) n += v;
   return n;
 }

@@ -1,0 +1,222 @@
+// A layer: one per-core allocation mechanism (a seed), behind one compile-time interface.
+//
+// Why compile time. A layer sits on the per-packet path, where the rules are no virtual call,
+// no lock, no allocation. So a layer is a struct of static functions and a `State`, and the
+// pool is a template over a list of them (LayerList): the chain that serves a burst, the
+// single-object hit, configure, flush, gauges and the audit are folds over that list, expanded
+// by the compiler into the code a hand-written pool would have. Adding a layer is one file and
+// one entry in the list (see README.md, "Adding a layer"); nothing else in the pool knows it.
+//
+// The interface (L is the layer, S the pool's LayerSlot, Below the chain under L):
+//
+//   struct State;                      per-core state, one per slot, written only by its core
+//                                      (or by control while the core is parked/unregistered)
+//   static constexpr int kIndex;       its place in the public vocabulary (Layer: counters,
+//                                      gauges, metric labels, the spec), or kUnlisted for a
+//                                      layer the spec cannot name (a test's)
+//   static bool InStack(const StrategySpec&)           is it in this strategy's chain?
+//   static void Configure(State&, const LayerEnv&, bool on)
+//                                      adopt a generation's tunables (on) or hold nothing (off);
+//                                      runs at a quiescent point, after Flush: State is empty
+//   static uint64_t Flush(State&, CoreCounters&, FlushSink to_below)
+//                                      every object it holds to `to_below` (the store), counted
+//                                      as one bulk transfer; returns how many
+//   static uint32_t Objects(const State&)              gauge: objects it holds (any thread)
+//   template <class Below, class S> static bool Get(Shared&, S&, void** objs, unsigned n)
+//   template <class Below, class S> static void Put(Shared&, S&, void* const* objs, unsigned n)
+//                                      the burst; what it cannot serve or keep goes to
+//                                      Below::Get/Put. Get is all or nothing.
+// Optional:
+//   static void Reserve(State&, const LayerEnv&)       buffers for the default tunables, made
+//                                      at registration on the control thread (not on a worker)
+//   static void Detach(State&)         give back what it borrowed from a generation (the
+//                                      magazines of a depot); runs after Flush
+//   the single-object hit (all three, see Pool::GetOneFast/PutOneFast):
+//   static constexpr int kSingleHitRank;    order of the inline tests, lowest first: the fast
+//                                      path is a chain of compares, one instruction each per
+//                                      packet, so the most common top layer goes first
+//   static bool GetOne(S&, void** obj) / template <class PortOf> static bool PutOne(S&, void*,
+//                                      const PortOf&)   what Get/Put do for n = 1 when they hit,
+//                                      counted in fast_alloc_hits/fast_free_hits; false with
+//                                      nothing done otherwise. PortOf is the host's recycle
+//                                      check for one object (layers that do not recycle ignore it)
+//   static bool SingleHitReady(const State&, const Shared&)   (default: true)
+//
+// Invariants every layer keeps: an object is in exactly one place (a layer, the store, a
+// depot, or the host's hands); Objects() is exact whenever its core is quiescent; a failed Get
+// leaves everything in the pool (possibly in a different layer); a layer never allocates
+// memory in Get/Put.
+#ifndef SKBNF_DATAPLANE_POOL_LAYER_H_
+#define SKBNF_DATAPLANE_POOL_LAYER_H_
+
+#include <array>
+#include <cstddef>
+#include <cstdint>
+#include <memory>
+#include <tuple>
+#include <type_traits>
+#include <utility>
+
+#include "dataplane/pool/core_slot.h"
+
+namespace skbnf::pool {
+
+class Depot;
+
+inline constexpr int kUnlisted = -1;  // kIndex of a layer the spec does not name
+
+// What Configure/Reserve may read besides the layer's own state.
+struct LayerEnv {
+  const StrategySpec& spec;
+  const Shared& shared;
+  Depot* depot;                               // the generation's depot (magazine), or nullptr
+  const uint32_t (&rx_ring_size)[kMaxPorts];  // RX ports of this core (0 = not one)
+  bool foreign;                               // a foreign owner (no RX ports to recycle to)
+};
+
+// Grows a layer's buffer (never shrinks). Zero-filled, so that the pages are faulted in by the
+// thread that allocates (registration: control) rather than by a worker on its packet path.
+inline void EnsureBuf(std::unique_ptr<void*[]>& buf, uint32_t& cap, uint32_t need) {
+  if (cap >= need) return;
+  buf.reset(new void*[need]());
+  cap = need;
+}
+
+template <class L>
+concept HasSingleHit = requires {
+  L::kSingleHitRank;
+};
+
+template <class... L>
+struct LayerList {
+  static constexpr size_t kSize = sizeof...(L);
+  using States = std::tuple<typename L::State...>;
+  template <size_t I>
+  using At = std::tuple_element_t<I, std::tuple<L...>>;
+  // Bit of layer I in a chain mask (top of the stack = lowest bit).
+  static constexpr unsigned Bit(size_t i) { return 1u << i; }
+  template <class X>
+  static constexpr size_t IndexOf() {
+    size_t i = 0, found = kSize;
+    ((std::is_same_v<X, L> ? (found = i, ++i) : ++i), ...);
+    return found;
+  }
+  // The chain mask of a strategy: the layers InStack says it runs.
+  static unsigned Mask(const StrategySpec& spec) {
+    unsigned m = 0, i = 0;
+    ((m |= L::InStack(spec) ? Bit(i) : 0u, ++i), ...);
+    return m;
+  }
+  // Calls f.template operator()<Layer, Index>() for every layer, top first.
+  template <class F>
+  static void ForEach(F&& f) {
+    ForEachImpl(f, std::index_sequence_for<L...>());
+  }
+  // Positions of the layers with a single-object hit, in kSingleHitRank order.
+  static constexpr auto SingleHitOrder() {
+    constexpr size_t n = (0 + ... + (HasSingleHit<L> ? 1 : 0));
+    std::array<size_t, n> pos{};
+    std::array<int, n> rank{};
+    size_t k = 0, i = 0;
+    ((HasSingleHit<L> ? (pos[k] = i, rank[k] = RankOf<L>(), ++k, ++i) : ++i), ...);
+    for (size_t a = 1; a < n; ++a) {  // insertion sort by rank (a handful of layers)
+      for (size_t b = a; b > 0 && rank[b] < rank[b - 1]; --b) {
+        std::swap(rank[b], rank[b - 1]);
+        std::swap(pos[b], pos[b - 1]);
+      }
+    }
+    return pos;
+  }
+
+ private:
+  template <class X>
+  static constexpr int RankOf() {
+    if constexpr (HasSingleHit<X>) {
+      return X::kSingleHitRank;
+    } else {
+      return 0;
+    }
+  }
+  template <class F, size_t... I>
+  static void ForEachImpl(F& f, std::index_sequence<I...>) {
+    (f.template operator()<L, I>(), ...);
+  }
+};
+
+// The per-core slot of a pool over `List`: the protocol part (CoreSlot) and one State per
+// layer. Layers reach their own state with StateOf<L>(s).
+template <class List>
+struct LayerSlot : CoreSlot {
+  typename List::States layers;
+};
+
+template <class L, class S>
+inline typename L::State& StateOf(S& s) {
+  return std::get<typename L::State>(s.layers);
+}
+template <class L, class S>
+inline const typename L::State& StateOf(const S& s) {
+  return std::get<typename L::State>(s.layers);
+}
+
+// The chain of mask M over List: Chain<List, M>::Get/Put call the top layer of M, which calls
+// Chain<List, M without it> for what it cannot serve; the empty mask is the store. The only
+// indirect call is the one per burst into the slot's `get`/`put` (TopGet/TopPut below).
+template <class List, unsigned M>
+struct Chain {
+  using Slot = LayerSlot<List>;
+  static constexpr size_t kTop = static_cast<size_t>(__builtin_ctz(M | (1u << 31)));
+  using Below = Chain<List, (M & (M - 1))>;
+
+  static bool Get(Shared& sh, Slot& s, void** objs, unsigned n) {
+    if constexpr (M == 0) {
+      return StoreGet(sh, s, objs, n);
+    } else {
+      return List::template At<kTop>::template Get<Below>(sh, s, objs, n);
+    }
+  }
+  static void Put(Shared& sh, Slot& s, void* const* objs, unsigned n) {
+    if constexpr (M == 0) {
+      StorePut(sh, s, objs, n);
+    } else {
+      List::template At<kTop>::template Put<Below>(sh, s, objs, n);
+    }
+  }
+};
+
+// Top of the stack: the prefetch modifier (2010 prefetchw) touches each object handed out for
+// writing, so the host's first store into it does not stall.
+template <class List, unsigned M, bool Prefetch>
+bool TopGet(Shared& sh, CoreSlot& base, void** objs, unsigned n) {
+  auto& s = static_cast<LayerSlot<List>&>(base);
+  if (!Chain<List, M>::Get(sh, s, objs, n)) return false;
+  if constexpr (Prefetch) {
+    for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
+  }
+  return true;
+}
+
+template <class List, unsigned M>
+void TopPut(Shared& sh, CoreSlot& base, void* const* objs, unsigned n) {
+  Chain<List, M>::Put(sh, static_cast<LayerSlot<List>&>(base), objs, n);
+}
+
+// One Get per (mask, prefetch) and one Put per mask: index (mask << 1 | prefetch) and mask.
+template <class List>
+struct ChainTables {
+  static constexpr unsigned kMasks = 1u << List::kSize;
+  template <size_t... I>
+  static constexpr std::array<GetFn, sizeof...(I)> MakeGet(std::index_sequence<I...>) {
+    return {&TopGet<List, static_cast<unsigned>(I >> 1), (I & 1) != 0>...};
+  }
+  template <size_t... I>
+  static constexpr std::array<PutFn, sizeof...(I)> MakePut(std::index_sequence<I...>) {
+    return {&TopPut<List, static_cast<unsigned>(I)>...};
+  }
+  static constexpr auto kGet = MakeGet(std::make_index_sequence<kMasks * 2>());
+  static constexpr auto kPut = MakePut(std::make_index_sequence<kMasks>());
+};
+
+}  // namespace skbnf::pool
+
+#endif  // SKBNF_DATAPLANE_POOL_LAYER_H_

@@ -1,0 +1,136 @@
+// Construction, populate and the readers.
+
+#include "dataplane/pool/pool_core.h"
+
+#include <utility>
+
+#include "dataplane/pool/pool_protocol.h"
+
+namespace skbnf::pool {
+
+bool OtherGet(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
+  s.counters.store_locks.AtomicAdd(1);
+  if (!sh.store->Get(objs, n)) return false;
+  s.counters.store_allocs.AtomicAdd(n);
+  return true;
+}
+void OtherPut(Shared& sh, CoreSlot& s, void* const* objs, unsigned n) {
+  if (n == 0) return;
+  s.counters.store_locks.AtomicAdd(1);
+  sh.store->Put(objs, n);
+  s.counters.store_frees.AtomicAdd(n);
+}
+
+absl::StatusOr<std::unique_ptr<SlabStore>> PoolCore::MakeStore(const PoolConfig& config) {
+  if (config.host_lcache && config.adopt_hook == nullptr) {
+    return absl::InvalidArgumentError("host_lcache needs an adopt_hook to flush the host's cache");
+  }
+  auto store = SlabStore::Create(config.store);
+  if (!store.ok()) return store.status();
+  if (config.quiesce_timeout.count() <= 0) {
+    return absl::InvalidArgumentError("quiesce_timeout must be > 0");
+  }
+  return store;
+}
+
+PoolCore::PoolCore(const PoolConfig& config, std::unique_ptr<SlabStore> store,
+                   CoreSlot* const* slots, CoreSlot* other)
+    : config_(config),
+      debug_(config.debug),
+      strong_enter_(!config.asymmetric_fence || !MembarrierAvailable()),
+      store_(std::move(store)),
+      other_(other) {
+  shared_.store = store_.get();
+  shared_.classify = config.classify;
+  shared_.classify_ctx = config.classify_ctx;
+  for (int c = 0; c < kMaxCores; ++c) slot_[c] = slots[c];
+}
+
+void PoolCore::Start(const StrategySpec& initial) {
+  for (int c = 0; c < kMaxCores; ++c) {
+    slot_[c]->core = c;
+    slot_[c]->get = &OtherGet;
+    slot_[c]->put = &OtherPut;
+  }
+  other_->get = &OtherGet;
+  other_->put = &OtherPut;
+  auto g = MakeGeneration(initial, 1);
+  current_.store(g.get(), std::memory_order_seq_cst);
+  epoch_.store(1);
+  current_spec_ = initial;
+  generations_.push_back(std::move(g));
+}
+
+PoolCore::~PoolCore() = default;
+
+void PoolCore::Shutdown() {
+  // Give every depot's objects back so the store's view is complete; memory is the host's.
+  for (int c = 0; c < kMaxCores; ++c) {
+    if (Owned(Slot(c))) FlushAndDetach(Slot(c));
+  }
+  for (auto& g : generations_) {
+    if (g->depot) g->depot->DrainTo(*store_);
+  }
+}
+
+absl::StatusOr<uint32_t> PoolCore::Populate(void* base, size_t len, uint32_t max_objs,
+                                            absl::FunctionRef<void(void*)> on_object) {
+  std::lock_guard<std::mutex> lock(control_mu_);
+  auto placed = store_->Populate(base, len, max_objs, on_object);
+  if (!placed.ok()) return placed;
+  if (debug_) {
+    uint64_t need = store_->index_space();
+    std::unique_ptr<std::atomic<uint8_t>[]> grown(new std::atomic<uint8_t>[need]);
+    for (uint64_t i = 0; i < need; ++i) {
+      grown[i].store(i < obj_state_size_ ? obj_state_[i].load() : 0, std::memory_order_relaxed);
+    }
+    obj_state_ = std::move(grown);
+    obj_state_size_ = need;
+  }
+  for (auto& g : generations_) {
+    if (g->depot) g->depot->Reserve(MagazinesNeeded(g->depot->magazine_size()));
+  }
+  return placed;
+}
+
+uint64_t PoolCore::in_depots() const {
+  std::lock_guard<std::mutex> lock(gen_mu_);
+  uint64_t n = 0;
+  for (const auto& g : generations_) {
+    if (g->depot) n += g->depot->objects();
+  }
+  return n;
+}
+
+CoreCountersSnapshot PoolCore::CoreStats(int core) const {
+  if (core < 0 || core >= kMaxCores) return Snapshot(other_->counters);
+  return Snapshot(Slot(core).counters);
+}
+
+bool PoolCore::IsParked(int core) const {
+  return core >= 0 && core < kMaxCores && Slot(core).parked.load(std::memory_order_acquire);
+}
+
+StrategySpec PoolCore::strategy() const {
+  std::lock_guard<std::mutex> info(info_mu_);
+  return current_spec_;
+}
+
+uint64_t PoolCore::epoch() const { return epoch_.load(std::memory_order_acquire); }
+
+std::vector<int> PoolCore::workers() const {
+  std::vector<int> out;
+  for (int c = 0; c < kMaxCores; ++c) {
+    if (Owned(Slot(c))) out.push_back(c);
+  }
+  return out;
+}
+
+std::vector<uint64_t> PoolCore::LiveEpochs() const {
+  std::lock_guard<std::mutex> lock(gen_mu_);
+  std::vector<uint64_t> out;
+  for (const auto& g : generations_) out.push_back(g->epoch);
+  return out;
+}
+
+}  // namespace skbnf::pool

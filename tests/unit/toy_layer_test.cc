@@ -1,0 +1,89 @@
+// The toy layer (toy_layer.h) is really in the stack, and the pool's folds reach it: its
+// objects are counted by the gauges and the audit, and flushed by a swap, a pause, a reclaim
+// and unregistration. (The rest of pool_toy_layer_tests is the production suites over the
+// same pool.) Each check fails if the corresponding fold leaves the toy out.
+#include "tests/unit/toy_layer.h"
+
+#include <gtest/gtest.h>
+
+#include <atomic>
+#include <thread>
+#include <type_traits>
+#include <vector>
+
+#include "tests/unit/test_pool.h"
+
+namespace skbnf::pool {
+namespace {
+
+using testing::MakePool;
+using testing::Spec;
+using testing::ToyPool;
+using testing::ToyStash;
+
+static_assert(std::is_same_v<TestedPool, ToyPool>);
+
+// Puts `k` objects back on core 0 so that the toy (on top) keeps them.
+void Stash(ToyPool& pool, std::vector<void*>& held, unsigned k) {
+  held.resize(k);
+  ASSERT_TRUE(pool.Get(0, held.data(), k));
+  for (void* o : held) pool.Put(0, &o, 1);
+}
+
+TEST(ToyLayerTest, ItsObjectsAreGaugedAndAudited) {
+  for (const char* spec : {"slab", "headpool", "lcache+recycle+headpool+magazine,prefetch"}) {
+    auto t = MakePool(spec, {.n = 64});
+    ASSERT_TRUE(t->RegisterWorker(0).ok());
+    std::vector<void*> held;
+    Stash(*t.pool, held, 3);
+    EXPECT_EQ(t->CoreGauges(0).unlisted, 3u) << spec;
+    AuditReport r = t->Audit(0);
+    EXPECT_TRUE(r.ok) << spec << ": " << r.message;
+    EXPECT_EQ(r.in_unlisted_layers, 3u) << spec;
+    // The toy serves a request it holds whole, most recent first.
+    void* back[2];
+    ASSERT_TRUE(t->Get(0, back, 2)) << spec;
+    EXPECT_EQ(back[0], held[2]) << spec;
+    EXPECT_EQ(back[1], held[1]) << spec;
+    EXPECT_EQ(t->CoreGauges(0).unlisted, 1u) << spec;
+    t->Put(0, back, 2);
+  }
+}
+
+TEST(ToyLayerTest, SwapReclaimAndUnregisterFlushIt) {
+  auto t = MakePool("slab", {.n = 32});
+  ASSERT_TRUE(t->RegisterWorker(0).ok());
+  std::vector<void*> held;
+  // Swap: this thread is core 0's worker; it adopts the new generation at its quiescent point.
+  Stash(*t.pool, held, ToyStash::kCapacity);
+  EXPECT_EQ(t->in_store(), 32u - ToyStash::kCapacity);
+  std::atomic<bool> done{false};
+  SwapReport report;
+  std::thread control([&] {
+    report = t->Swap(Spec("headpool"));
+    done = true;
+  });
+  while (!done) t->Quiesce(0);
+  control.join();
+  ASSERT_TRUE(report.status.ok()) << report.status;
+  EXPECT_EQ(t->CoreGauges(0).unlisted, 0u);
+  EXPECT_EQ(t->in_store(), 32u);
+  // Reclaim: core 0 asks for every object; only the toy's flush makes that possible.
+  Stash(*t.pool, held, ToyStash::kCapacity);
+  ASSERT_EQ(t->CoreGauges(0).unlisted, ToyStash::kCapacity);
+  std::vector<void*> all(32);
+  ASSERT_TRUE(t->Get(0, all.data(), 32));
+  EXPECT_GE(t->reclaims(), 1u);
+  EXPECT_EQ(t->CoreGauges(0).unlisted, 0u);
+  t->Put(0, all.data(), 32);
+  // Unregistration.
+  Stash(*t.pool, held, 2);
+  ASSERT_GT(t->CoreGauges(0).unlisted, 0u);
+  ASSERT_TRUE(t->UnregisterWorker(0).ok());
+  EXPECT_EQ(t->in_store(), 32u);
+  AuditReport r = t->Audit(0);
+  EXPECT_TRUE(r.ok) << r.message;
+}
+
+}  // namespace
+}  // namespace skbnf::pool
