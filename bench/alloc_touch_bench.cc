@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // alloc_touch_bench: per-object cost of alloc+free with the objects touched as a PMD touches
 // them (experiment 6 of issue 10). Compares a reference allocator A and a candidate B in one
 // process, in alternating pairs (AB, BA, AB, ...), and prints one CSV line per measurement:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // rte_mempool adapter of alloc_touch_bench (see alloc_touch_dpdk.h).
 #include "bench/alloc_touch_dpdk.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The rte_mempool side of alloc_touch_bench: DPDK's native pool (ring_mp_mc with its lcore
 // cache), the reference of experiment 6. No DPDK header here; the implementation is the only
 // file of the benchmark compiled with DPDK's include paths and flags.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The timed loop of alloc_touch_bench (experiment 6 of issue 10), shared by the allocators it
 // compares. It lives in a header of its own, with no DPDK include, so the rte_mempool adapter
 // (alloc_touch_dpdk.cc, the only file that sees DPDK headers) instantiates the same loop with

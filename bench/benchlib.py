@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Helpers for bench/run: statistics, the machine, binaries, traffic files, callgrind, reports.
 
 Pure Python 3 (Debian's /usr/bin/python3); matplotlib (python3-matplotlib) only for the plots.

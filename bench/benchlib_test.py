@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Unit checks of bench/benchlib.py (ctest bench_benchlib, label bench): the statistics the
 headlines rest on, and the traffic files the l3 experiments replay."""
 import ipaddress

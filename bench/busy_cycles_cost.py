@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """What skbnfd's per-worker busy-cycle counters cost the packet path, in instructions per packet.
 
   bench/busy_cycles_cost.py BEFORE_SKBNFD AFTER_SKBNFD [--seconds S] [--strategies a,b,...]

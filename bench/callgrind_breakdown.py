@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Instructions per packet by function, side by side, from callgrind files kept by
 `bench/run ... --callgrind only --callgrind-keep DIR` (issue 11's breakdown).
 

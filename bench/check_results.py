@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Checks that bench/run's outputs in a directory are well formed (not what the numbers are).
 
   bench/check_results.py [--quick] DIR [EXPERIMENT ...]

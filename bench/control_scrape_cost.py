@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Cost of Prometheus scraping on forwarding: packets per second with /metrics scraped every
 100 ms vs. not scraped (only at the start and end of each run), alternating runs.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // control_swap_bench: SetStrategy commit latency through the gRPC API.
 //
 // Runs N swaps (default 1000) against a running daemon, cycling through a list of strategies

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # SetStrategy commit latency over N swaps (default 1000) through the gRPC API, while the
 # daemon's workers forward. Prints p50/p99/max of the RPC round trip, the swap commit
 # (SwapReport.total_ns) and the slowest worker's quiesce time per swap.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The shape of Robert Olsson's 2003 test (seed 000): two CPUs, two simplex flows, where each
 // CPU allocates buffers for its own RX and frees the other CPU's buffers at TX completion
 // ("CPU0: eth0, eth3. CPU1: eth1, eth2"). Here each of two threads (cores 0 and 1) allocates

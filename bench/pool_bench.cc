@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Buffer-core micro-benchmark: one core, each strategy, alloc+free of one object and of bursts
 // of 32 (the DPDK RX burst), in ns per object; plain malloc/free of the same size as reference.
 //

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Turns pool_bench JSON (with repetitions) into the BENCHMARKS.md table: median ns/object."""
 import json
 import sys

@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """ctest bench_run_protocol (label bench): bench/run's run shape and load cap (issue 23), with
 fake runners and a scripted load average, so no DPDK program runs and nothing is timed.
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # ctest bench_run_quick: runs `bench/run --quick` (every experiment, 2 pairs of 1-second runs)
 # and checks that what it wrote is well formed: CSV of raw runs, summary table, JSON, PNG per
 # experiment (bench/check_results.py). It checks the tooling, never the numbers.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // stride_probe: where a pktmbuf pool puts its mbufs, as testpmd creates it (issue 23's layout
 // control). It prints the addresses' shape, not a timing, so its output is deterministic.
 //

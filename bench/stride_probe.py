@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The stride probe of issue 23's layout control: where a pktmbuf pool puts its mbufs.
 
   bench/stride_probe.py [--build DIR] [--out FILE]   (default: bench/results/layout/stride_probe.csv)

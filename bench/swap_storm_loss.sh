@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Packets lost per swap in a swap storm: skbnfd forwarding at full load (io, one worker
 # busy-polling net_null0 -> net_null1, the set-up of experiment 7) while control_swap_bench
 # makes SWAPS (default 10,000) SetStrategy calls through gRPC, every ordered pair of SPECS in

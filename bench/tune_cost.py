@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """What a live strategy tune costs in forwarded packets (BENCHMARKS.md, "Live tuning").
 
   bench/tune_cost.py [--build DIR] [--tunes N] [TUNE ARGS ...]

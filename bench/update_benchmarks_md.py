@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Generates every number of BENCHMARKS.md and of the README's benchmark paragraph from the
 committed raw files in bench/results/ (issue 23: a figure without a raw file is removed).
 

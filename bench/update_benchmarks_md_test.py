@@ -1,4 +1,5 @@
 #!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
 """ctest bench_benchmarks_md_planted_edit: `bench/update_benchmarks_md.py --check` must fail on a
 hand edit (issue 23: every number of BENCHMARKS.md and of the README's benchmark paragraph is
 generated from a committed raw file). It copies the committed pages, plants edits and runs

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The demo (README): installs what is missing, builds skbnfd, skbnfctl and the plugin (what the
 # README's walk-through then uses), and runs skbnfd with no arguments: l3 forwarding over
 # 10,000 generated prefixes of IPv4/UDP traffic to 4,096 destinations, replayed by net_pcap,

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Installs the Debian 12 packages skbnf needs to build, test, benchmark and demo, when missing.
 # Idempotent: does nothing (and needs no network) when everything is installed.
 set -euo pipefail

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Access: who is calling the control API (peer, certificate identity) and whether they may
 // change the data plane.
 //

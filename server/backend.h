@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Backend: what the control plane (gRPC service, Prometheus exporter) needs from a data plane.
 //
 // The control plane is written against this interface only: no DPDK, no protobuf. skbnfd's DPDK

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/build_info.h"
 
 namespace skbnf::control {

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Facts about this binary, fixed at build time (server/CMakeLists.txt passes them in).
 #ifndef SKBNF_SERVER_BUILD_INFO_H_
 #define SKBNF_SERVER_BUILD_INFO_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ChangeLog: every attempt to change the data plane through the control API, logged and counted.
 //
 // One line per attempt on stderr (the daemon's log, the container's log), whatever the result:

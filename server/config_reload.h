@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ConfigReloader: skbnfd's --config file as the declarative source of what can change while
 // packets flow. In Kubernetes the file is a mounted ConfigMap that the kubelet replaces
 // atomically (it writes a new timestamped directory, then renames the `..data` symlink over

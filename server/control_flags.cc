@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Flags of the control plane (gRPC listener, TLS, Prometheus endpoint, ready file): the
 // "control plane" group of --help. server/listener.h says why the listener rules are as they are.
 #include "absl/flags/flag.h"

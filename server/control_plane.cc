@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/control_plane.h"
 
 #include <arpa/inet.h>

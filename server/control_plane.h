@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ControlPlane: the gRPC server (skbnf.v1.Control, grpc.health.v1, reflection), the optional
 // plaintext health-only gRPC server (--health-listen: grpc.health.v1 and nothing else) and the
 // Prometheus exposer over a Backend, started and stopped together. A daemon does:

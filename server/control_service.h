@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ControlService: the RPC handlers of skbnf.v1.Control over a Backend. The conversions they
 // use live beside them: strategy_convert.h (spec <-> proto), stats_convert.h (stats shaping).
 //

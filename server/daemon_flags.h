@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfd's data-plane flags (the "data plane" group of --help): the configuration file, then
 // flags that override it, checked before anything starts. Every bad value is refused with what
 // to write instead (the message names the flag).

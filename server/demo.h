@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfd's demo (the "demo" group of --help): what skbnfd runs with neither EAL arguments nor
 // --config, on any Linux machine with two CPUs, no NIC and no hugepages.
 //

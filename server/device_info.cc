@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/device_info.h"
 
 #include <google/protobuf/struct.pb.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PCIDEVICE_<RESOURCE>_INFO: what the SR-IOV network device plugin says about each device it
 // handed the pod, read as the plugin writes it.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // EngineBackend: the control plane's Backend (server/backend.h) over skbnfd's DPDK data plane
 // (dataplane/dpdk/engine.h). No DPDK header: engine.h has none.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Command-line flags of skbnf's daemons (skbnfd, the test daemon): how they are written and how
 // --help lists them.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/health.h"
 
 #include <grpcpp/health_check_service_interface.h>

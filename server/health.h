@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Health: what grpc.health.v1 tells the kubelet, the container's HEALTHCHECK and users, on the
 // control listener and on the plaintext health-only listener (--health-listen).
 //

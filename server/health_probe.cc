@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnf_health: asks a skbnfd's grpc.health.v1 whether a service is SERVING; exit 0 if so, 1 if
 // not, 2 on a usage error. The container's HEALTHCHECK runs it, and Kubernetes exec probes can.
 // The kubelet's own gRPC probe on --health-listen is the lighter choice there: it spawns no

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CallLimits: bounds on what one client, and all of them, may ask of the control plane.
 //
 // Reads are cheap but not free: a WatchStats stream holds a server thread and takes a stats

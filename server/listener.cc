@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/listener.h"
 
 #include <sys/socket.h>

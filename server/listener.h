@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Listener policy of the gRPC control API: where it may listen and with which credentials, and
 // who may mutate through it (the per-call decision is access.h's).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // MetricsCollector: the Prometheus view of a Backend, built at scrape time.
 //
 // prometheus-cpp's Exposer calls Collect() on its own HTTP thread for every scrape; Collect()

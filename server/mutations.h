@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Mutations: the one door every change of the data plane goes through.
 //
 //   source   who                                   recorded by

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The pod's Multus network-status: which PCI address belongs to which network, so the config
 // names ports by network (`port net=access`) and the order of the device plugin's variables
 // does not matter.

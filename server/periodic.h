@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Periodic: runs a function every `period` on its own thread until destroyed (the destructor
 // wakes the thread at once and joins it). The control plane's background work (the stats
 // sampler, the health publisher) runs on one each; none of it ever touches a worker.

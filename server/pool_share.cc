@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/pool_share.h"
 
 #include "absl/strings/str_cat.h"

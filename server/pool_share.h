@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PoolShare: how much of the pool a strategy's per-core layers may hold, checked before a swap.
 //
 // Why: every per-core layer keeps objects only its own core can allocate from. A strategy whose

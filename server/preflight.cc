@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/preflight.h"
 
 #include <sys/resource.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Preflight: the pod set-up mistakes DPDK users on SR-IOV nodes hit most, found before EAL
 // runs, each with a message saying what to change.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Preflight of EAL `--vdev` arguments: the virtual-device mistakes EAL and the PMD do not report
 // at start-up (server/startup_checks.cc adds this finding to the preflight report).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Rates: the one computation of a per-second rate from two readings of a counter, and its one
 // human form ("1.25M", "3.4k"), used by the API (GetStats, WatchStats), /metrics, skbnfd's
 // console and skbnfctl; and the one computation of cycles per packet from two readings of a

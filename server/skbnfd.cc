@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfd: the skbnf network function. This file is its composition root, the one place that
 // puts the data plane (dataplane/dpdk: EAL, the engine) and the control plane (server/: gRPC,
 // /metrics, health) together:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfd's start-up checks (the "preflight" group of --help): server/preflight.h run on what
 // skbnfd is about to ask EAL and the engine for, before EAL initialises.
 //

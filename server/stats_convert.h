@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Stats shaping: a Backend StatsSnapshot (counters) -> skbnf.v1.Stats (counters plus rates over
 // a window against an earlier snapshot, from server/rates.h). Used by GetStats and WatchStats.
 #ifndef SKBNF_SERVER_STATS_CONVERT_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // StatsSampler: takes a Backend::GetStats() snapshot every `period` on its own thread and keeps
 // the last few, so that rates (pps, allocs/s, busy ratio) can be computed for any reader without
 // a reader ever waiting: a reader takes a fresh snapshot and pairs it with the newest kept

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Strategy conversions of the API: pool::StrategySpec <-> skbnf.v1 (StructuredStrategy, Layer),
 // and the strategy text the API shows. Validation errors name the request field
 // (structured.layers[i].tunables[key], ...).

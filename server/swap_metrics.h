@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SwapMetrics: what the control plane observed of the strategy swaps it ran (counts by result,
 // a duration histogram), for the exporter. Updated by the service once per SetStrategy commit;
 // never touched by workers.

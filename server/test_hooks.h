@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test hooks of skbnfd: flags that exist for the test suite only and are left out of --help
 // (listed by --helpfull). They make states reachable from outside that production never asks
 // for, so the control tests can run against skbnfd itself:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "server/tls_reload.h"
 
 #include <grpcpp/security/tls_certificate_provider.h>

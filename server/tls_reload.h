@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // TLS material of the control listener, re-read while skbnfd runs (certificate rotation).
 //
 // Why: cert-manager renews a certificate (by default when 2/3 of its life has passed) by

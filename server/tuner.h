@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tuner: live strategy tuning (TuneStrategy, `skbnfctl strategy tune`). It does what an engineer
 // would do by hand with `strategy set` and `top` - try candidate strategies on the traffic the
 // daemon actually carries and keep the best - but measured properly and safe to leave running

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Tune shaping: skbnf.v1.TuneStrategyRequest -> TuneRequest, and the tuner's progress events and
 // report (server/tuner.h) -> skbnf.v1.TuneProgress. Used by the TuneStrategy handler.
 #ifndef SKBNF_SERVER_TUNER_CONVERT_H_

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite, as CI runs it (.ci/run calls this):
 #   1. installs missing Debian packages (deploy/deps.sh)
 #   2. Release build with warnings as errors, every test (unit + integration) via ctest

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // AF_XDP ports at stop: the mbufs net_af_xdp leaves in the kernel's rings, taken back.
 //
 // Where they go. DPDK 22.11's net_af_xdp (drivers/net/af_xdp/rte_eth_af_xdp.c, built with

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine's conservation audit (AuditResult in engine.h says what each kind checks).
 #include <rte_mempool.h>
 

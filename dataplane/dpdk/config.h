@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfd's configuration file: one directive per line, `#` starts a comment, words are
 // separated by blanks. Flags given on the command line override the file.
 //

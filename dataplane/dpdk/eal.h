@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // EAL for a host of the engine: what skbnfd's main needs from DPDK's environment abstraction
 // layer (initialise, main lcore, clean up), without a DPDK header, so the composition root in
 // server/ is compiled without DPDK's cflags. Tests and benchmarks call rte_eal_init themselves.

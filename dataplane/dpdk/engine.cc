@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Engine: creation (configuration checks, then ports, workers, pool, l3 tables in that order),
 // Start and Stop. Each part's set-up lives in its own file (see engine.h).
 #include "dataplane/dpdk/engine.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Engine: the skbnfd data plane. Ports, one run-to-completion worker per lcore, forwarding
 // modes, per-core counters, and the control operations the gRPC front calls.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Engine internals shared by the control side (engine.cc, port_setup.cc, workers.cc,
 // mbuf_pool.cc, routes.cc, audit.cc, snapshot.cc) and the packet path (forward.cc).
 // DPDK headers allowed: not included outside dataplane/dpdk/.

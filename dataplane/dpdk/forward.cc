@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The packet path: a worker's poll loop and the forwarding modes (see engine.h for what each
 // mode does). No lock, allocation or virtual call per packet; counters are per-core stores.
 #include <rte_byteorder.h>

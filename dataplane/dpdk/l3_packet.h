@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The l3 mode's work on one frame, apart from the route lookup: the header checks (L3Check) and
 // the rewrite of a packet that is forwarded (L3Rewrite: TTL - 1 with the RFC 1624 incremental
 // checksum update, then the next hop's Ethernet addresses from its L3Hop).

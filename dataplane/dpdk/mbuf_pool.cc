@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The engine's mbuf mempool: the skbnf ops driver over the buffer core (strategies swap while
 // workers forward) or DPDK's native ring_mp_mc with its lcore cache (the baseline), sized from
 // the rings; what it is (MempoolInfo) and the strategy swap.

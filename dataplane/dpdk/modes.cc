@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Names of the engine's forwarding modes and drop reasons (engine.h), and the mode parser.
 #include "absl/strings/str_cat.h"
 #include "dataplane/dpdk/engine.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Network text: the one parser and printer of MAC addresses ("02:00:00:00:00:01") and IPv4
 // prefixes ("10.1.0.0/16", "0.0.0.0/0") in skbnf. The configuration file, the engine and the
 // gRPC API all use it, so a route that one accepts the others accept too.

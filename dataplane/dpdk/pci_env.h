@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The SR-IOV network device plugin's environment, as the plugin writes it: the one reader of
 // PCIDEVICE_* variables (skbnfd's --pcidevice-env EAL arguments and the preflight both use it).
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PortInfo: the one description of a port in skbnf. The engine fills it from ethdev
 // (Engine::Ports), the control plane serves it (ListPorts, /metrics, health), and the test
 // backend fakes it: one struct, no copies field by field.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Engine ports: which ethdev ports the engine uses and how they pair (io/mac), their queues and
 // rings, and what Engine::Ports() reports of them (link, PMD counters).
 #include <rte_bus.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The l3 tables: routes in rte_lpm (with RCU QSBR reclamation: workers report quiescence every
 // loop), next hops in a table of L3Hop (l3_packet.h: the 12 Ethernet address bytes and the port,
 // written once per distinct next hop before its id is published, read by workers without a

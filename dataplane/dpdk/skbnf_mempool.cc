@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The `skbnf` mempool ops driver. See skbnf_mempool.h for the mapping and the two hosts.
 #include "dataplane/dpdk/skbnf_mempool.h"
 

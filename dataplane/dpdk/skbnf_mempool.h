@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The `skbnf` mempool ops driver: DPDK's mempool ops table mapped onto skbnf::pool::Pool.
 //
 //   DPDK op          skbnf

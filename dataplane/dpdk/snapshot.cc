@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Engine::Snapshot: every worker's counters for readers (the control plane, skbnfd's console).
 // Plain relaxed loads of per-core counters: never waits for a worker or a control operation.
 #include <rte_cycles.h>

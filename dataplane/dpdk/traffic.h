@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test and demo traffic: IPv4/UDP frames written as a pcap file (classic libpcap format,
 // written directly; net_pcap replays it, with infinite_rx=1 for the demo).
 #ifndef SKBNF_DATAPLANE_DPDK_TRAFFIC_H_

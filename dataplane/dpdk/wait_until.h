@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // WaitUntil: the one bounded wait of skbnf's control side. Control operations that hand work
 // to a worker (pause, resume, audit) and wait for the worker's own answer poll a condition until
 // a deadline; they all do it here, the same way (yield between polls, one last check at the

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Engine workers: one run-to-completion worker per lcore (their poll loop is forward.cc), which
 // RX queues each polls, and the control operations on them: pause, resume, the test stall.
 #include <rte_lcore.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // CoreSlot: the part of a core's slot every pool has (the burst entry points, the counters, the
 // swap/reclaim protocol), one cache-line-aligned slot per core.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Per-core counters. Each counter is written by exactly one core and read by anyone, with a
 // relaxed load: readers may see a value a few bursts old, never a torn one.
 //

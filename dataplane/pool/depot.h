@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Magazine and Depot (Bonwick & Adams, "Magazines and Vmem", USENIX 2001).
 //
 // A magazine is an M-element array of object pointers plus a round count. Each core holds two

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // HeadPool: the 2003 skb_head_pool (net/core/skbuff.c before Robert Olsson's removal patch).
 //
 //   skb_head_from_pool:  if the per-CPU list is not empty, dequeue its head (LIFO);

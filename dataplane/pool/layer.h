@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A layer: one per-core allocation mechanism (a seed), behind one compile-time interface.
 //
 // Why compile time. A layer sits on the per-packet path, where the rules are no virtual call,

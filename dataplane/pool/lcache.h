@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Lcache layer: DPDK 22.11's per-lcore mempool cache, as one more layer, so it can be stacked
 // over the seeds' layers and compared on the same pool. It follows rte_mempool.h of 22.11
 // (rte_mempool_do_generic_get/put) step for step, including its counts:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Magazine layer (Bonwick & Adams 2001, section 3): per core, a loaded and a previous
 // magazine. The previous magazine is always either full or empty.
 //

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Pool: the buffer core as the host sees it — BasicPool<Layers>, a PoolCore (pool_core.h: the
 // store, the generations and the swap/reclaim protocol) with per-core layers from a
 // compile-time list (layer.h) and the packet path inline.

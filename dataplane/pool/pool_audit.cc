@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Where the objects are: per-core gauges, the conservation audit and the debug switch's
 // double/foreign free checks.
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Construction, populate and the readers.
 
 #include "dataplane/pool/pool_core.h"

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // PoolCore: the part of a Pool that does not depend on its layers — a slab store, the
 // generations of a hot-swappable strategy over it, and the quiescence protocol that swaps
 // strategies while workers run. BasicPool<Layers> (pool.h) adds the per-core layers (a

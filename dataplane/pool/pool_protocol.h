@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Internal to the pool's .cc files: the slot word's bits and the helpers the protocol's
 // files share (pool_core.h describes the protocol).
 #ifndef SKBNF_DATAPLANE_POOL_POOL_PROTOCOL_H_

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // No stranded objects: reclaim from the caller's layers, the depots, quiescent-point workers
 // (the reclaim bit) and foreign owners (membarrier(2)); pool_core.h, "No stranded objects".
 

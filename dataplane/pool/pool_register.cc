@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Registration: workers (with their RX ports) and foreign owners join and leave the pool.
 
 #include <algorithm>

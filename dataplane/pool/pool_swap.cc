@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Hot swap: generations, publication and acknowledgement, roll back, retirement; pause and
 // resume; a worker's quiescent point (pool_core.h, "Hot swap").
 

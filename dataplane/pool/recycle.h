@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Recycle layer: the 2008 skb recycling (Lennert Buytenhek, mv643xx_eth), per (core, RX port).
 //
 // A buffer whose TX finished is reused as an RX buffer instead of being freed. Frees are

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "dataplane/pool/slab_store.h"
 
 #include <algorithm>

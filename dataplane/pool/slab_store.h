@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // SlabStore: the bottom of every strategy, and the owner of every object for the pool's life.
 //
 // The host hands the store memory chunks (DPDK's populate; aligned heap memory in tests and

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test-and-test-and-set spinlock. The store and the depot are each guarded by one of these:
 // their critical sections are a few dozen instructions (list splices, pointer copies), shorter
 // than a futex round trip, and the lock is only reached when a per-core layer falls through.

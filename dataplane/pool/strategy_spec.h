@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // StrategySpec: the one string that names a buffer-allocation strategy.
 //
 // A strategy is a stack of zero or more per-core layers over the slab store, plus modifiers

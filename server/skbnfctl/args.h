@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl's command line: its usage text and its argument parser (flags anywhere, values as
 // --flag=V or --flag V, --core repeatable, a `--` ends the flags). A bad command line is a
 // UsageError: skbnfctl prints it with the usage and exits 2 without calling the server.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl's client of skbnf.v1.Control: the channel (plaintext or TLS / mTLS from the flags),
 // per-call deadlines, how a server error is printed (status code name and message, exit 1) and
 // --json output. Each command is a method; they live by topic in *_commands.cc.

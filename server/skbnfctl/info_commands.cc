@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl info, skbnfctl ports: what the daemon runs on.
 #include <iostream>
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl: command-line client of skbnf.v1.Control.
 //
 //   skbnfctl [flags] info | ports | strategy list|get|set SPEC [--dry-run] | stats | top

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl routes, worker, audit: the commands that change or check the data plane (besides
 // strategy set).
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl stats, skbnfctl top: per-core counters and rates (GetStats, WatchStats). CYC/PKT is
 // the worker's cycles per packet over the window (busy TSC cycles / packets; `-`: no packet).
 #include <unistd.h>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl strategy list | get | set (strategy tune: tune_command.cc).
 #include <iostream>
 

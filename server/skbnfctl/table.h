@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl's text output: column-aligned tables and the small formatters every command shares.
 #ifndef SKBNF_SERVER_SKBNFCTL_TABLE_H_
 #define SKBNF_SERVER_SKBNFCTL_TABLE_H_

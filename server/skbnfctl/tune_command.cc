@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl strategy tune [CANDIDATE ...] [--dwell=DURATION] [--settle=DURATION] [--rounds=N]
 //                        [--apply|--dry-run] [--seed=N] [--quiesce-timeout-ms=N]
 // Live strategy tuning (TuneStrategy; the rules are in server/tuner.h): a line per measured visit

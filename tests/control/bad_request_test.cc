@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A table of bad requests, per RPC: each must fail with its expected status code, the message
 // must start with the offending field's path, and the data plane's state (strategy and epoch,
 // routes, paused workers, swap counts) must be exactly what it was.

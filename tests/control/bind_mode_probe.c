@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 /* LD_PRELOAD probe for listener_test: after every successful bind() of a unix socket with a path,
  * appends "<mode in octal> <path>\n" to $SKBNF_BIND_PROBE_OUT. The mode is the socket file's at
  * that instant, before listen(): a socket created world-connectable and chmod-ed later shows up

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // ApplyConfigText (server/config_reload.h) over the in-memory FakeBackend: the paths a running
 // skbnfd cannot be pushed into on demand. A swap that rolls back puts the routes already
 // changed back (a reload is applied whole or not at all); routes added over gRPC are replaced

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // End-to-end tests of skbnf.v1.Control: every RPC through the generated C++ client against a
 // running daemon (the fake by default; skbnfd when SKBNF_CONTROL_DAEMON says so), plus
 // grpc.health.v1 and server reflection.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Shared helpers of the control-plane script tests (Debian python3, standard library only).
 
 The daemon under test is $SKBNF_CONTROL_DAEMON (set by ctest: the fake daemon unless configured

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Unit tests of the control plane's pure parts: listener classification (a security decision),
 // prefix/MAC text forms, the structured strategy form, swap metrics, rate windows, and the live
 // tuner's disqualification, scoring and decision on synthetic figures.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tests/control/daemon_harness.h"
 
 #include <arpa/inet.h>

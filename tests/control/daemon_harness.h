@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test harness: starts the daemon under test (SKBNF_CONTROL_DAEMON, default the fake daemon) on
 // loopback with ports chosen by the kernel, waits for its --ready-file, and stops it with
 // SIGTERM. The same tests run against skbnfd by setting SKBNF_CONTROL_DAEMON (and

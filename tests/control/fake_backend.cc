@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 #include "tests/control/fake_backend.h"
 
 #include <sys/stat.h>

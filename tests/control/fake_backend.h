@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FakeBackend: an in-memory data plane for testing the control plane without DPDK.
 //
 // It is a real skbnf::pool::Pool (heap memory instead of hugepages) driven by simulated worker

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnf_fake_daemon: the control plane (gRPC + Prometheus) over FakeBackend. Takes every flag
 // skbnfd takes for its control plane (server/control_flags.cc) plus --sim-* flags for the fake.
 #include <iostream>

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Health as the kubelet sees it (server/health.h): the services liveness and readiness, the
 // plaintext health-only listener (--health-listen) beside a TLS control listener, and a link flap
 // that must change readiness and never liveness.

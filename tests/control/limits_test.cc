@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Bounds the control plane puts on its callers, over plaintext loopback: strategies checked
 // against the pool in use (server/pool_share.h), AuditPool rate-limited and limit flags checked
 // at start-up (server/limits.h), every change logged and counted (server/change_log.h). The TLS

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """/metrics of the daemon: scraped, parsed, checked by promtool, and checked to move with the
 data plane (packets per core grow, alloc/free counters follow the strategy in force)."""
 

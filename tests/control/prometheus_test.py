@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """A real Prometheus server (Debian's `prometheus`) on loopback scrapes the daemon every second;
 rate() over the daemon's packet counters through Prometheus' HTTP API must return data.
 The test starts both, with a temporary config and data directory, and stops both."""

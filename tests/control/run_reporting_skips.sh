@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Runs one test program (gtest or Python unittest) for ctest and reports a run that passed but
 # skipped something as skipped (exit 77, the tests' SKIP_RETURN_CODE), never as passed: a gtest
 # "[  SKIPPED ]" line or unittest's "OK (skipped=N)". A failure stays a failure.

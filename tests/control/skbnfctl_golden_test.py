@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Golden tests of skbnfctl's output against a running fake daemon.
 
 Each step runs skbnfctl and records "$ skbnfctl ARGS", its stdout, its stderr and its exit code;

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Faults and soak against a forwarding daemon (skbnfd's demo: net_pcap replays IPv4 traffic
 // through l3 into net_null, so traffic flows the whole time; or the fake daemon). Each test is
 // bounded by a count, never by elapsed time, and starts and stops its own daemon:

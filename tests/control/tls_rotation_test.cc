@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Certificate rotation (server/tls_reload.h): the server certificate is replaced while clients
 // call, the way a Kubernetes Secret volume replaces it when cert-manager renews the Secret, and
 // no call fails while the new certificate reaches new connections.

@@ -1,3 +1,4 @@
+# SPDX-License-Identifier: BSD-3-Clause
 """Live strategy tuning (TuneStrategy, `skbnfctl strategy tune`) against a daemon forwarding
 traffic: skbnfd's demo (control_skbnfd.tune_test) and the fake (control.tune_test).
 

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # deploy.health_probe: skbnf_health, the probe of the container HEALTHCHECK and the Helm chart,
 # against skbnfd (the demo) with the chart's TLS set-up: the server certificate names the gRPC
 # Service (skbnf-grpc.net.svc), the probe connects to 127.0.0.1 with --tls-ca and

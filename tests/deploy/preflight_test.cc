@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Preflight against fake sysfs / procfs / /dev / cgroup trees and environments: each common
 // pod set-up mistake gives an error (or a risk) whose message says what to change, and a
 // correctly set-up SR-IOV pod passes clean.

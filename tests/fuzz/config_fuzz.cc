@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: skbnfd's configuration file parser (dataplane/dpdk/config.h: ParseConfig) and the
 // SR-IOV device-plugin environment reader (EalArgsFromPciDeviceEnv), on arbitrary text.
 // Invariants:

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // FUZZ_CHECK: the one assertion of the fuzz targets. A failed check prints what broke and
 // aborts, which libFuzzer reports as a crash and saves the input that caused it (gtest's
 // assertions do not stop a fuzzer). Kept out of the targets so each reads as its invariants.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: the l3 forwarding mode's per-packet code (dataplane/dpdk/l3_packet.h, the very
 // functions forward.cc's ForwardL3 calls) on arbitrary frames: truncated, bad IHL, options,
 // fragments, bad checksums, TTL 0/1/2, non-IPv4, VLAN-tagged.

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: the MAC ("aa:bb:cc:dd:ee:ff") and IPv4 prefix ("10.1.0.0/16") parsers, through
 // net_text_parsers.h. The input text goes to both parsers. Invariants:
 //   - a rejected text gives INVALID_ARGUMENT with a non-empty message (and no crash);

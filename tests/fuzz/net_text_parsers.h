@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The MAC and IPv4 prefix parsers the net_text fuzz target checks, behind one small seam.
 //
 // They are dataplane/dpdk/net_text.h's: the one parser that the configuration file, the engine

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: the buffer core (dataplane/pool/pool.h) driven by a small interpreter.
 //
 // The input is a program. Its first bytes configure the pool (debug switch, slab colouring,

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: every skbnf.v1 RPC's request validation, end to end. The real control plane
 // (server/control_plane.h: the gRPC server skbnfd runs, with its ControlService) serves the
 // in-memory data plane of the control tests (tests/control/fake_backend.h: a real

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # Builds the libFuzzer targets of tests/fuzz with clang 14 (ASan+UBSan) and runs each for a
 # bounded time. Usage:
 #   tests/fuzz/run_fuzz.sh [seconds-per-target] [--merge] [target...]

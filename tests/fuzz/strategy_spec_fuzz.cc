@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: the strategy spec parser (dataplane/pool/strategy_spec.h).
 //
 // Input: the text of a spec, e.g. "lcache:size=64+magazine,prefetch". Invariants:

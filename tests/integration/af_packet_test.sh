@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # net_af_packet on a veth pair: creates a network namespace with the pair inside (IPv6 off, so
 # only the test's frames cross it), runs the DataplaneTest.AfPacket* tests in it (forwarding
 # across the pair; TX full and link down/up), and removes the namespace whatever happens.  Usage: af_packet_test.sh <dataplane_integration_tests>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # net_af_xdp end to end, the kernel as the peer (copy mode: veth has no zero-copy), in a network
 # namespace this script creates and removes whatever happens (IPv6 off: only the test's frames
 # cross the pairs).

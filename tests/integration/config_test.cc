@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // skbnfd's configuration file and the demo's generators (no EAL needed).
 #include "dataplane/dpdk/config.h"
 

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Data-plane integration tests: the engine on real DPDK PMDs (net_null, net_ring, net_pcap,
 // net_af_packet) with the skbnf mempool driver in the packet path. One EAL per process
 // (--no-huge, vdevs created per test and removed after it); ctest runs each test in its own

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The skbnf mempool driver as a foreign DPDK 22.11 application sees it, and DPDK's own lcore
 // cache as the yardstick of the `lcache` layer. One EAL per process (ctest runs each test in
 // its own process); the plugin is loaded with `-d` exactly as testpmd would.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Every frame of one ovs_dpdk_test.sh run accounted for, hop by hop, exactly.
 
 Arguments: low-rate result JSON, burst result JSON (raw_traffic.py), `ovs-ofctl dump-ports`

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # skbnfd attached to Open vSwitch with DPDK by vhost-user, Debian's openvswitch-switch-dpdk 3.1
 # (/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk) as the peer, started here with its own
 # rundir/db/log and stopped (bridge and ports removed) on every exit path.

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """IPv4/UDP frames from a raw socket on one kernel interface, received and checked on another.
 
 Used by the attachment tests (AF_XDP over veth, vhost-user through OVS-DPDK): the kernel side of

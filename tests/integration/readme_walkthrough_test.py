@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """The README's walk-through, run as a user runs it, in the README's order, against the suite's
 own build tree: `bash deploy/demo.sh` (which must build everything the walk-through then uses:
 skbnfd, skbnfctl and the plugin), then every command of the "While it runs, from another shell"

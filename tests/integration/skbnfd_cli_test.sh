@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # skbnfd as a program: bad flags stop start-up with what to write instead; the demo (no
 # arguments) forwards, prints per-core lines, and on SIGINT drains, audits, prints one summary
 # line and exits 0; the ring_mp_mc baseline does the same.  Usage: skbnfd_cli_test.sh <skbnfd>

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # The plugin inside DPDK's own testpmd: io forwarding on two net_null ports with
 # `-d libskbnf_mempool.so --mbuf-pool-ops-name=skbnf` and DPDK's cache off (--mbcache=0).
 # Checks: the skbnf ops were selected, packets were forwarded, testpmd exited 0. Then a bad

@@ -1,4 +1,5 @@
 #!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
 # skbnfd with a vhost-user virtio_user port (net_virtio_user, the attachment to OVS-DPDK) and
 # dpdk-testpmd's vhost PMD (net_vhost, DPDK's own vhost-user library) as the backend, on 2 MiB
 # hugepages this script reserves and gives back (tests/support/hugepages.py).

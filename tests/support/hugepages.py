@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """2 MiB hugepages for tests and benchmarks: one helper, shared by bench/run and the tests that
 need production memory (vhost-user/virtio-user, OVS-DPDK, hugepage benchmarks).
 

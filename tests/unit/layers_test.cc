@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Each layer alone and stacked: LIFO order, bounds, fall-through, flush and counters. The test
 // thread is registered as worker core 0, so it runs the layers itself.
 #include <gtest/gtest.h>

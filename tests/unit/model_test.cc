@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Randomised operation sequences against a simple model: the set of objects the host holds.
 // Seeds alternate the debug switch (even: on), so the production fast paths run too.
 // Allocations, frees (worker core and other threads), RX-port changes and swaps across every

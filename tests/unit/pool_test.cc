@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The pool's control protocol: registration, hot swap with acknowledgement and roll-back,
 // pause/resume with on-behalf switching, non-worker threads, the audit and the debug switch.
 #include "dataplane/pool/pool.h"

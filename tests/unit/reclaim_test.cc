@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // No stranded objects (pool.h): a Get that the caller's layers, the depots and the store cannot
 // serve takes back what other cores' layers hold before it fails — from workers that are busy,
 // idle, parked or gone, and from foreign owners (lcores with no quiescent point) robbed under

@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Multi-threaded stress: worker threads acting as cores allocate, hold and free objects (tagged
 // with an owner, so an object handed out twice is caught at once) while a control thread swaps
 // strategies thousands of times and pauses/resumes workers, and a non-worker thread uses the

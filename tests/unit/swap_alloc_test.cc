@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A hot swap allocates nothing on the worker and no magazines on its own path (issue 11: the
 // first swap of a run took 1.3-1.8 ms, of which 0.6 ms was the worker's first malloc creating
 // its arena, and most of the rest the control thread allocating the new generation's depot).

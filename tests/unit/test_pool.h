@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // Test host for the buffer core: aligned heap memory instead of DPDK's populate, and a recycle
 // check that reads an RX port tag the test writes into the first two bytes of each object.
 #ifndef SKBNF_TESTS_UNIT_TEST_POOL_H_

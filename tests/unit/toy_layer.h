@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // A toy layer, to show that a layer is one unit (issue 21): this file and the one list entry
 // below are all it takes to put a new layer into a pool. Nothing in dataplane/pool names it.
 //

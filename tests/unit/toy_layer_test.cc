@@ -1,3 +1,4 @@
+// SPDX-License-Identifier: BSD-3-Clause
 // The toy layer (toy_layer.h) is really in the stack, and the pool's folds reach it: its
 // objects are counted by the gauges and the audit, and flushed by a swap, a pause, a reclaim
 // and unregistration. (The rest of pool_toy_layer_tests is the production suites over the

@@ -1,4 +1,5 @@
 #!/usr/bin/env python3
+# SPDX-License-Identifier: BSD-3-Clause
 """Before/after table of callgrind instructions per packet for issue 21 (the layer refactor).
 
   python3 bench/results/issue21/compare.py   (from the repository root)
