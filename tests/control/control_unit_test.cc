@@ -19,6 +19,7 @@
 #include "server/stats_sampler.h"
 #include "server/swap_metrics.h"
 #include "server/tuner.h"
+#include "tests/control/null_backend.h"
 
 namespace skbnf::control {
 namespace {
@@ -289,28 +290,13 @@ TEST(BusyRatio, IsAShareOfThePollsAndNeverAboveOne) {
 }
 
 // A Backend whose only moving part is the stats clock, for StatsSampler.
-class ClockBackend final : public Backend {
+class ClockBackend final : public NullBackend {
  public:
-  Info GetInfo() const override { return {}; }
-  std::vector<PortInfo> GetPorts() const override { return {}; }
-  pool::StrategySpec GetStrategy() const override { return {}; }
-  uint64_t GetEpoch() const override { return 0; }
   StatsSnapshot GetStats() const override {
     StatsSnapshot s;
     s.taken = std::chrono::steady_clock::now();
     return s;
   }
-  RouteTable GetRoutes() const override { return {}; }
-  Health GetHealth() const override { return {}; }
-  absl::Status ValidateStrategy(const pool::StrategySpec&) const override { return {}; }
-  pool::SwapReport SwapStrategy(const pool::StrategySpec&, std::chrono::microseconds) override {
-    return {};
-  }
-  absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix&, const NextHop&) override { return 0; }
-  absl::Status DeleteRoute(const Ipv4Prefix&) override { return {}; }
-  absl::Status PauseWorker(int, bool*) override { return {}; }
-  absl::Status ResumeWorker(int, bool*) override { return {}; }
-  absl::StatusOr<pool::AuditReport> Audit() override { return pool::AuditReport{}; }
 };
 
 TEST(StatsSampler, BaselineIsOlderThanNowAndPrefersAFullWindow) {

@@ -41,6 +41,7 @@
 #include "absl/strings/str_split.h"
 #include "protos/grpc_test/health_reflection.pb.h"
 #include "tests/control/daemon_harness.h"
+#include "tests/control/null_backend.h"
 
 namespace skbnf::control::testing {
 namespace {
@@ -152,7 +153,7 @@ TEST(HealthRule, ReadyOnlyWhenEveryPortIsStartedWithItsLinkUpAndEveryWorkerRuns)
 
 // A data plane whose reads can be made to hang (a PMD call that never returns): the only thing
 // that must fail liveness. Ports up, workers running otherwise.
-class HangingBackend final : public Backend {
+class HangingBackend final : public NullBackend {
  public:
   void Hang(bool h) {
     std::lock_guard<std::mutex> l(mu_);
@@ -167,21 +168,6 @@ class HangingBackend final : public Backend {
     h.workers = {{1, 1, true}};
     return h;
   }
-  Info GetInfo() const override { return {}; }
-  std::vector<PortInfo> GetPorts() const override { return {}; }
-  pool::StrategySpec GetStrategy() const override { return {}; }
-  uint64_t GetEpoch() const override { return 0; }
-  StatsSnapshot GetStats() const override { return {}; }
-  RouteTable GetRoutes() const override { return {}; }
-  absl::Status ValidateStrategy(const pool::StrategySpec&) const override { return {}; }
-  pool::SwapReport SwapStrategy(const pool::StrategySpec&, std::chrono::microseconds) override {
-    return {};
-  }
-  absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix&, const NextHop&) override { return 0; }
-  absl::Status DeleteRoute(const Ipv4Prefix&) override { return {}; }
-  absl::Status PauseWorker(int, bool*) override { return {}; }
-  absl::Status ResumeWorker(int, bool*) override { return {}; }
-  absl::StatusOr<pool::AuditReport> Audit() override { return pool::AuditReport{}; }
 
  private:
   mutable std::mutex mu_;

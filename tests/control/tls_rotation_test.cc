@@ -92,6 +92,13 @@ class TlsRotationTest : public ::testing::Test {
     return v;
   }
 
+  // A daemon serving mTLS from the projected Secret, re-read every second.
+  std::unique_ptr<Daemon> StartOnVolume(std::string* error) {
+    return Daemon::Start({"--tls-cert=" + Vol() + "/tls.crt", "--tls-key=" + Vol() + "/tls.key",
+                          "--tls-client-ca=" + Vol() + "/ca.crt", "--tls-reload-interval=1"},
+                         error);
+  }
+
   // The kubelet's AtomicWriter.Write of {tls.crt, tls.key, ca.crt} = generation `gen`.
   void ProjectSecret(int gen, bool backdate, const std::string& ca = "ca.crt") {
     char stamp[64];
@@ -150,9 +157,7 @@ struct Loop {
 TEST_F(TlsRotationTest, RotatedCertificateIsServedWithoutAFailedCall) {
   ProjectSecret(1, /*backdate=*/true);
   std::string error;
-  auto d = Daemon::Start({"--tls-cert=" + Vol() + "/tls.crt", "--tls-key=" + Vol() + "/tls.key",
-                          "--tls-client-ca=" + Vol() + "/ca.crt", "--tls-reload-interval=1"},
-                         &error);
+  auto d = StartOnVolume(&error);
   ASSERT_NE(d, nullptr) << error;
   EXPECT_EQ(MetricValue(d->metrics_port(), kExpirySeries), static_cast<double>(NotAfter(1)));
   const std::string gen1 = Read(F("server1.crt")), gen2 = Read(F("server2.crt"));
@@ -251,9 +256,7 @@ TEST_F(TlsRotationTest, RotatedCertificateIsServedWithoutAFailedCall) {
 TEST_F(TlsRotationTest, ClientCaRolloverAdmitsTheNewCa) {
   ProjectSecret(1, /*backdate=*/true);
   std::string error;
-  auto d = Daemon::Start({"--tls-cert=" + Vol() + "/tls.crt", "--tls-key=" + Vol() + "/tls.key",
-                          "--tls-client-ca=" + Vol() + "/ca.crt", "--tls-reload-interval=1"},
-                         &error);
+  auto d = StartOnVolume(&error);
   ASSERT_NE(d, nullptr) << error;
   // A mutation that changes nothing: pausing worker core 1, then resuming it.
   auto pause_resume = [&]() -> grpc::Status {
