@@ -91,8 +91,9 @@ struct PortCounters {
   // this port's alone (a core that refills several RX ports counts its failures per core).
   std::optional<uint64_t> rx_nombuf;
   // Drops of packets received here, by reason. Keep the reason set fixed for the daemon's
-  // life (names become Prometheus label values): e.g. tx_full, no_route, ttl_exceeded,
-  // bad_ipv4. List a reason even while its count is 0.
+  // life (names become Prometheus label values): the engine's not_ipv4, bad_header,
+  // ttl_expired, no_route, tx_full (dpdk::DropReasonName). List a reason even while its count
+  // is 0.
   std::vector<std::pair<std::string, uint64_t>> drops;
 };
 
@@ -121,6 +122,9 @@ struct PoolGauges {
   // Gauges read one after the other while workers run, so it can be off by what moved
   // meanwhile; the audit (workers parked) checks it exactly against the counters.
   uint64_t in_flight = 0;
+  // The no-stranding protocol (dataplane/pool/pool_core.h): Gets that reclaimed before they
+  // failed, reclaim requests a worker did not serve within reclaim_wait, objects reclaimed.
+  uint64_t reclaims = 0, reclaim_timeouts = 0, reclaimed_objects = 0;
 };
 
 struct StatsSnapshot {
@@ -200,6 +204,9 @@ inline void FillPoolFigures(const pool::Pool& p, StatsSnapshot& s) {
   s.pool.in_flight = s.pool.populated > accounted ? s.pool.populated - accounted : 0;
   s.swaps_ok = p.swaps_ok();
   s.swaps_failed = p.swaps_failed();
+  s.pool.reclaims = p.reclaims();
+  s.pool.reclaim_timeouts = p.reclaim_timeouts();
+  s.pool.reclaimed_objects = p.reclaimed_objects();
 }
 
 class Backend {

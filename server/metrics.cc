@@ -225,6 +225,19 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   }
   Put(fam.Add("skbnf_pool_populated_objects", "Objects in the pool.", G), {},
       D(now.pool.populated));
+  Put(fam.Add("skbnf_pool_reclaims_total",
+              "Gets that found every layer, depot and the store empty and reclaimed what other "
+              "cores' layers held before failing (the no-stranding protocol).",
+              C),
+      {}, D(now.pool.reclaims));
+  Put(fam.Add("skbnf_pool_reclaim_timeouts_total",
+              "Reclaim requests a busy worker did not serve within the reclaim wait (its objects "
+              "stay out of reach until its next loop iteration).",
+              C),
+      {}, D(now.pool.reclaim_timeouts));
+  Put(fam.Add("skbnf_pool_reclaimed_objects_total",
+              "Objects reclaimed from other cores' layers into the store.", C),
+      {}, D(now.pool.reclaimed_objects));
 
   Put(fam.Add("skbnf_strategy_info", "The buffer strategy in force (value always 1).", G),
       {{"spec", StrategyText(backend_, pool_)}}, 1);

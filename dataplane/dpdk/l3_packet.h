@@ -42,15 +42,6 @@ inline uint64_t PackHop(uint16_t port, const MacAddr& mac) {
   for (uint8_t b : mac) m = (m << 8) | b;
   return (m << 16) | port;
 }
-inline MacAddr HopMac(uint64_t hop) {
-  MacAddr mac;
-  uint64_t m = hop >> 16;
-  for (int i = 5; i >= 0; --i) {
-    mac[i] = static_cast<uint8_t>(m & 0xff);
-    m >>= 8;
-  }
-  return mac;
-}
 
 // A next hop as the packet path applies it: the first 12 bytes of a forwarded frame (the next
 // hop's MAC as destination, the output port's MAC as source) and the output port. The engine

@@ -24,7 +24,6 @@ struct Ipv4Prefix {
   uint32_t addr = 0;  // host byte order, host bits zero
   uint8_t len = 0;    // 0..32; 0 is the default route
   uint32_t Mask() const { return len == 0 ? 0 : ~uint32_t{0} << (32 - len); }
-  bool Contains(uint32_t ip) const { return (ip & Mask()) == addr; }
   friend bool operator==(const Ipv4Prefix&, const Ipv4Prefix&) = default;
   friend auto operator<=>(const Ipv4Prefix&, const Ipv4Prefix&) = default;
 };

@@ -26,7 +26,6 @@ Magazine* Depot::ExchangeEmptyForFull(Magazine* empty) {
   Magazine* full = full_;
   if (full == nullptr) return nullptr;
   full_ = full->next;
-  full_count_.store(full_count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   objects_.store(objects_.load(std::memory_order_relaxed) - full->rounds,
                  std::memory_order_relaxed);
   empty->next = empty_;
@@ -43,7 +42,6 @@ Magazine* Depot::ExchangeFullForEmpty(Magazine* full) {
   empty_count_.store(empty_count_.load(std::memory_order_relaxed) - 1, std::memory_order_relaxed);
   full->next = full_;
   full_ = full;
-  full_count_.store(full_count_.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
   objects_.store(objects_.load(std::memory_order_relaxed) + full->rounds,
                  std::memory_order_relaxed);
   return empty;
@@ -94,7 +92,6 @@ uint64_t Depot::DrainTo(SlabStore& store) {
     empty_ = m;
     empty_count_.fetch_add(1, std::memory_order_relaxed);
   }
-  full_count_.store(0, std::memory_order_relaxed);
   objects_.store(0, std::memory_order_relaxed);
   return n;
 }

@@ -61,8 +61,6 @@ class Depot {
   // No full magazine, and every magazine it made is in its empty list (none held by a core).
   bool AllEmpty();
   uint64_t objects() const { return objects_.load(std::memory_order_relaxed); }
-  uint32_t full_magazines() const { return full_count_.load(std::memory_order_relaxed); }
-  uint32_t empty_magazines() const { return empty_count_.load(std::memory_order_relaxed); }
 
  private:
   Magazine* NewMagazine();
@@ -71,8 +69,7 @@ class Depot {
   SpinLock lock_;
   Magazine* full_ = nullptr;
   Magazine* empty_ = nullptr;
-  std::atomic<uint32_t> full_count_{0};
-  std::atomic<uint32_t> empty_count_{0};
+  std::atomic<uint32_t> empty_count_{0};  // for AllEmpty
   std::atomic<uint64_t> objects_{0};
   std::vector<std::unique_ptr<char[]>> blocks_;  // owns all magazine memory (guarded by lock_)
 };

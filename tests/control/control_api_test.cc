@@ -344,6 +344,26 @@ TEST_F(ControlApiTest, GetStatsCountersGrowAndFilterByCore) {
   EXPECT_EQ(one.cores(0).core(), a.cores(a.cores_size() - 1).core());
 }
 
+// Drop reasons are the engine's five (dpdk::DropReasonName), every one listed on every port of
+// every core, counted or not: the same set from the fake and from skbnfd (the fake once listed
+// one), so dashboards and alerts can rely on the label values.
+TEST_F(ControlApiTest, DropReasonsAreTheEnginesFiveOnEveryPort) {
+  v1::Stats s = Stats();
+  ASSERT_GT(s.cores_size(), 0);
+  const std::vector<std::string> want = {"not_ipv4", "bad_header", "ttl_expired", "no_route",
+                                         "tx_full"};
+  int ports = 0;
+  for (const v1::CoreStats& c : s.cores()) {
+    for (const v1::PortStats& p : c.ports()) {
+      ++ports;
+      std::vector<std::string> got;
+      for (const v1::DropCount& d : p.drops()) got.push_back(d.reason());
+      EXPECT_EQ(got, want) << "core " << c.core() << " port " << p.port();
+    }
+  }
+  EXPECT_GT(ports, 0);
+}
+
 TEST_F(ControlApiTest, WatchStatsStreamsMaxUpdatesWithRates) {
   grpc::ClientContext ctx;
   v1::WatchStatsRequest req;

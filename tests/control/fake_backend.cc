@@ -228,8 +228,14 @@ StatsSnapshot FakeBackend::GetStats() const {
       pc.tx_packets = wp.tx_packets.load(std::memory_order_relaxed);
       pc.tx_bytes = wp.tx_bytes.load(std::memory_order_relaxed);
       pc.rx_nombuf = wp.rx_nombuf.load(std::memory_order_relaxed);
-      pc.drops = {{options_.mode == ForwardingMode::kL3 ? "no_route" : "tx_full",
-                   wp.drops.load(std::memory_order_relaxed)}};
+      // The engine's reasons, all listed (dpdk::DropReasonName): the simulated drops are
+      // no_route in l3 and tx_full otherwise.
+      const char* dropped_as = options_.mode == ForwardingMode::kL3 ? "no_route" : "tx_full";
+      for (const char* reason : {"not_ipv4", "bad_header", "ttl_expired", "no_route", "tx_full"}) {
+        pc.drops.emplace_back(reason, std::string(reason) == dropped_as
+                                          ? wp.drops.load(std::memory_order_relaxed)
+                                          : 0);
+      }
       c.ports.push_back(std::move(pc));
     }
     c.polls = w->polls.load(std::memory_order_relaxed);
