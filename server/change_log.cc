@@ -96,14 +96,14 @@ void ChangeLog::Record(const Caller& who, absl::string_view rpc, absl::string_vi
   if (!detail.empty()) absl::StrAppend(&line, " detail=", Quote(detail));
   line += "\n";
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     ++counts_[{std::string(rpc), std::string(result), std::string(source)}];
   }
   std::cerr << line << std::flush;
 }
 
 uint64_t ChangeLog::Count(const std::string& rpc, const std::string& result) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   uint64_t n = 0;
   for (const auto& [key, count] : counts_) {
     if (std::get<0>(key) == rpc && std::get<1>(key) == result) n += count;
@@ -113,7 +113,7 @@ uint64_t ChangeLog::Count(const std::string& rpc, const std::string& result) con
 
 uint64_t ChangeLog::Count(const std::string& rpc, const std::string& result,
                           const std::string& source) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = counts_.find({rpc, result, source});
   return it == counts_.end() ? 0 : it->second;
 }
@@ -125,7 +125,7 @@ std::vector<prometheus::MetricFamily> ChangeLog::Collect() const {
                              "console).",
                              prometheus::MetricType::Counter,
                              {}};
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   for (const auto& [key, n] : counts_) {
     prometheus::ClientMetric m;
     m.label = {

@@ -33,7 +33,9 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 #include "server/access.h"
@@ -56,9 +58,10 @@ class ChangeLog : public prometheus::Collectable {
                  const std::string& source) const;
 
  private:
-  mutable std::mutex mu_;
+  mutable absl::Mutex mu_;
   // (rpc, result, source) -> count
-  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> counts_;
+  std::map<std::tuple<std::string, std::string, std::string>, uint64_t> counts_
+      ABSL_GUARDED_BY(mu_);
 };
 
 // "ok" or the status code in lower case ("permission_denied").

@@ -305,7 +305,7 @@ ConfigReloadMetrics::ConfigReloadMetrics() : last_success_(Now()) {}
 
 void ConfigReloadMetrics::Record(ReloadResult::Kind k, bool restart_required,
                                  bool rollback_failed) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   count_[k]++;
   if (rollback_failed) rollback_failures_++;
   last_ok_ = k != ReloadResult::kError;
@@ -316,12 +316,12 @@ void ConfigReloadMetrics::Record(ReloadResult::Kind k, bool restart_required,
 }
 
 void ConfigReloadMetrics::SetWatched(bool watched) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   watched_ = watched;
 }
 
 std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   using prometheus::ClientMetric;
   using prometheus::MetricFamily;
   using prometheus::MetricType;

@@ -62,7 +62,9 @@
 #include <thread>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "dataplane/dpdk/config.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
@@ -104,13 +106,13 @@ class ConfigReloadMetrics : public prometheus::Collectable {
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
-  mutable std::mutex mu_;
-  uint64_t count_[3] = {};
-  double last_success_;
-  bool last_ok_ = true;
-  bool restart_required_ = false;
-  bool watched_ = false;
-  uint64_t rollback_failures_ = 0;
+  mutable absl::Mutex mu_;
+  uint64_t count_[3] ABSL_GUARDED_BY(mu_) = {};
+  double last_success_ ABSL_GUARDED_BY(mu_);
+  bool last_ok_ ABSL_GUARDED_BY(mu_) = true;
+  bool restart_required_ ABSL_GUARDED_BY(mu_) = false;
+  bool watched_ ABSL_GUARDED_BY(mu_) = false;
+  uint64_t rollback_failures_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 class ConfigReloader {

@@ -56,7 +56,7 @@ CallLimits::StreamSlot::~StreamSlot() {
 grpc::Status CallLimits::Reject(absl::string_view rpc, absl::string_view reason,
                                 std::string message) {
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     ++rejected_[{std::string(rpc), std::string(reason)}];
   }
   return grpc::Status(grpc::StatusCode::RESOURCE_EXHAUSTED, std::move(message));
@@ -66,7 +66,7 @@ grpc::Status CallLimits::AcquireStream(absl::string_view rpc, const std::string&
                                        StreamSlot* slot) {
   int64_t mine = 0;
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     mine = streams_by_client_[client];
     if (mine < o_.watch_streams_per_client && streams_ < o_.watch_streams_total) {
       ++streams_by_client_[client];
@@ -89,7 +89,7 @@ grpc::Status CallLimits::AcquireStream(absl::string_view rpc, const std::string&
 }
 
 void CallLimits::Release(const std::string& client) {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = streams_by_client_.find(client);
   if (it != streams_by_client_.end() && --it->second <= 0) streams_by_client_.erase(it);
   --streams_;
@@ -107,7 +107,7 @@ grpc::Status CallLimits::Admit(absl::string_view rpc, std::chrono::milliseconds 
   const auto now = std::chrono::steady_clock::now();
   std::chrono::milliseconds wait{0};
   {
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     auto [it, first] = last_admitted_.try_emplace(std::string(rpc), now);
     if (first || now - it->second >= min_interval) {
       it->second = now;
@@ -122,7 +122,7 @@ grpc::Status CallLimits::Admit(absl::string_view rpc, std::chrono::milliseconds 
 }
 
 uint64_t CallLimits::Rejected(const std::string& rpc, const std::string& reason) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   auto it = rejected_.find({rpc, reason});
   return it == rejected_.end() ? 0 : it->second;
 }
@@ -137,7 +137,7 @@ std::vector<prometheus::MetricFamily> CallLimits::Collect() const {
                              "WatchStats streams open now.",
                              prometheus::MetricType::Gauge,
                              {}};
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   for (const auto& [key, n] : rejected_) {
     prometheus::ClientMetric m;
     m.label = {{"rpc", key.first}, {"reason", key.second}};

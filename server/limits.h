@@ -31,8 +31,10 @@
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
 #include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 
@@ -88,11 +90,11 @@ class CallLimits : public prometheus::Collectable {
   void Release(const std::string& client);
 
   const LimitOptions o_;
-  mutable std::mutex mu_;
-  std::map<std::string, int64_t> streams_by_client_;
-  int64_t streams_ = 0;
-  std::map<std::string, std::chrono::steady_clock::time_point> last_admitted_;
-  std::map<std::pair<std::string, std::string>, uint64_t> rejected_;
+  mutable absl::Mutex mu_;
+  std::map<std::string, int64_t> streams_by_client_ ABSL_GUARDED_BY(mu_);
+  int64_t streams_ ABSL_GUARDED_BY(mu_) = 0;
+  std::map<std::string, std::chrono::steady_clock::time_point> last_admitted_ ABSL_GUARDED_BY(mu_);
+  std::map<std::pair<std::string, std::string>, uint64_t> rejected_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace skbnf::control

@@ -16,14 +16,14 @@ void StatsSampler::Sample() {
   // Keep enough samples to cover two windows.
   const size_t keep = static_cast<size_t>(2 * window_.count() / period_.count() + 2);
   StatsSnapshot s = backend_.GetStats();
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   samples_.push_back(std::move(s));
   while (samples_.size() > keep) samples_.pop_front();
 }
 
 std::optional<StatsSnapshot> StatsSampler::Baseline(
     std::chrono::steady_clock::time_point now) const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   const StatsSnapshot* best = nullptr;
   for (const StatsSnapshot& s : samples_) {
     if (s.taken >= now) break;

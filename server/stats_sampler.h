@@ -14,6 +14,8 @@
 #include <mutex>
 #include <optional>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "server/backend.h"
 #include "server/periodic.h"
 #include "server/rates.h"
@@ -38,8 +40,8 @@ class StatsSampler {
   const Backend& backend_;
   const std::chrono::milliseconds period_;
   const std::chrono::milliseconds window_;
-  mutable std::mutex mu_;              // guards samples_
-  std::deque<StatsSnapshot> samples_;  // oldest first
+  mutable absl::Mutex mu_;
+  std::deque<StatsSnapshot> samples_ ABSL_GUARDED_BY(mu_);  // oldest first
   std::unique_ptr<Periodic> thread_;
 };
 

@@ -17,7 +17,7 @@ const char* SwapMetrics::ResultName(int r) {
 void SwapMetrics::Record(const pool::SwapReport& report) {
   int result = report.status.ok() ? kOk : report.rolled_back ? kRolledBack : kFailed;
   double seconds = static_cast<double>(report.total_ns) * 1e-9;
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   s_.count[result]++;
   s_.observations++;
   s_.sum_seconds += seconds;
@@ -30,7 +30,7 @@ void SwapMetrics::Record(const pool::SwapReport& report) {
 }
 
 SwapMetrics::Snapshot SwapMetrics::Get() const {
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   return s_;
 }
 

@@ -10,6 +10,8 @@
 #include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "dataplane/pool/pool.h"
 
 namespace skbnf::control {
@@ -34,8 +36,8 @@ class SwapMetrics {
   Snapshot Get() const;
 
  private:
-  mutable std::mutex mu_;
-  Snapshot s_;
+  mutable absl::Mutex mu_;
+  Snapshot s_ ABSL_GUARDED_BY(mu_);
 };
 
 }  // namespace skbnf::control

@@ -187,7 +187,7 @@ void TlsCertificateWatch::Reload() {
       continue;
     }
     errors_[s.label].clear();
-    std::lock_guard<std::mutex> l(mu_);
+    absl::MutexLock l(&mu_);
     auto it = facts_.find(s.label);
     if (it != facts_.end() && it->second.sha256 == facts->sha256) continue;
     std::cerr << "skbnf-control: TLS " << s.label << " certificate "
@@ -206,7 +206,7 @@ std::vector<prometheus::MetricFamily> TlsCertificateWatch::Collect() const {
       "--tls-cert) and of the earliest-expiring certificate of --tls-client-ca "
       "(certificate=\"client_ca\"), as Unix seconds; re-read every --tls-reload-interval";
   f.type = prometheus::MetricType::Gauge;
-  std::lock_guard<std::mutex> l(mu_);
+  absl::MutexLock l(&mu_);
   for (const auto& [label, facts] : facts_) {
     prometheus::ClientMetric m;
     m.label.push_back({"certificate", label});

@@ -41,7 +41,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "prometheus/collectable.h"
 #include "server/periodic.h"
 
@@ -85,8 +87,8 @@ class TlsCertificateWatch : public prometheus::Collectable {
   void Reload();
 
   const TlsFiles files_;
-  mutable std::mutex mu_;
-  std::map<std::string, CertFacts> facts_;     // by label value; guarded by mu_
+  mutable absl::Mutex mu_;
+  std::map<std::string, CertFacts> facts_ ABSL_GUARDED_BY(mu_);  // by label value
   std::map<std::string, std::string> errors_;  // last error logged per file; Reload() only
   std::unique_ptr<Periodic> thread_;
 };

@@ -2,7 +2,9 @@
 # SPDX-License-Identifier: BSD-3-Clause
 # The whole test suite, as CI runs it (.ci/run calls this):
 #   1. installs missing Debian packages (deploy/deps.sh)
-#   2. Release build with warnings as errors, every test (unit + integration) via ctest
+#   2. Release build with warnings as errors, every test (unit + integration) via ctest; then
+#      clang's -Wthread-safety over every dataplane/ and server/ unit of that build, and a
+#      planted lock violation that must fail to compile (tests/thread_safety/check.sh)
 #   3. ASan+UBSan build of everything, the unit, integration and control tests run via ctest
 #   4. ThreadSanitizer build of the buffer-core unit tests and the mempool driver tests (the
 #      plugin in a two-lcore DPDK program); no suppressions (the driver test publishes its
@@ -33,6 +35,9 @@ cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKBNF_WERROR=ON >/dev/n
 cmake --build "$B" -j "$JOBS"
 echo "== tests (release)"
 ctest --test-dir "$B" --output-on-failure -j 1 --timeout 900
+
+echo "== clang -Wthread-safety over dataplane/ and server/, and a planted violation that must fail"
+bash tests/thread_safety/check.sh "$B"
 
 echo "== ASan+UBSan build: unit, integration and control tests ($BA)"
 cmake -S . -B "$BA" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKBNF_WERROR=ON \
