@@ -6,9 +6,10 @@
 #      clang's -Wthread-safety over every dataplane/ and server/ unit of that build, and a
 #      planted lock violation that must fail to compile (tests/thread_safety/check.sh)
 #   3. ASan+UBSan build of everything, the unit, integration and control tests run via ctest
-#   4. ThreadSanitizer build of the buffer-core unit tests and the mempool driver tests (the
-#      plugin in a two-lcore DPDK program); no suppressions (the driver test publishes its
-#      hand-over with atomics, since TSan cannot see rte_ring's or EAL's own ordering)
+#   4. ThreadSanitizer build of the buffer-core unit tests (also over the toy layer) and the
+#      mempool driver tests (the plugin in a two-lcore DPDK program); no suppressions (the
+#      driver test publishes its hand-over with atomics, since TSan cannot see rte_ring's or
+#      EAL's own ordering)
 #   5. libFuzzer (clang 14, ASan+UBSan): every target in tests/fuzz replays its corpus and fuzzes
 #      for SKBNF_FUZZ_SECONDS (30 s) each (6 targets: 3 minutes); a crash fails the run and its
 #      input is kept
@@ -46,7 +47,7 @@ cmake --build "$BA" -j "$JOBS"
 echo "== unit, integration and control tests (ASan+UBSan)"
 # DPDK's own libraries are not instrumented (ASan sees our code, not rte_malloc'd memory) and run
 # fine under it with --no-huge; LeakSanitizer's only suppressions may be DPDK's, each documented
-# in tests/sanitizers/lsan_dpdk.supp (none needed so far). The swap storm runs 2,000 swaps here
+# in tests/sanitizers/lsan_dpdk.supp (one so far: libxdp's UMEM descriptor net_af_xdp leaves). The swap storm runs 2,000 swaps here
 # (10,000 in the release stage): ASan makes each swap slower, not different.
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$PWD/tests/sanitizers/lsan_dpdk.supp:print_suppressions=0 \
@@ -65,7 +66,8 @@ unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 echo "== ThreadSanitizer build of the buffer core and the driver tests ($BT)"
 cmake -S . -B "$BT" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKBNF_WERROR=ON -DSKBNF_TSAN=ON \
   -DSKBNF_BENCH=OFF >/dev/null
-cmake --build "$BT" -j "$JOBS" --target pool_unit_tests driver_integration_tests skbnf_mempool
+cmake --build "$BT" -j "$JOBS" --target pool_unit_tests pool_toy_layer_tests \
+  driver_integration_tests skbnf_mempool
 echo "== unit and driver tests (TSan)"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
 ctest --test-dir "$BT" --output-on-failure -L unit -j "$JOBS" --timeout 900

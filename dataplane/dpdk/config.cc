@@ -182,6 +182,8 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
     if (lo < 9 || hi < lo) {
       return absl::InvalidArgumentError("routes_random: need 9 <= min_len <= max_len <= 32");
     }
+    // The port by network is checked as `route` checks it (the printed routes must parse).
+    if (absl::Status st = CheckNetworkRef(w[2]); !st.ok()) return st;
     auto routes = RandomRoutes(count, std::string(w[2]), seed, lo, hi);
     c.routes.insert(c.routes.end(), routes.begin(), routes.end());
   } else {
