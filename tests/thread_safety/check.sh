@@ -12,7 +12,7 @@
 # Usage: check.sh <release build dir>   (SKBNF_TS_ONLY=<part of a path>: only the units it names)
 set -euo pipefail
 B=${1:?usage: check.sh <build dir>}
-SRC=$(cd "$(dirname "$0")/../.." && pwd)
+SRC=$(cd "$(dirname "$0")/../.." && pwd -P)
 CLANG=${SKBNF_CLANGXX:-clang++-14}
 FLAGS=(-fsyntax-only -Wthread-safety -Werror=thread-safety-analysis
        -Werror=thread-safety-attributes -Werror=thread-safety-precise)
@@ -32,11 +32,12 @@ echo "ok: the planted violation is refused (requires holding mutex 'mu_')"
 
 # 1. the daemon's translation units, with the release build's include paths and defines.
 mapfile -t cmds < <(/usr/bin/python3 - "$B/compile_commands.json" "$SRC" <<'PY'
-import json, shlex, sys
-db, src = sys.argv[1], sys.argv[2]
+import json, os, shlex, sys
+db, src = sys.argv[1], os.path.realpath(sys.argv[2])
 for e in json.load(open(db)):
     f = e["file"]
-    if not (f.startswith(src + "/server/") or f.startswith(src + "/dataplane/")):
+    real = os.path.realpath(os.path.join(e["directory"], f))
+    if not (real.startswith(src + "/server/") or real.startswith(src + "/dataplane/")):
         continue
     args = shlex.split(e["command"])[1:]
     if args and args[0].endswith(("c++", "g++", "gcc", "cc", "clang++")):
