@@ -19,6 +19,8 @@ STATE=$T/huge.json
 VH=
 cleanup() {
   [ -n "$VH" ] && kill "$VH" 2>/dev/null && wait "$VH" 2>/dev/null || true
+  # EAL's hugepage files of the refused start (exit 2 before rte_eal_cleanup) stay otherwise
+  [ -n "${MNT:-}" ] && rm -f "$MNT"/skbnf-vu-$$* "$MNT"/skbnf-vh-$$*
   python3 "$HERE/../support/hugepages.py" release --state "$STATE" || true
   rm -rf "$T"
 }
