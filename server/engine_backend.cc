@@ -204,11 +204,7 @@ absl::StatusOr<uint32_t> EngineBackend::AddRoute(const Ipv4Prefix& prefix, const
   r.prefix = prefix;
   r.port = static_cast<uint16_t>(nh.port);
   r.next_hop_mac = nh.dst_mac;
-  if (absl::Status s = engine_.AddRoute(r); !s.ok()) return s;
-  for (const dpdk::Route& rt : engine_.Routes()) {
-    if (rt.prefix == prefix) return rt.next_hop_id;
-  }
-  return absl::InternalError("route added but not listed");
+  return engine_.AddRoute(r);  // the engine's next-hop id
 }
 
 absl::Status EngineBackend::DeleteRoute(const Ipv4Prefix& prefix) {

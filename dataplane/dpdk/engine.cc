@@ -69,7 +69,7 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& confi
   for (const RouteSpec& rs : config.routes) {
     auto r = engine->ResolveRoute(rs);
     if (!r.ok()) return r.status();
-    if (absl::Status st = engine->AddRoute(*r); !st.ok()) return st;
+    if (absl::StatusOr<uint32_t> id = engine->AddRoute(*r); !id.ok()) return id.status();
   }
   return engine;
 }

@@ -251,7 +251,8 @@ class Engine {
   // that core and rolls back. 0 turns it off. Costs the packet path one predictable branch.
   void SetTestStall(unsigned lcore, std::chrono::milliseconds stall);
 
-  absl::Status AddRoute(const Route& route);
+  // On success, the next-hop id of the route (Route::next_hop_id).
+  absl::StatusOr<uint32_t> AddRoute(const Route& route);
   absl::Status DelRoute(const Ipv4Prefix& prefix);
   std::vector<Route> Routes() const;
   // Resolves a RouteSpec (port by name or id; prefix and MAC by net_text.h) against this

@@ -65,7 +65,7 @@ absl::StatusOr<Route> Engine::ResolveRoute(const RouteSpec& spec) const {
   return r;
 }
 
-absl::Status Engine::AddRoute(const Route& route) {
+absl::StatusOr<uint32_t> Engine::AddRoute(const Route& route) {
   Route r = route;
   Impl& e = *impl_;
   if (e.lpm == nullptr) {
@@ -107,14 +107,14 @@ absl::Status Engine::AddRoute(const Route& route) {
   if (r.prefix.len == 0) {
     e.default_hop.store(id, std::memory_order_release);
     e.routes[{r.prefix.addr, r.prefix.len}] = r;
-    return absl::OkStatus();
+    return id;
   }
   if (int rc = rte_lpm_add(e.lpm, r.prefix.addr, r.prefix.len, id); rc != 0) {
     return absl::ResourceExhaustedError(
         absl::StrCat("rte_lpm_add ", r.ToString(), ": ", rte_strerror(-rc)));
   }
   e.routes[{r.prefix.addr, r.prefix.len}] = r;
-  return absl::OkStatus();
+  return id;
 }
 
 absl::Status Engine::DelRoute(const Ipv4Prefix& prefix) {
