@@ -17,6 +17,7 @@
 #include "protos/grpc_test/health_reflection.pb.h"
 #include "server/control_service.h"
 #include "tests/control/daemon_harness.h"
+#include "tests/control/reflection_client.h"
 
 namespace skbnf::control::testing {
 namespace {
@@ -674,14 +675,7 @@ TEST_F(ControlApiTest, HealthIsServing) {
 TEST_F(ControlApiTest, ReflectionListsTheServiceAndDescribesIt) {
   auto ch = daemon_->Channel();
   grpc::ClientContext ctx;
-  grpc::internal::RpcMethod m("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
-                              grpc::internal::RpcMethod::BIDI_STREAMING);
-  std::unique_ptr<grpc::ClientReaderWriter<grpc_test::ServerReflectionRequest,
-                                           grpc_test::ServerReflectionResponse>>
-      rw(grpc::internal::ClientReaderWriterFactory<
-          grpc_test::ServerReflectionRequest, grpc_test::ServerReflectionResponse>::Create(ch.get(),
-                                                                                           m,
-                                                                                           &ctx));
+  std::unique_ptr<ReflectionStream> rw = OpenReflection(ch.get(), &ctx);
   grpc_test::ServerReflectionRequest req;
   req.set_list_services("");
   ASSERT_TRUE(rw->Write(req));

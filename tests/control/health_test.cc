@@ -42,6 +42,7 @@
 #include "protos/grpc_test/health_reflection.pb.h"
 #include "tests/control/daemon_harness.h"
 #include "tests/control/null_backend.h"
+#include "tests/control/reflection_client.h"
 
 namespace skbnf::control::testing {
 namespace {
@@ -352,13 +353,7 @@ TEST(Health, HealthOnlyListenerIsPlaintextHealthAndNothingElse) {
   }
   {
     grpc::ClientContext ctx;
-    grpc::internal::RpcMethod m("/grpc.reflection.v1alpha.ServerReflection/ServerReflectionInfo",
-                                grpc::internal::RpcMethod::BIDI_STREAMING);
-    std::unique_ptr<grpc::ClientReaderWriter<grpc_test::ServerReflectionRequest,
-                                             grpc_test::ServerReflectionResponse>>
-        rw(grpc::internal::ClientReaderWriterFactory<
-            grpc_test::ServerReflectionRequest,
-            grpc_test::ServerReflectionResponse>::Create(plain.get(), m, &ctx));
+    std::unique_ptr<ReflectionStream> rw = OpenReflection(plain.get(), &ctx);
     grpc_test::ServerReflectionRequest req;
     req.set_list_services("");
     rw->Write(req);
