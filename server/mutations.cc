@@ -40,13 +40,14 @@ void Change::Record(absl::string_view rpc, absl::string_view what, const absl::S
 
 pool::SwapReport Change::SwapStrategy(const pool::StrategySpec& spec,
                                       std::chrono::microseconds timeout) {
-  const std::string what = absl::StrCat(backend_.GetStrategy().ToString(), " -> ", spec.ToString());
+  const std::string old_spec = backend_.GetStrategy().ToString();
+  const std::string what = absl::StrCat(old_spec, " -> ", spec.ToString());
   absl::Status valid = backend_.ValidateStrategy(spec);
   if (valid.ok()) valid = CheckPoolShare(spec, backend_.GetInfo(), backend_.GetPorts());
   if (!valid.ok()) {
     pool::SwapReport refused;
     refused.status = valid;
-    refused.old_spec = backend_.GetStrategy().ToString();
+    refused.old_spec = old_spec;
     refused.new_spec = spec.ToString();
     refused.epoch = backend_.GetEpoch();
     Record("SetStrategy", what, valid);
