@@ -56,8 +56,9 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "dataplane/dpdk/net_text.h"
-#include "dataplane/dpdk/port_info.h"
+#include "common/net_text.h"
+#include "common/port_info.h"
+#include "dataplane/dpdk/drop_reasons.h"
 #include "dataplane/pool/pool.h"
 
 struct rte_mempool;
@@ -69,16 +70,6 @@ inline constexpr int kMaxPorts = pool::kMaxPorts;
 enum class Mode { kIo, kMac, kL3 };
 absl::StatusOr<Mode> ParseMode(absl::string_view text);
 const char* ModeName(Mode mode);
-
-enum DropReason : int {
-  kDropNotIpv4 = 0,
-  kDropBadHeader,
-  kDropTtlExpired,
-  kDropNoRoute,
-  kDropTxFull,
-  kNumDropReasons
-};
-const char* DropReasonName(int reason);
 
 using net::Ipv4Prefix;
 using net::MacAddr;

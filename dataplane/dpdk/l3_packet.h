@@ -31,7 +31,7 @@
 #include <cstdint>
 #include <cstring>
 
-#include "dataplane/dpdk/engine.h"
+#include "dataplane/dpdk/drop_reasons.h"
 
 namespace skbnf::dpdk {
 

@@ -4,8 +4,8 @@
 #include <rte_lcore.h>
 
 #include "absl/strings/str_cat.h"
+#include "common/wait_until.h"
 #include "dataplane/dpdk/engine_state.h"
-#include "dataplane/dpdk/wait_until.h"
 
 namespace skbnf::dpdk {
 

@@ -8,7 +8,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
-#include "server/flags.h"
+#include "common/flags.h"
 
 namespace skbnf::ctl {
 
@@ -67,7 +67,7 @@ Args ParseArgs(int argc, char** argv) {
       flags_done = true;
       continue;
     }
-    // Dashes or underscores alike: the daemons' one rewrite (server/flags.h).
+    // Dashes or underscores alike: the daemons' one rewrite (common/flags.h).
     std::string name = control::CanonicalFlagName(s).substr(2), value;
     bool has_value = false;
     if (size_t eq = name.find('='); eq != std::string::npos) {

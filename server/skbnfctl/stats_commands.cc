@@ -7,7 +7,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
-#include "server/rates.h"
+#include "common/rates.h"
 #include "server/skbnfctl/client.h"
 #include "server/skbnfctl/table.h"
 

@@ -1,12 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl strategy tune [CANDIDATE ...] [--dwell=DURATION] [--settle=DURATION] [--rounds=N]
 //                        [--apply|--dry-run] [--seed=N] [--quiesce-timeout-ms=N]
-// Live strategy tuning (TuneStrategy; the rules are in server/tuner.h): a line per measured visit
-// as the tune runs, then the candidates ranked and the outcome. --json: every progress message as
-// one JSON line, the last one (phase PHASE_DONE) with the report. No deadline unless --timeout is
-// given (a deadline that expires cancels the tune: skbnfd restores the incumbent). Ctrl-C cancels
-// the tune the same way. Exit codes: 0 applied, incumbent kept or dry run; 1 cancelled, aborted
-// (another client changed the strategy), failed, or refused; 130 interrupted by Ctrl-C.
+// Live strategy tuning (TuneStrategy; the rules are in server/tuner/tuner.h): a line per measured
+// visit as the tune runs, then the candidates ranked and the outcome. --json: every progress
+// message as one JSON line, the last one (phase PHASE_DONE) with the report. No deadline unless
+// --timeout is given (a deadline that expires cancels the tune: skbnfd restores the incumbent).
+// Ctrl-C cancels the tune the same way. Exit codes: 0 applied, incumbent kept or dry run; 1
+// cancelled, aborted (another client changed the strategy), failed, or refused; 130 interrupted by
+// Ctrl-C.
 #include <csignal>
 #include <cstdio>
 #include <iostream>
@@ -16,7 +17,7 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
-#include "server/rates.h"
+#include "common/rates.h"
 #include "server/skbnfctl/client.h"
 #include "server/skbnfctl/table.h"
 

@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""skbnfd's declarative reconfiguration (server/config_reload.h) against skbnfd itself.
+"""skbnfd's declarative reconfiguration (server/ops/config_reload.h) against skbnfd itself.
 
 skbnfd runs from a --config file (l3, net_pcap replaying IPv4 frames to 10.1.0.0/16 into
 net_null), and the test changes the file the ways people and Kubernetes do: an edit in place

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// ApplyConfigText (server/config_reload.h) over the in-memory FakeBackend: the paths a running
+// ApplyConfigText (server/ops/config_reload.h) over the in-memory FakeBackend: the paths a running
 // skbnfd cannot be pushed into on demand. A swap that rolls back puts the routes already
 // changed back (a reload is applied whole or not at all); routes added over gRPC are replaced
 // when the file's routes change and kept when they do not; routes outside l3 and strategy
@@ -10,8 +10,8 @@
 #include "absl/strings/str_cat.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/config_reload.h"
-#include "server/mutations.h"
+#include "server/core/mutations.h"
+#include "server/ops/config_reload.h"
 #include "tests/control/fake_backend.h"
 
 namespace skbnf::control {
@@ -126,7 +126,7 @@ TEST_F(ConfigReloadUnitTest, BadValuesNameTheLineAndApplyNothing) {
       {"route 10.0.0.0/8 1 00:00:00:00:00:00\n", "line 3: route 10.0.0.0/8: the all-zero"},
       {"routes_random 10 net_nope\n", "line 3: route 10."},
       {"burst 100000\n", "line 3: "},
-      // the pool-share bound of SetStrategy (server/pool_share.h) holds for the file too
+      // the pool-share bound of SetStrategy (server/core/pool_share.h) holds for the file too
       {"strategy headpool:hot_list_len=65536\n",
        "line 3: strategy headpool:hot_list_len=65536: headpool:hot_list_len=65536"},
   };
@@ -173,7 +173,7 @@ TEST_F(ConfigReloadUnitTest, RestartOnlySettingsAreListed) {
 namespace skbnf::control {
 namespace {
 
-// Ports named by network (port net=<network>, server/daemon_flags.h ResolveNetworkPorts): a
+// Ports named by network (port net=<network>, server/daemon/daemon_flags.h ResolveNetworkPorts): a
 // reload resolves the file as the start did, so a route by network applies and an unknown
 // network refuses the file whole.
 TEST_F(ConfigReloadUnitTest, ReloadResolvesPortsNamedByNetwork) {

@@ -12,10 +12,10 @@
 #include <set>
 #include <thread>
 
-#include "dataplane/dpdk/net_text.h"
+#include "common/net_text.h"
 #include "dataplane/pool/strategy_spec.h"
 #include "protos/grpc_test/health_reflection.pb.h"
-#include "server/control_service.h"
+#include "server/control/control_service.h"
 #include "tests/control/daemon_harness.h"
 #include "tests/control/reflection_client.h"
 
@@ -664,7 +664,7 @@ TEST_F(ControlApiTest, HealthIsServing) {
     }
   }
   EXPECT_EQ(r.status(), grpc_test::HealthCheckResponse::SERVING);
-  // Every service name of server/health.h, on the control listener too.
+  // Every service name of server/control/health.h, on the control listener too.
   for (const char* service : {"skbnf.v1.Control", "readiness", "liveness"}) {
     ASSERT_TRUE(HealthCheck(ch.get(), service, &r).ok()) << service;
     EXPECT_EQ(r.status(), grpc_test::HealthCheckResponse::SERVING) << service;

@@ -41,7 +41,7 @@ class Daemon:
         cut = DAEMON_ARGS.index("--") if "--" in DAEMON_ARGS else len(DAEMON_ARGS)
         args = ([DAEMON] + DAEMON_ARGS[:cut] +
                 ["--listen=127.0.0.1:0", "--metrics-addr=127.0.0.1:0", "--ready-file=" + ready] +
-                # AuditPool's rate limit (server/limits.h) is off here: these tests audit after
+                # AuditPool's rate limit (server/control/limits.h) is off here: these tests audit after
                 # each step; limits_test tests the limit. A test may pass its own value after.
                 ["--audit-min-interval-ms=0"] +
                 list(extra) + DAEMON_ARGS[cut:])

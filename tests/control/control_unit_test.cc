@@ -7,18 +7,18 @@
 #include <algorithm>
 #include <deque>
 
-#include "dataplane/dpdk/net_text.h"
-#include "server/access.h"
-#include "server/change_log.h"
-#include "server/control_plane.h"
-#include "server/control_service.h"
-#include "server/limits.h"
-#include "server/mutations.h"
-#include "server/pool_share.h"
-#include "server/rates.h"
-#include "server/stats_sampler.h"
-#include "server/swap_metrics.h"
-#include "server/tuner.h"
+#include "common/net_text.h"
+#include "common/rates.h"
+#include "server/control/control_plane.h"
+#include "server/control/control_service.h"
+#include "server/control/limits.h"
+#include "server/core/access.h"
+#include "server/core/change_log.h"
+#include "server/core/mutations.h"
+#include "server/core/pool_share.h"
+#include "server/core/stats_sampler.h"
+#include "server/core/swap_metrics.h"
+#include "server/tuner/tuner.h"
 #include "tests/control/null_backend.h"
 
 namespace skbnf::control {

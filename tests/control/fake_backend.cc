@@ -7,7 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
-#include "dataplane/dpdk/wait_until.h"
+#include "common/wait_until.h"
 
 namespace skbnf::control::testing {
 namespace {

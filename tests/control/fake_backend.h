@@ -25,7 +25,7 @@
 #include <thread>
 #include <vector>
 
-#include "server/backend.h"
+#include "server/core/backend.h"
 
 namespace skbnf::control::testing {
 

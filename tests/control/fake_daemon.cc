@@ -1,11 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // skbnf_fake_daemon: the control plane (gRPC + Prometheus) over FakeBackend. Takes every flag
-// skbnfd takes for its control plane (server/control_flags.cc) plus --sim-* flags for the fake.
+// skbnfd takes for its control plane (server/control/control_flags.cc) plus --sim-* flags for the
+// fake.
 #include <iostream>
 
 #include "absl/flags/flag.h"
-#include "server/control_plane.h"
-#include "server/flags.h"
+#include "common/flags.h"
+#include "server/control/control_plane.h"
 #include "tests/control/fake_backend.h"
 
 ABSL_FLAG(int, sim_workers, 2, "fake: worker cores");

@@ -1,6 +1,6 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
-# A real link flap under skbnfd, for health_test's HealthLinkFlap case (server/health.h: a link
+# A real link flap under skbnfd, for health_test's HealthLinkFlap case (server/control/health.h: a link
 # flap changes readiness, never liveness). Creates a network namespace (loopback up, for the
 # gRPC listeners) and runs the test inside it against skbnfd forwarding in io mode between
 # net_tap (a kernel tap interface, created by the PMD inside the namespace) and net_null; the

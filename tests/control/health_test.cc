@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Health as the kubelet sees it (server/health.h): the services liveness and readiness, the
+// Health as the kubelet sees it (server/control/health.h): the services liveness and readiness, the
 // plaintext health-only listener (--health-listen) beside a TLS control listener, and a link flap
 // that must change readiness and never liveness.
 //
@@ -18,7 +18,7 @@
 // net_af_xdp would not do: in DPDK 22.11 their link status is set at start and never re-read
 // (tests/integration/dataplane_test.cc, AfPacketTxFullAndLinkDownUp, saw "up" through 20 s of
 // the interface being down).
-#include "server/health.h"
+#include "server/control/health.h"
 
 #include <grpcpp/generic/async_generic_service.h>
 #include <grpcpp/grpcpp.h>

@@ -1,8 +1,9 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Bounds the control plane puts on its callers, over plaintext loopback: strategies checked
-// against the pool in use (server/pool_share.h), AuditPool rate-limited and limit flags checked
-// at start-up (server/limits.h), every change logged and counted (server/change_log.h). The TLS
-// side (per-client stream limits by certificate, allowed names) is in listener_test.cc.
+// against the pool in use (server/core/pool_share.h), AuditPool rate-limited and limit flags
+// checked at start-up (server/control/limits.h), every change logged and counted
+// (server/core/change_log.h). The TLS side (per-client stream limits by certificate, allowed names)
+// is in listener_test.cc.
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -119,8 +120,9 @@ TEST(PoolShareTest, TunablesAreCheckedAgainstThePoolInUse) {
 TEST(PoolShareTest, AStartingStrategyThatHoardsThePoolStopsStartUp) {
   const std::string spec = "headpool:hot_list_len=65536";
   std::string err;
-  // skbnfd's preflight (server/startup_checks.h) refuses this pool too, by its own sizing rule
-  // (deploy.preflight_daemon tests that); skipped here so the control plane's check is reached.
+  // skbnfd's preflight (server/daemon/startup_checks.h) refuses this pool too, by its own sizing
+  // rule (deploy.preflight_daemon tests that); skipped here so the control plane's check is
+  // reached.
   std::vector<std::string> args = {DaemonIsFake() ? "--sim-spec=" + spec : "--strategy=" + spec};
   if (!DaemonIsFake()) args.push_back("--skip-preflight");
   const int code = RunDaemonToExit(args, 60, &err);

@@ -7,7 +7,7 @@
 #include <chrono>
 #include <vector>
 
-#include "server/backend.h"
+#include "server/core/backend.h"
 
 namespace skbnf::control {
 

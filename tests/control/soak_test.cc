@@ -108,10 +108,11 @@ void ExpectAuditOk(v1::Control::Stub& stub) {
 }
 
 // SIGTERM: exit 0. skbnfd drains, audits exactly (Engine::Stop) and exits 1 when that final
-// audit fails (server/skbnfd.cc), so 0 is "audit OK"; the fake exits 0 after its own shutdown.
+// audit fails (server/daemon/skbnfd.cc), so 0 is "audit OK"; the fake exits 0 after its own
+// shutdown.
 void ExpectCleanExit(Daemon& d) { EXPECT_EQ(d.Stop(), 0) << d.Stderr(); }
 
-// The control plane's limits (server/limits.h: the WatchStats interval, one AuditPool per
+// The control plane's limits (server/control/limits.h: the WatchStats interval, one AuditPool per
 // 200 ms) are lifted here: these tests audit between steps and stream at 10 ms; limits_test and
 // listener_test test the limits themselves.
 std::vector<std::string> Unlimited() {

@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Certificate rotation (server/tls_reload.h): the server certificate is replaced while clients
-// call, the way a Kubernetes Secret volume replaces it when cert-manager renews the Secret, and
-// no call fails while the new certificate reaches new connections.
+// Certificate rotation (server/control/tls_reload.h): the server certificate is replaced while
+// clients call, the way a Kubernetes Secret volume replaces it when cert-manager renews the Secret,
+// and no call fails while the new certificate reaches new connections.
 //
 // The Secret volume's shape is the kubelet's AtomicWriter (kubernetes/kubernetes,
 // pkg/volume/util/atomic_writer.go, Write): the files live in a hidden timestamped directory

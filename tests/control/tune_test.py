@@ -3,7 +3,7 @@
 traffic: skbnfd's demo (control_skbnfd.tune_test) and the fake (control.tune_test).
 
 Behaviour only, never speed: every figure is checked to be there and consistent, none against a
-threshold. Dwells are short (100 ms) so the suite stays fast; the rules are in server/tuner.h.
+threshold. Dwells are short (100 ms) so the suite stays fast; the rules are in server/tuner/tuner.h.
 """
 
 import json
@@ -259,7 +259,7 @@ class TuneTest(unittest.TestCase):
                             (["headpool", "--rounds=1", "--apply"], "rounds"),
                             (["headpool", "--rounds=20", "--dwell=10m"], "rounds"),
                             (["headpool", "--quiesce-timeout-ms=10001"], "quiesce_timeout_ms"),
-                            # would hoard the pool: SetStrategy's bound (server/pool_share.h)
+                            # would hoard the pool: SetStrategy's bound (server/core/pool_share.h)
                             (["headpool:hot_list_len=65536"], "candidates[0]"),
                             (["c%d" % i for i in range(17)], "candidates")):
             code, out, err = self.d.ctl("strategy", "tune", *args)
@@ -275,7 +275,7 @@ class TuneTest(unittest.TestCase):
                          h.total(before, "skbnf_strategy_swaps_total"))
         self.assertEqual(h.total(after, "skbnf_tune_runs_total"),
                          h.total(before, "skbnf_tune_runs_total"))
-        # every refused tune is a logged, counted change attempt (server/change_log.h)
+        # every refused tune is a logged, counted change attempt (server/core/change_log.h)
         self.assertEqual(
             h.total(after, "skbnf_control_changes_total", rpc="TuneStrategy",
                     result="invalid_argument") -

@@ -315,7 +315,7 @@ class HelmTest(unittest.TestCase):
 
     def test_one_network_attached_twice_by_interface(self):
         # Multus' name@interface: the two attachments of one network are told apart by their
-        # interface names (skbnfd's `port net=access@net1`, server/network_status.h)
+        # interface names (skbnfd's `port net=access@net1`, server/ops/network_status.h)
         d = tempfile.mkdtemp(prefix="helm-values-")
         try:
             f = os.path.join(d, "v.yaml")

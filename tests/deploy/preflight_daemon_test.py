@@ -1,5 +1,5 @@
 # SPDX-License-Identifier: BSD-3-Clause
-"""skbnfd's start-up checks (server/startup_checks.h) end to end: `skbnfd --preflight` prints the
+"""skbnfd's start-up checks (server/daemon/startup_checks.h) end to end: `skbnfd --preflight` prints the
 report and exits 0/1; the normal start runs the same checks before EAL and refuses (exit 2) on
 an error with what to change, prints warnings and goes on; the demo passes. Fake nodes (sysfs,
 procfs, /dev, cgroup) come in through the hidden --test-preflight-root; PCIDEVICE_* through the

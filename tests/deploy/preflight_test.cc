@@ -2,7 +2,7 @@
 // Preflight against fake sysfs / procfs / /dev / cgroup trees and environments: each common
 // pod set-up mistake gives an error (or a risk) whose message says what to change, and a
 // correctly set-up SR-IOV pod passes clean.
-#include "server/preflight.h"
+#include "server/ops/preflight.h"
 
 #include <unistd.h>
 
@@ -17,7 +17,7 @@
 #include "absl/time/time.h"
 #include "gmock/gmock.h"
 #include "gtest/gtest.h"
-#include "server/network_status.h"
+#include "server/ops/network_status.h"
 
 namespace skbnf::preflight {
 namespace {

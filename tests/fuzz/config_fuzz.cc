@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Fuzz target: skbnfd's configuration file parser (dataplane/dpdk/config.h: ParseConfig) and the
+// Fuzz target: skbnfd's configuration file parser (server/ops/config.h: ParseConfig) and the
 // SR-IOV device-plugin environment reader (EalArgsFromPciDeviceEnv), on arbitrary text.
 // Invariants:
 //   - a refused file gives INVALID_ARGUMENT "line N: <reason>" with a non-empty reason, and N is
@@ -24,8 +24,8 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
-#include "dataplane/dpdk/config.h"
-#include "dataplane/dpdk/net_text.h"
+#include "common/net_text.h"
+#include "server/ops/config.h"
 #include "tests/fuzz/fuzz_check.h"
 
 namespace {

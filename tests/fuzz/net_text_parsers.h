@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The MAC and IPv4 prefix parsers the net_text fuzz target checks, behind one small seam.
 //
-// They are dataplane/dpdk/net_text.h's: the one parser that the configuration file, the engine
+// They are common/net_text.h's: the one parser that the configuration file, the engine
 // and the gRPC API share. The target itself (net_text_fuzz.cc) only uses this header.
 #ifndef SKBNF_TESTS_FUZZ_NET_TEXT_PARSERS_H_
 #define SKBNF_TESTS_FUZZ_NET_TEXT_PARSERS_H_
@@ -12,7 +12,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
-#include "dataplane/dpdk/net_text.h"
+#include "common/net_text.h"
 
 namespace skbnf::fuzz {
 

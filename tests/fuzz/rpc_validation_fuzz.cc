@@ -1,6 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Fuzz target: every skbnf.v1 RPC's request validation, end to end. The real control plane
-// (server/control_plane.h: the gRPC server skbnfd runs, with its ControlService) serves the
+// (server/control/control_plane.h: the gRPC server skbnfd runs, with its ControlService) serves the
 // in-memory data plane of the control tests (tests/control/fake_backend.h: a real
 // skbnf::pool::Pool, simulated workers, l3 mode, 2 workers, 2 ports) on a unix socket. The
 // input's first byte picks the RPC; the rest is decoded as that RPC's request message (bytes
@@ -33,10 +33,10 @@
 #include <string>
 
 #include "absl/strings/match.h"
-#include "dataplane/dpdk/net_text.h"
+#include "common/net_text.h"
 #include "dataplane/pool/strategy_spec.h"
-#include "server/control_plane.h"
-#include "server/strategy_convert.h"
+#include "server/control/control_plane.h"
+#include "server/control/strategy_convert.h"
 #include "skbnf/v1/control.grpc.pb.h"
 #include "tests/control/fake_backend.h"
 #include "tests/fuzz/fuzz_check.h"

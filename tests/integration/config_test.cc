@@ -1,19 +1,19 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // skbnfd's configuration file and the demo's generators (no EAL needed).
-#include "dataplane/dpdk/config.h"
+#include "server/ops/config.h"
 
 #include <set>
 
 #include "absl/strings/match.h"
-#include "dataplane/dpdk/net_text.h"
-#include "dataplane/dpdk/traffic.h"
+#include "common/net_text.h"
 #include "gtest/gtest.h"
+#include "server/daemon/traffic.h"
 
 namespace skbnf::dpdk {
 namespace {
 
 TEST(ConfigTest, ExampleFileParses) {
-  auto c = LoadConfig(std::string(SKBNF_SOURCE_DIR) + "/dataplane/dpdk/skbnfd.conf.example");
+  auto c = LoadConfig(std::string(SKBNF_SOURCE_DIR) + "/server/daemon/skbnfd.conf.example");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->engine.mode, Mode::kL3);
   EXPECT_EQ(c->engine.strategy, "recycle+magazine");
@@ -86,7 +86,7 @@ TEST(ConfigTest, PciDeviceEnvSkipsTheDevicePluginsInfoVariable) {
 }
 
 // Ports named by the Multus network their VF belongs to: `net=<network>` wherever a port is
-// named, resolved by skbnfd against the pod's network-status (server/network_status.h). The
+// named, resolved by skbnfd against the pod's network-status (server/ops/network_status.h). The
 // port order is the file's, whatever the device plugin's variables are called.
 TEST(ConfigTest, PortsNamedByNetworkResolveEverywhereAPortIsNamed) {
   auto dc = ParseConfig(

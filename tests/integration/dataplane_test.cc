@@ -28,12 +28,12 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "common/net_text.h"
 #include "dataplane/dpdk/engine.h"
 #include "dataplane/dpdk/l3_packet.h"
-#include "dataplane/dpdk/net_text.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
-#include "dataplane/dpdk/traffic.h"
 #include "gtest/gtest.h"
+#include "server/daemon/traffic.h"
 
 namespace skbnf::dpdk {
 namespace {

@@ -19,13 +19,13 @@ fi
 # filter printed "No flags matched" for flags defined outside a file named after the program).
 "$BIN" --help >"$OUT" 2>&1 || true
 grep -q "No flags matched" "$OUT" && fail "--help: no flags listed"
-for want in "-- EAL arguments" "examples:" "Flags from server/daemon_flags.cc" \
-            "Flags from server/demo.cc" "Flags from server/console.cc" "--pool_ops" "--demo_routes" \
+for want in "-- EAL arguments" "examples:" "Flags from server/daemon/daemon_flags.cc" \
+            "Flags from server/daemon/demo.cc" "Flags from server/daemon/console.cc" "--pool_ops" "--demo_routes" \
             "--stats"; do
   grep -q -- "$want" "$OUT" || fail "--help: no '$want'"
 done
 if "$BIN" --helpfull 2>&1 | grep -q -- "--listen"; then
-  grep -q "Flags from server/control_flags.cc" "$OUT" || fail "--help: no control-plane group"
+  grep -q "Flags from server/control/control_flags.cc" "$OUT" || fail "--help: no control-plane group"
 fi
 grep -q -- "--test_stall" "$OUT" && fail "--help lists the test hooks"
 echo "ok: --help lists the flags by group"
@@ -52,7 +52,7 @@ expect_refusal "line 1: unknown directive" --config=<(echo "colr on")
 # The example config file, for 2 s: exits 0 with an exact audit; net_null's all-zero frames
 # are counted as not_ipv4 drops in l3.
 SRC=$(cd "$(dirname "$0")/../.." && pwd)
-"$BIN" "${CTL[@]}" --config="$SRC/dataplane/dpdk/skbnfd.conf.example" --duration=2 >"$OUT" 2>&1 ||
+"$BIN" "${CTL[@]}" --config="$SRC/server/daemon/skbnfd.conf.example" --duration=2 >"$OUT" 2>&1 ||
   fail "example config run failed"
 grep -Eq "mode l3, pool skbnf, strategy recycle\+magazine, workers on lcores 1, 100[0-9] routes" "$OUT" ||
   fail "example config not applied"
@@ -90,7 +90,7 @@ demo --strategy=recycle+headpool --colour
 demo --swap-cycle="headpool;lcache:size=64+magazine;recycle+headpool,prefetch" --swap-every=0.3
 grep -q "^swap ok: .* -> .*, epoch" "$OUT" || fail "no swap line"
 echo "ok: $(grep -c '^swap ok' "$OUT") hot swaps in the demo, audit OK"
-# --swap-cycle goes through the control plane's one door (server/mutations.h): every swap is in
+# --swap-cycle goes through the control plane's one door (server/core/mutations.h): every swap is in
 # the change log, from local:console, with source=console, whatever its result.
 swaps=$(grep -c '^swap ' "$OUT")
 logged=$(grep -c 'skbnf-control: change rpc=SetStrategy .* peer=local:console .* source=console' \

@@ -1,7 +1,7 @@
 #!/usr/bin/env bash
 # SPDX-License-Identifier: BSD-3-Clause
 # clang's thread-safety analysis over the daemon's code (tests/run_all.sh runs it as a stage):
-#   1. every translation unit of dataplane/ and server/, as the release build compiles it
+#   1. every translation unit of common/, dataplane/ and server/, as the release build compiles it
 #      (compile_commands.json), checked by clang++-14 -fsyntax-only -Wthread-safety with its
 #      findings as errors: the locks annotated with ABSL_GUARDED_BY / ABSL_EXCLUSIVE_LOCKS_
 #      REQUIRED (absl::Mutex; libstdc++'s std::mutex carries no capability attributes) must be
@@ -37,7 +37,7 @@ db, src = sys.argv[1], os.path.realpath(sys.argv[2])
 for e in json.load(open(db)):
     f = e["file"]
     real = os.path.realpath(os.path.join(e["directory"], f))
-    if not (real.startswith(src + "/server/") or real.startswith(src + "/dataplane/")):
+    if not real.startswith((src + "/server/", src + "/dataplane/", src + "/common/")):
         continue
     args = shlex.split(e["command"])[1:]
     if args and args[0].endswith(("c++", "g++", "gcc", "cc", "clang++")):
@@ -56,7 +56,7 @@ for e in json.load(open(db)):
     print(e["directory"] + "\t" + f + "\t" + " ".join(shlex.quote(k) for k in keep))
 PY
 )
-((${#cmds[@]} > 0)) || { echo "FAIL: no dataplane/ or server/ unit in $B/compile_commands.json"; exit 1; }
+((${#cmds[@]} > 0)) || { echo "FAIL: no common/, dataplane/ or server/ unit in $B/compile_commands.json"; exit 1; }
 # One clang per unit, as many at once as there are CPUs; -Wno-everything first, so only the
 # thread-safety diagnostics (enabled after it) are reported, as errors.
 export CLANG

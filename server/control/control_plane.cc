@@ -1,0 +1,269 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "server/control/control_plane.h"
+
+#include <arpa/inet.h>
+#include <grpcpp/ext/proto_server_reflection_plugin.h>
+#include <grpcpp/generic/async_generic_service.h>
+#include <grpcpp/grpcpp.h>
+#include <grpcpp/impl/server_builder_option.h>
+#include <netinet/in.h>
+#include <signal.h>
+#include <sys/socket.h>
+#include <unistd.h>
+
+#include <atomic>
+#include <cstdio>
+#include <fstream>
+#include <iostream>
+#include <thread>
+
+#include "absl/strings/match.h"
+#include "absl/strings/str_cat.h"
+#include "prometheus/exposer.h"
+#include "server/control/control_service.h"
+#include "server/control/health.h"
+#include "server/control/limits.h"
+#include "server/control/tls_reload.h"
+#include "server/core/change_log.h"
+#include "server/core/pool_share.h"
+#include "server/core/stats_sampler.h"
+#include "server/core/swap_metrics.h"
+#include "server/metrics/metrics.h"
+
+namespace skbnf::control {
+namespace {
+
+// Connects to host:port and closes at once (best effort).
+void WakeListener(const std::string& host, int port) {
+  int fd = ::socket(AF_INET, SOCK_STREAM, 0);
+  if (fd < 0) return;
+  sockaddr_in sa = {};
+  sa.sin_family = AF_INET;
+  sa.sin_port = htons(static_cast<uint16_t>(port));
+  if (::inet_pton(AF_INET, host.c_str(), &sa.sin_addr) != 1) {
+    ::inet_pton(AF_INET, "127.0.0.1", &sa.sin_addr);
+  }
+  (void)::connect(fd, reinterpret_cast<sockaddr*>(&sa), sizeof(sa));
+  ::close(fd);
+}
+
+// Keeps ServerBuilder's global plugins (reflection) out of the health-only server: gRPC applies
+// a builder's options to its plugin list before the plugins run (ServerBuilder::BuildAndStart).
+class NoPlugins : public grpc::ServerBuilderOption {
+ public:
+  void UpdateArguments(grpc::ChannelArguments*) override {}
+  void UpdatePlugins(std::vector<std::unique_ptr<grpc::ServerBuilderPlugin>>* plugins) override {
+    plugins->clear();
+  }
+};
+
+// Every method of the health-only server but grpc.health.v1's: UNIMPLEMENTED, saying where the
+// control API is. (It is also what lets gRPC build a server whose only service, the default
+// health service, is added at Start: ServerBuilder refuses a server without methods.)
+class HealthOnlyFallback : public grpc::CallbackGenericService {
+ public:
+  grpc::ServerGenericBidiReactor* CreateReactor(grpc::GenericCallbackServerContext* ctx) override {
+    class Refuse : public grpc::ServerGenericBidiReactor {
+     public:
+      explicit Refuse(const std::string& method) {
+        Finish(grpc::Status(grpc::StatusCode::UNIMPLEMENTED,
+                            absl::StrCat(method,
+                                         ": this port (--health-listen) serves grpc.health.v1 "
+                                         "only; the control API is on --listen")));
+      }
+      void OnDone() override { delete this; }
+    };
+    return new Refuse(ctx->method());
+  }
+};
+
+std::atomic<bool> g_signalled{false};
+void OnSignal(int) { g_signalled.store(true); }
+
+}  // namespace
+
+struct ControlPlane::Impl {
+  std::string grpc_address;
+  int metrics_port = 0;
+  std::string metrics_address;  // host part of --metrics-addr ("" = every address)
+  SwapMetrics swaps;
+  std::shared_ptr<ChangeLog> changes = std::make_shared<ChangeLog>();  // shared with the exposer
+  std::shared_ptr<CallLimits> limits;
+  std::unique_ptr<StatsSampler> sampler;
+  std::unique_ptr<ControlService> service;
+  std::unique_ptr<grpc::Server> server;
+  HealthOnlyFallback health_fallback;
+  std::unique_ptr<grpc::Server> health_server;  // --health-listen: grpc.health.v1 only
+  std::string health_address;
+  std::shared_ptr<TlsCertificateWatch> tls_watch;  // TLS only: expiry gauge, reload log
+  std::shared_ptr<MetricsCollector> collector;
+  std::unique_ptr<prometheus::Exposer> exposer;
+  std::unique_ptr<HealthPublisher> health;
+  bool down = false;
+};
+
+ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
+ControlPlane::~ControlPlane() { Shutdown(); }
+const std::string& ControlPlane::grpc_address() const { return impl_->grpc_address; }
+int ControlPlane::metrics_port() const { return impl_->metrics_port; }
+const std::string& ControlPlane::health_address() const { return impl_->health_address; }
+
+absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backend,
+                                                                  const ControlOptions& o) {
+  absl::StatusOr<Listener> listener = PrepareListener(o);  // before anything listens
+  if (!listener.ok()) return listener.status();
+  // The strategy the data plane started with is held to the rule SetStrategy applies
+  // (pool_share.h), so a daemon never serves with a pool its per-core layers could hoard.
+  if (const Info info = backend.GetInfo(); !info.pool.native) {
+    absl::Status share = CheckPoolShare(backend.GetStrategy(), info, backend.GetPorts());
+    if (!share.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "the starting strategy (--strategy, or strategy in --config): ", share.message()));
+    }
+  }
+
+  auto impl = std::make_unique<Impl>();
+  impl->sampler = std::make_unique<StatsSampler>(backend, std::chrono::milliseconds(250),
+                                                 std::chrono::milliseconds(1000));
+  impl->limits = std::make_shared<CallLimits>(o.limits);
+  impl->service = std::make_unique<ControlService>(backend, *impl->sampler, impl->swaps,
+                                                   listener->access, *impl->changes, *impl->limits);
+
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  // gRPC sets SO_REUSEPORT by default: a second daemon on the same port would start and
+  // silently share the clients. One control endpoint per port.
+  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+  int selected_port = 0;
+  builder.AddListeningPort(o.listen, listener->credentials, &selected_port);
+  builder.RegisterService(impl->service.get());
+  {
+    UnixSocketUmask umask(*listener);  // the socket is born 0660: no chmod window
+    impl->server = builder.BuildAndStart();
+  }
+  if (impl->server == nullptr ||
+      (!listener->unix_socket && !listener->abstract_socket && selected_port == 0)) {
+    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on '", o.listen, "'"));
+  }
+  if (!o.health_listen.empty()) {
+    grpc::ServerBuilder hb;
+    hb.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
+    hb.SetOption(std::make_unique<NoPlugins>());
+    hb.RegisterCallbackGenericService(&impl->health_fallback);
+    int health_port = 0;
+    hb.AddListeningPort(o.health_listen, grpc::InsecureServerCredentials(), &health_port);
+    impl->health_server = hb.BuildAndStart();  // the default health service and nothing else
+    if (impl->health_server == nullptr || health_port == 0) {
+      impl->server->Shutdown();
+      return absl::UnavailableError(
+          absl::StrCat("--health-listen: cannot listen on '", o.health_listen, "'"));
+    }
+    impl->health_address =
+        absl::StrCat(o.health_listen.substr(0, o.health_listen.rfind(':')), ":", health_port);
+  }
+  impl->grpc_address =
+      listener->unix_socket || listener->abstract_socket || listener->host.empty()
+          ? o.listen
+          : absl::StrCat(o.listen.substr(0, o.listen.rfind(':')), ":", selected_port);
+
+  if (!o.tls_cert.empty()) {  // logs every certificate change even when /metrics is off
+    impl->tls_watch = std::make_shared<TlsCertificateWatch>(
+        TlsFiles{o.tls_cert, o.tls_key, o.tls_client_ca}, o.tls_reload_interval);
+  }
+  if (!o.metrics_addr.empty() && o.metrics_addr != "off") {
+    // civetweb syntax: "port" binds every IPv4 address, "ip:port" one of them.
+    std::string bind =
+        absl::StartsWith(o.metrics_addr, ":") ? o.metrics_addr.substr(1) : o.metrics_addr;
+    try {
+      impl->exposer = std::make_unique<prometheus::Exposer>(bind, 2);
+    } catch (const std::exception& e) {
+      impl->server->Shutdown();
+      if (impl->health_server != nullptr) impl->health_server->Shutdown();
+      return absl::UnavailableError(
+          absl::StrCat("--metrics-addr: cannot listen on '", o.metrics_addr, "': ", e.what()));
+    }
+    impl->collector = std::make_shared<MetricsCollector>(backend, *impl->sampler, impl->swaps,
+                                                         &impl->service->tuner());
+    impl->exposer->RegisterCollectable(impl->collector, "/metrics");
+    impl->exposer->RegisterCollectable(impl->changes, "/metrics");
+    impl->exposer->RegisterCollectable(impl->limits, "/metrics");
+    if (impl->tls_watch != nullptr) impl->exposer->RegisterCollectable(impl->tls_watch, "/metrics");
+    impl->metrics_address =
+        bind.find(':') == std::string::npos ? "" : bind.substr(0, bind.rfind(':'));
+    std::vector<int> ports = impl->exposer->GetListeningPorts();
+    impl->metrics_port = ports.empty() ? 0 : ports[0];
+  }
+
+  std::vector<grpc::Server*> health_servers = {impl->server.get()};
+  if (impl->health_server != nullptr) health_servers.push_back(impl->health_server.get());
+  impl->health = std::make_unique<HealthPublisher>(backend, std::move(health_servers));
+
+  std::cerr << "skbnf-control: gRPC on " << impl->grpc_address << " " << listener->description
+            << (impl->health_address.empty()
+                    ? std::string()
+                    : absl::StrCat("; health (plaintext, grpc.health.v1 only) on ",
+                                   impl->health_address))
+            << "; metrics "
+            << (impl->metrics_port ? absl::StrCat("on port ", impl->metrics_port, " /metrics")
+                                   : std::string("off"))
+            << std::endl;
+  // From here on, returning an error destroys `cp`, which shuts both servers down.
+  std::unique_ptr<ControlPlane> cp(new ControlPlane(std::move(impl)));
+  if (!o.ready_file.empty()) {
+    std::string tmp = o.ready_file + ".tmp";
+    {
+      std::ofstream out(tmp);
+      out << "{\"grpc\":\"" << cp->grpc_address() << "\",\"metrics_port\":" << cp->metrics_port()
+          << ",\"health\":\"" << cp->health_address() << "\",\"pid\":" << ::getpid() << "}\n";
+    }
+    if (std::rename(tmp.c_str(), o.ready_file.c_str()) != 0) {
+      std::remove(tmp.c_str());
+      return absl::InternalError(absl::StrCat("--ready-file: cannot write '", o.ready_file, "'"));
+    }
+  }
+  return cp;
+}
+
+void ControlPlane::Mutate(ChangeSource source, const std::function<void(Change&)>& f) {
+  impl_->service->Mutate(source, f);
+}
+
+void ControlPlane::AddMetrics(const std::weak_ptr<prometheus::Collectable>& c) {
+  if (impl_->exposer != nullptr) impl_->exposer->RegisterCollectable(c, "/metrics");
+}
+
+void ControlPlane::Shutdown() {
+  Impl& i = *impl_;
+  if (i.down) return;
+  i.down = true;
+  i.health.reset();
+  // civetweb's listener thread notices the stop flag only when its poll() returns (up to 2 s):
+  // stop the exposer on a helper thread and wake that poll with one throw-away connection.
+  std::thread stop_exposer([&i] { i.exposer.reset(); });  // no scrape runs past this point
+  if (i.metrics_port > 0) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    WakeListener(i.metrics_address, i.metrics_port);
+  }
+  i.service->Stop();
+  // Idle client connections hold the server until the deadline; calls still running then are
+  // cancelled.
+  const auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(300);
+  if (i.health_server != nullptr) i.health_server->Shutdown(deadline);
+  i.server->Shutdown(deadline);
+  i.server->Wait();
+  if (i.health_server != nullptr) i.health_server->Wait();
+  stop_exposer.join();
+  i.sampler.reset();
+}
+
+void WaitForSignal() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  while (!g_signalled.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+
+}  // namespace skbnf::control

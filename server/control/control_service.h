@@ -1,0 +1,116 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// ControlService: the RPC handlers of skbnf.v1.Control over a Backend. The conversions they
+// use live beside them: strategy_convert.h (spec <-> proto), stats_convert.h (stats shaping).
+//
+// Every handler validates its whole request before touching the Backend; the first bad field
+// gives INVALID_ARGUMENT whose message starts with the field path, and nothing is applied.
+// Mutations (SetStrategy commit, AddRoute, DeleteRoute, Pause/ResumeWorker, AuditPool, which
+// parks workers briefly) go through the one door of every change (mutations.h: one lock,
+// shared with config reload, the tuner and --swap-cycle), are allowed only to the callers access.h
+// says may change the data plane (PERMISSION_DENIED otherwise), and are logged and counted,
+// whatever their result (change_log.h: RunChange). A strategy is also checked against the pool in
+// use (pool_share.h). WatchStats and AuditPool are bounded (limits.h: RESOURCE_EXHAUSTED).
+// Reads never take that mutex and never wait for a worker: GetInfo, ListPorts,
+// GetStrategy, GetStats, WatchStats, ListRoutes and /metrics complete while a swap is waiting
+// for a stalled worker (tested against the fake and against skbnfd). A SetStrategy whose client
+// has gone (deadline, cancel) by the time it holds the mutex is not started.
+#ifndef SKBNF_SERVER_CONTROL_CONTROL_SERVICE_H_
+#define SKBNF_SERVER_CONTROL_CONTROL_SERVICE_H_
+
+#include <atomic>
+#include <optional>
+#include <utility>
+
+#include "absl/status/statusor.h"
+#include "server/control/limits.h"
+#include "server/control/stats_convert.h"
+#include "server/control/strategy_convert.h"
+#include "server/core/access.h"
+#include "server/core/backend.h"
+#include "server/core/change_log.h"
+#include "server/core/mutations.h"
+#include "server/core/stats_sampler.h"
+#include "server/core/swap_metrics.h"
+#include "server/tuner/tuner.h"
+#include "skbnf/v1/control.grpc.pb.h"
+
+namespace skbnf::control {
+
+class ControlService final : public v1::Control::Service {
+ public:
+  ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps,
+                 const AccessPolicy& access, ChangeLog& changes, CallLimits& limits);
+
+  // Makes streaming calls return promptly (server shutdown).
+  void Stop() { stopping_.store(true); }
+
+  // In-process changes (config reload, --swap-cycle): `f(Change&)` through the one door
+  // (mutations.h): under the lock of the mutating RPCs, validated, counted and logged with its
+  // source, so they never interleave with a client's SetStrategy or AddRoute.
+  template <typename F>
+  auto Mutate(ChangeSource source, F&& f) {
+    return mutations_.Run(source, std::forward<F>(f));
+  }
+
+  grpc::Status GetInfo(grpc::ServerContext* ctx, const v1::GetInfoRequest* req,
+                       v1::GetInfoResponse* resp) override;
+  grpc::Status ListPorts(grpc::ServerContext* ctx, const v1::ListPortsRequest* req,
+                         v1::ListPortsResponse* resp) override;
+  grpc::Status ListStrategies(grpc::ServerContext* ctx, const v1::ListStrategiesRequest* req,
+                              v1::ListStrategiesResponse* resp) override;
+  grpc::Status GetStrategy(grpc::ServerContext* ctx, const v1::GetStrategyRequest* req,
+                           v1::GetStrategyResponse* resp) override;
+  grpc::Status SetStrategy(grpc::ServerContext* ctx, const v1::SetStrategyRequest* req,
+                           v1::SetStrategyResponse* resp) override;
+  grpc::Status GetStats(grpc::ServerContext* ctx, const v1::GetStatsRequest* req,
+                        v1::Stats* resp) override;
+  grpc::Status WatchStats(grpc::ServerContext* ctx, const v1::WatchStatsRequest* req,
+                          grpc::ServerWriter<v1::Stats>* writer) override;
+  grpc::Status AddRoute(grpc::ServerContext* ctx, const v1::AddRouteRequest* req,
+                        v1::AddRouteResponse* resp) override;
+  grpc::Status DeleteRoute(grpc::ServerContext* ctx, const v1::DeleteRouteRequest* req,
+                           v1::DeleteRouteResponse* resp) override;
+  grpc::Status ListRoutes(grpc::ServerContext* ctx, const v1::ListRoutesRequest* req,
+                          v1::ListRoutesResponse* resp) override;
+  grpc::Status PauseWorker(grpc::ServerContext* ctx, const v1::PauseWorkerRequest* req,
+                           v1::PauseWorkerResponse* resp) override;
+  grpc::Status ResumeWorker(grpc::ServerContext* ctx, const v1::ResumeWorkerRequest* req,
+                            v1::ResumeWorkerResponse* resp) override;
+  grpc::Status AuditPool(grpc::ServerContext* ctx, const v1::AuditPoolRequest* req,
+                         v1::AuditPoolResponse* resp) override;
+  // Validates (Tuner::Plan) and delegates to the tuner (server/tuner/tuner.h).
+  grpc::Status TuneStrategy(grpc::ServerContext* ctx, const v1::TuneStrategyRequest* req,
+                            grpc::ServerWriter<v1::TuneProgress>* writer) override;
+
+  const Tuner& tuner() const { return tuner_; }  // for /metrics
+
+ private:
+  grpc::Status SetStrategyImpl(grpc::ServerContext* ctx, const v1::SetStrategyRequest* req,
+                               v1::SetStrategyResponse* resp);
+  grpc::Status SetStrategyLocked(Change& change, grpc::ServerContext* ctx,
+                                 const v1::SetStrategyRequest* req, const pool::StrategySpec& spec,
+                                 v1::SetStrategyResponse* resp);
+  grpc::Status AddRouteImpl(const v1::AddRouteRequest* req, v1::AddRouteResponse* resp);
+  grpc::Status DeleteRouteImpl(const v1::DeleteRouteRequest* req);
+  grpc::Status AuditPoolImpl(v1::AuditPoolResponse* resp);
+  absl::Status CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores, const char* field,
+                          std::vector<int>* out) const;
+  absl::Status CheckWorkerCore(bool has, uint32_t core) const;
+  grpc::Status SetWorkerPaused(grpc::ServerContext* ctx, bool has_core, uint32_t core, bool pause,
+                               bool* was_paused);
+
+  Backend& backend_;
+  StatsSampler& sampler_;
+  SwapMetrics& swaps_;
+  const AccessPolicy access_;
+  ChangeLog& changes_;
+  CallLimits& limits_;
+  const PoolInfo pool_;  // native or not, ops name: fixed for the daemon's life
+  Mutations mutations_{backend_, swaps_, changes_};  // the one door for every change
+  Tuner tuner_{mutations_};  // each of its swaps goes through the door (source tune)
+  std::atomic<bool> stopping_{false};
+};
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_CONTROL_CONTROL_SERVICE_H_

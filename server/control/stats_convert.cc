@@ -1,0 +1,132 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "server/control/stats_convert.h"
+
+#include <algorithm>
+
+#include "common/rates.h"
+#include "server/control/strategy_convert.h"
+
+namespace skbnf::control {
+namespace {
+
+using pool::Layer;
+
+void FillCorePool(const pool::CoreCountersSnapshot& now, const pool::CoreCountersSnapshot* before,
+                  const pool::LayerGauges* gauges, double secs, v1::CorePoolStats* out) {
+  out->set_allocs(now.allocs);
+  out->set_frees(now.frees);
+  out->set_alloc_failures(now.alloc_failures);
+  out->set_store_allocs(now.store_allocs);
+  out->set_store_frees(now.store_frees);
+  out->set_store_locks(now.store_locks);
+  out->set_depot_locks(now.depot_locks);
+  if (before != nullptr) {
+    out->set_allocs_per_second(Rate(now.allocs, before->allocs, secs));
+    out->set_frees_per_second(Rate(now.frees, before->frees, secs));
+  }
+  for (int i = 0; i < pool::kNumLayers; ++i) {
+    const pool::LayerCountersSnapshot& l = now.layer[i];
+    v1::LayerStats* ls = out->add_layers();
+    ls->set_layer(LayerToProto(static_cast<Layer>(i)));
+    ls->set_alloc_hits(l.alloc_hits);
+    ls->set_alloc_misses(l.alloc_misses);
+    ls->set_free_hits(l.free_hits);
+    ls->set_free_misses(l.free_misses);
+    ls->set_bulk(l.bulk);
+    if (gauges != nullptr) ls->set_objects(gauges->objects[i]);
+    if (before != nullptr) {
+      const pool::LayerCountersSnapshot& b = before->layer[i];
+      ls->set_allocs_per_second(
+          Rate(l.alloc_hits + l.alloc_misses, b.alloc_hits + b.alloc_misses, secs));
+      ls->set_frees_per_second(
+          Rate(l.free_hits + l.free_misses, b.free_hits + b.free_misses, secs));
+    }
+  }
+}
+
+const CoreStats* FindCore(const StatsSnapshot& s, int core) {
+  for (const CoreStats& c : s.cores) {
+    if (c.core == core) return &c;
+  }
+  return nullptr;
+}
+
+const PortCounters* FindPort(const CoreStats& c, int port) {
+  for (const PortCounters& p : c.ports) {
+    if (p.port == port) return &p;
+  }
+  return nullptr;
+}
+
+}  // namespace
+
+void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std::string& spec,
+               uint64_t epoch, const std::vector<int>& cores, v1::Stats* out) {
+  if (before != nullptr && before->taken >= now.taken) before = nullptr;
+  const double secs = before != nullptr ? Seconds(now.taken - before->taken) : 0;
+  out->set_monotonic_ns(static_cast<uint64_t>(
+      std::chrono::duration_cast<std::chrono::nanoseconds>(now.taken.time_since_epoch()).count()));
+  out->set_window_seconds(secs);
+  out->set_spec(spec);
+  out->set_epoch(epoch);
+  out->set_swaps_ok(now.swaps_ok);
+  out->set_swaps_failed(now.swaps_failed);
+  for (const CoreStats& c : now.cores) {
+    if (!cores.empty() && std::find(cores.begin(), cores.end(), c.core) == cores.end()) continue;
+    const CoreStats* b = before != nullptr ? FindCore(*before, c.core) : nullptr;
+    v1::CoreStats* cs = out->add_cores();
+    cs->set_core(static_cast<uint32_t>(c.core));
+    cs->set_lcore(c.lcore);
+    cs->set_paused(c.paused);
+    cs->set_polls(c.polls);
+    cs->set_busy_polls(c.busy_polls);
+    cs->set_busy_cycles(c.busy_cycles);
+    cs->set_busy_packets(c.busy_packets);
+    cs->set_tsc_hz(c.tsc_hz);
+    double core_rx = 0, core_tx = 0;
+    for (const PortCounters& p : c.ports) {
+      v1::PortStats* ps = cs->add_ports();
+      ps->set_port(static_cast<uint32_t>(p.port));
+      ps->set_rx_packets(p.rx_packets);
+      ps->set_rx_bytes(p.rx_bytes);
+      ps->set_tx_packets(p.tx_packets);
+      ps->set_tx_bytes(p.tx_bytes);
+      if (p.rx_nombuf.has_value()) ps->set_rx_nombuf(*p.rx_nombuf);
+      for (const auto& [reason, n] : p.drops) {
+        v1::DropCount* d = ps->add_drops();
+        d->set_reason(reason);
+        d->set_packets(n);
+      }
+      const PortCounters* bp = b != nullptr ? FindPort(*b, p.port) : nullptr;
+      if (bp != nullptr) {
+        ps->set_rx_pps(Rate(p.rx_packets, bp->rx_packets, secs));
+        ps->set_tx_pps(Rate(p.tx_packets, bp->tx_packets, secs));
+        core_rx += ps->rx_pps();
+        core_tx += ps->tx_pps();
+      }
+    }
+    cs->set_rx_pps(core_rx);
+    cs->set_tx_pps(core_tx);
+    if (b != nullptr) {
+      cs->set_busy_ratio(BusyRatio(c.busy_polls, b->busy_polls, c.polls, b->polls));
+      cs->set_cycles_per_packet(
+          CyclesPerPacket(c.busy_cycles, b->busy_cycles, c.busy_packets, b->busy_packets));
+    }
+    FillCorePool(c.pool, b != nullptr ? &b->pool : nullptr, &c.layer_objects, secs,
+                 cs->mutable_pool());
+  }
+  v1::PoolObjects* po = out->mutable_pool();
+  po->set_populated(now.pool.populated);
+  po->set_in_store(now.pool.in_store);
+  po->set_in_depots(now.pool.in_depots);
+  po->set_in_flight(now.pool.in_flight);
+  for (int i = 0; i < pool::kNumLayers; ++i) {
+    v1::LayerObjectCount* lo = po->add_in_layers();
+    lo->set_layer(LayerToProto(static_cast<Layer>(i)));
+    lo->set_objects(now.pool.in_layers[i]);
+  }
+  FillCorePool(now.other, before != nullptr ? &before->other : nullptr, nullptr, secs,
+               out->mutable_other());
+}
+
+}  // namespace skbnf::control

@@ -1,0 +1,106 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Mutations: the one door every change of the data plane goes through.
+//
+//   source   who                                   recorded by
+//   rpc      a client's mutating RPC               RunChange (change_log.h), once per call,
+//                                                  with access denials and bad requests
+//   config   a --config reload (SIGHUP, watcher)   Change, once per swap/route change
+//   tune     a tune's candidate and restore swaps  Change, once per swap
+//   console  --swap-cycle                          Change, once per swap
+//
+// Whatever the source, a change holds the one mutation lock (so no two interleave and a tune
+// sees every other change as an epoch it did not make), passes the same validation (a strategy
+// the backend refuses, or whose per-core holdings would strand the pool - pool_share.h - is
+// refused before anything is swapped), is counted in the swap metrics, and is written to the
+// change log and skbnf_control_changes_total{rpc,result,source}.
+//
+// Lock order (the only nesting in server/): Mutations::mu_ -> (Backend: the engine's control
+// mutex -> the pool's swap mutex). Reads (GetStats, /metrics, ListRoutes, ...) never take mu_.
+#ifndef SKBNF_SERVER_CORE_MUTATIONS_H_
+#define SKBNF_SERVER_CORE_MUTATIONS_H_
+
+#include <chrono>
+#include <cstdint>
+#include <string>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "absl/synchronization/mutex.h"
+#include "server/core/access.h"
+#include "server/core/backend.h"
+#include "server/core/change_log.h"
+#include "server/core/swap_metrics.h"
+
+namespace skbnf::control {
+
+enum class ChangeSource { kRpc, kConfig, kTune, kConsole };
+// "rpc", "config", "tune", "console": the change log's and the metric's `source`.
+absl::string_view ChangeSourceName(ChangeSource s);
+
+class Mutations;
+
+// A change in progress: made only by code that holds the door's lock (Mutations::Run), and every
+// change made through it is validated, counted and (for in-process sources) logged.
+class Change {
+ public:
+  Backend& backend() const { return backend_; }  // reads and validation
+  SwapMetrics& swaps() const { return swaps_; }
+  ChangeSource source() const { return source_; }
+
+  // Backend::ValidateStrategy and the pool-share check (nothing swapped when either refuses),
+  // then the swap; counted in the swap metrics and logged as SetStrategy. A refusal comes back
+  // as a report with a non-OK status, rolled_back false and the epoch unchanged.
+  pool::SwapReport SwapStrategy(const pool::StrategySpec& spec, std::chrono::microseconds timeout);
+  absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix& prefix, const NextHop& nh);
+  absl::Status DeleteRoute(const Ipv4Prefix& prefix);
+
+ private:
+  friend class Mutations;
+  Change(Backend& backend, SwapMetrics& swaps, ChangeLog& log, ChangeSource source, Caller who)
+      : backend_(backend), swaps_(swaps), log_(log), source_(source), who_(std::move(who)) {}
+  // In-process sources have no RPC to record them: each change is one log line here.
+  void Record(absl::string_view rpc, absl::string_view what, const absl::Status& s,
+              absl::string_view result = "");
+
+  Backend& backend_;
+  SwapMetrics& swaps_;
+  ChangeLog& log_;
+  const ChangeSource source_;
+  const Caller who_;
+};
+
+class Mutations {
+ public:
+  Mutations(Backend& backend, SwapMetrics& swaps, ChangeLog& log)
+      : backend_(backend), swaps_(swaps), log_(log) {}
+  Mutations(const Mutations&) = delete;
+  Mutations& operator=(const Mutations&) = delete;
+
+  // Runs f(Change&) under the lock. `who` is the RPC's caller, or Caller::InProcess(source).
+  template <typename F>
+  auto Run(ChangeSource source, Caller who, F&& f) ABSL_LOCKS_EXCLUDED(mu_) {
+    absl::MutexLock l(&mu_);
+    Change c(backend_, swaps_, log_, source, std::move(who));
+    return f(c);
+  }
+  // In-process changes: the caller is this process ("peer=local:<source>").
+  template <typename F>
+  auto Run(ChangeSource source, F&& f) ABSL_LOCKS_EXCLUDED(mu_) {
+    return Run(source, InProcessCaller(source), std::forward<F>(f));
+  }
+  static Caller InProcessCaller(ChangeSource source);
+  // For reads only (stats samples, the epoch): never a change outside Run.
+  Backend& backend() const { return backend_; }
+
+ private:
+  Backend& backend_;
+  SwapMetrics& swaps_;
+  ChangeLog& log_;
+  absl::Mutex mu_;  // serialises every change of backend_ (see the lock order above)
+};
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_CORE_MUTATIONS_H_

@@ -1,0 +1,90 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "server/core/pool_share.h"
+
+#include "absl/strings/str_cat.h"
+
+namespace skbnf::control {
+namespace {
+
+using pool::Layer;
+
+uint32_t RxRingSize(const std::vector<PortInfo>& ports, int port) {
+  for (const PortInfo& p : ports) {
+    if (p.id == port) return p.rx_ring_size;
+  }
+  return 0;
+}
+
+absl::string_view TunableKey(Layer l) {
+  for (const pool::TunableInfo& t : pool::AllTunables()) {
+    if (t.layer == l) return t.key;
+  }
+  return "";
+}
+
+}  // namespace
+
+uint64_t CoreHolding::total() const {
+  uint64_t sum = 0;
+  for (uint64_t v : by_layer) sum += v;
+  return sum;
+}
+
+std::vector<CoreHolding> MaxHoldings(const pool::StrategySpec& spec, const Info& info,
+                                     const std::vector<PortInfo>& ports) {
+  std::vector<CoreHolding> out;
+  for (const LcoreInfo& l : info.lcores) {
+    if (l.role != LcoreInfo::Role::kWorker) continue;
+    CoreHolding h;
+    h.core = l.core;
+    if (spec.Has(Layer::kLcache)) {
+      h.by_layer[static_cast<int>(Layer::kLcache)] = (uint64_t{spec.lcache_size} * 3 + 1) / 2;
+    }
+    if (spec.Has(Layer::kRecycle)) {
+      uint64_t sum = 0;
+      for (int p : l.rx_ports) {
+        sum += spec.recycle_limit != 0 ? spec.recycle_limit : RxRingSize(ports, p);
+      }
+      h.by_layer[static_cast<int>(Layer::kRecycle)] = sum;
+    }
+    if (spec.Has(Layer::kHeadPool)) {
+      h.by_layer[static_cast<int>(Layer::kHeadPool)] = spec.hot_list_len;
+    }
+    if (spec.Has(Layer::kMagazine)) {
+      h.by_layer[static_cast<int>(Layer::kMagazine)] = uint64_t{spec.magazine_size} * 2;
+    }
+    out.push_back(h);
+  }
+  return out;
+}
+
+absl::Status CheckPoolShare(const pool::StrategySpec& spec, const Info& info,
+                            const std::vector<PortInfo>& ports) {
+  const uint64_t populated = info.pool.populated;
+  if (populated == 0) return absl::OkStatus();
+  const uint64_t bound = populated * kMaxHeldShareNum / kMaxHeldShareDen;
+  std::vector<CoreHolding> holdings = MaxHoldings(spec, info, ports);
+  uint64_t total = 0;
+  uint64_t by_layer[pool::kNumLayers] = {};
+  for (const CoreHolding& h : holdings) {
+    total += h.total();
+    for (int i = 0; i < pool::kNumLayers; ++i) by_layer[i] += h.by_layer[i];
+  }
+  if (total <= bound) return absl::OkStatus();
+  int worst = 0;
+  for (int i = 1; i < pool::kNumLayers; ++i) {
+    if (by_layer[i] > by_layer[worst]) worst = i;
+  }
+  const Layer l = static_cast<Layer>(worst);
+  const uint32_t value = spec.Tunable(l);
+  return absl::InvalidArgumentError(absl::StrCat(
+      pool::LayerName(l), ":", TunableKey(l), "=", value,
+      (l == Layer::kRecycle && value == 0) ? " (the RX ring size)" : "",
+      ": the per-core layers of ", holdings.size(), " worker", holdings.size() == 1 ? "" : "s",
+      " could hold ", total, " objects (", pool::LayerName(l), " alone ", by_layer[worst],
+      "), more than the bound of ", bound, ", half of the pool's ", populated,
+      " objects (the other half must stay reachable by every core); lower ", pool::LayerName(l),
+      ":", TunableKey(l), " or give the pool more objects"));
+}
+
+}  // namespace skbnf::control

@@ -1,0 +1,58 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// PoolShare: how much of the pool a strategy's per-core layers may hold, checked before a swap.
+//
+// Why: every per-core layer keeps objects only its own core can allocate from. A strategy whose
+// layers may hold most of the pool (`headpool:hot_list_len=65536` on an 8,192-mbuf pool) starves
+// the other cores and the RX rings: the pool is full, yet allocation fails. The tunables' static
+// ranges (strategy_spec.h) cannot know the pool, so the control plane checks them against the
+// pool actually in use.
+//
+// The rule: the most every worker's layers can hold together must not exceed half of the
+// populated pool (kMaxHeldShare), so at least half of it stays reachable by any core. Per core,
+// the most a layer holds is
+//
+//   layer     most held per core
+//   lcache    1.5 x size                 (the flush threshold; a fill leaves `size`)
+//   recycle   limit x RX ports it polls  (limit 0 = each port's RX ring size)
+//   headpool  hot_list_len
+//   magazine  2 x size                   (loaded + previous; full magazines in the depot are
+//                                         shared, so reachable)
+//
+// A pool whose size is unknown (populated 0) is not checked. The error is INVALID_ARGUMENT
+// naming the tunable that holds most, the total, the bound and the pool size.
+#ifndef SKBNF_SERVER_CORE_POOL_SHARE_H_
+#define SKBNF_SERVER_CORE_POOL_SHARE_H_
+
+#include <cstdint>
+#include <vector>
+
+#include "absl/status/status.h"
+#include "dataplane/pool/strategy_spec.h"
+#include "server/core/backend.h"
+
+namespace skbnf::control {
+
+// Numerator / denominator of the share of the pool all per-core layers may hold together.
+inline constexpr uint64_t kMaxHeldShareNum = 1;
+inline constexpr uint64_t kMaxHeldShareDen = 2;
+
+// What a strategy can hold on one worker core, by layer.
+struct CoreHolding {
+  int core = -1;
+  uint64_t by_layer[pool::kNumLayers] = {};
+  uint64_t total() const;
+};
+
+// The most each worker (from `info`) can hold under `spec`; recycle uses the RX ring sizes of the
+// worker's RX ports from `ports`.
+std::vector<CoreHolding> MaxHoldings(const pool::StrategySpec& spec, const Info& info,
+                                     const std::vector<PortInfo>& ports);
+
+// OK, or InvalidArgument "<layer>:<key>=<value>: ..." when the workers' layers together could
+// hold more than kMaxHeldShare of info.pool.populated.
+absl::Status CheckPoolShare(const pool::StrategySpec& spec, const Info& info,
+                            const std::vector<PortInfo>& ports);
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_CORE_POOL_SHARE_H_

@@ -1,0 +1,242 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "server/daemon/engine_backend.h"
+
+#include <algorithm>
+#include <map>
+
+#include "absl/strings/str_cat.h"
+
+namespace skbnf::control {
+
+EngineBackend::EngineBackend(dpdk::Engine& engine, std::vector<std::string> eal_args,
+                             unsigned main_lcore)
+    : engine_(engine), eal_args_(std::move(eal_args)), main_lcore_(main_lcore) {
+  for (const PortInfo& p : engine_.Ports()) peers_[p.id] = p.peer;
+}
+
+int EngineBackend::PeerOf(int port) const {
+  auto it = peers_.find(port);
+  return it == peers_.end() ? -1 : it->second;
+}
+
+Info EngineBackend::GetInfo() const {
+  Info info;
+  info.eal_args = eal_args_;
+  info.lcores.push_back(
+      {main_lcore_, LcoreInfo::Role::kMain, -1, engine_.LcoreSocket(main_lcore_), {}, {}});
+  const dpdk::EngineSnapshot snap = engine_.Snapshot();
+  for (const dpdk::WorkerSnapshot& w : snap.workers) {
+    LcoreInfo l{w.lcore,
+                LcoreInfo::Role::kWorker,
+                static_cast<int>(w.lcore),
+                engine_.LcoreSocket(w.lcore),
+                {},
+                {}};
+    for (const auto& [port, queue] : w.rx) {
+      if (std::find(l.rx_ports.begin(), l.rx_ports.end(), port) == l.rx_ports.end()) {
+        l.rx_ports.push_back(port);
+      }
+      int peer = PeerOf(port);
+      if (peer >= 0 && std::find(l.tx_ports.begin(), l.tx_ports.end(), peer) == l.tx_ports.end()) {
+        l.tx_ports.push_back(peer);
+      }
+    }
+    info.lcores.push_back(std::move(l));
+  }
+  const dpdk::EngineConfig& c = engine_.config();
+  const dpdk::MempoolInfo mp = engine_.mempool_info();
+  pool::Pool* p = engine_.pool();
+  info.pool.native = p == nullptr;
+  info.pool.ops_name = mp.ops_name;
+  info.pool.name = mp.name;
+  info.pool.populated = mp.populated;
+  info.pool.element_size = mp.element_size;
+  if (p != nullptr) {
+    info.pool.objects_per_slab = p->config().store.objs_per_slab;
+    info.pool.colour = p->config().store.colour;
+    info.pool.debug = p->debug();
+    info.pool.quiesce_timeout = p->config().quiesce_timeout;
+  } else {
+    info.pool.native_cache_size = mp.cache_size;
+  }
+  switch (c.mode) {
+    case dpdk::Mode::kIo:
+      info.mode = ForwardingMode::kIo;
+      break;
+    case dpdk::Mode::kMac:
+      info.mode = ForwardingMode::kMac;
+      break;
+    case dpdk::Mode::kL3:
+      info.mode = ForwardingMode::kL3;
+      break;
+  }
+  info.started = started_;
+  info.backend = "dpdk";
+  return info;
+}
+
+std::vector<PortInfo> EngineBackend::GetPorts() const {
+  std::lock_guard<std::mutex> l(ports_mu_);
+  return engine_.Ports();
+}
+
+pool::StrategySpec EngineBackend::GetStrategy() const {
+  pool::Pool* p = engine_.pool();
+  return p != nullptr ? p->strategy() : pool::StrategySpec{};
+}
+
+uint64_t EngineBackend::GetEpoch() const {
+  pool::Pool* p = engine_.pool();
+  return p != nullptr ? p->epoch() : 0;
+}
+
+StatsSnapshot EngineBackend::GetStats() const {
+  const dpdk::EngineSnapshot snap = engine_.Snapshot();
+  StatsSnapshot s;
+  s.taken = std::chrono::steady_clock::time_point(std::chrono::nanoseconds(snap.monotonic_ns));
+  for (const dpdk::WorkerSnapshot& w : snap.workers) {
+    CoreStats c;
+    c.core = static_cast<int>(w.lcore);
+    c.lcore = w.lcore;
+    c.paused = w.paused;
+    c.polls = w.polls;
+    c.busy_polls = w.busy_polls;
+    c.busy_cycles = w.busy_cycles;
+    c.busy_packets = w.busy_packets;
+    c.tsc_hz = snap.tsc_hz;
+    std::vector<int> rx_ports, list;
+    for (const auto& [port, queue] : w.rx) rx_ports.push_back(port);
+    std::sort(rx_ports.begin(), rx_ports.end());
+    rx_ports.erase(std::unique(rx_ports.begin(), rx_ports.end()), rx_ports.end());
+    list = rx_ports;
+    for (int port : rx_ports) list.push_back(PeerOf(port));
+    for (int p = 0; p < dpdk::kMaxPorts; ++p) {
+      if (w.ports[p].rx_pkts + w.ports[p].tx_pkts > 0) list.push_back(p);
+    }
+    std::sort(list.begin(), list.end());
+    list.erase(std::unique(list.begin(), list.end()), list.end());
+    for (int p : list) {
+      if (p < 0 || p >= dpdk::kMaxPorts) continue;
+      PortCounters pc;
+      pc.port = p;
+      pc.rx_packets = w.ports[p].rx_pkts;
+      pc.rx_bytes = w.ports[p].rx_bytes;
+      pc.tx_packets = w.ports[p].tx_pkts;
+      pc.tx_bytes = w.ports[p].tx_bytes;
+      for (int r = 0; r < dpdk::kNumDropReasons; ++r) {
+        pc.drops.emplace_back(dpdk::DropReasonName(r), w.ports[p].drops[r]);
+      }
+      if (w.has_pool && rx_ports.size() == 1 && rx_ports[0] == p) pc.rx_nombuf = w.rx_nombuf;
+      c.ports.push_back(std::move(pc));
+    }
+    if (w.has_pool) {
+      c.pool = w.pool;
+      c.layer_objects = w.gauges;
+    }
+    for (int i = 0; i < pool::kNumLayers; ++i) s.pool.in_layers[i] += c.layer_objects.objects[i];
+    s.cores.push_back(std::move(c));
+  }
+  if (pool::Pool* p = engine_.pool(); p != nullptr) {
+    FillPoolFigures(*p, s);
+  } else {
+    s.pool.populated = engine_.mempool_info().populated;
+  }
+  return s;
+}
+
+RouteTable EngineBackend::GetRoutes() const {
+  std::vector<dpdk::Route> routes = engine_.Routes();
+  std::sort(routes.begin(), routes.end(),
+            [](const dpdk::Route& a, const dpdk::Route& b) { return a.prefix < b.prefix; });
+  RouteTable t;
+  // The ids are the engine's (dpdk::Route::next_hop_id): stable for the process's life.
+  std::map<uint32_t, RouteTable::NextHopEntry> hops;
+  for (const dpdk::Route& r : routes) {
+    RouteTable::NextHopEntry& h = hops[r.next_hop_id];
+    h.id = r.next_hop_id;
+    h.next_hop = {static_cast<int>(r.port), r.next_hop_mac};
+    h.routes++;
+    t.routes.push_back({r.prefix, r.next_hop_id});
+  }
+  for (auto& [id, h] : hops) t.next_hops.push_back(h);
+  return t;
+}
+
+Health EngineBackend::GetHealth() const {
+  Health h;
+  h.ports = GetPorts();
+  const bool engine_running = engine_.running();
+  for (const dpdk::WorkerSnapshot& w : engine_.Snapshot().workers) {
+    h.workers.push_back({static_cast<int>(w.lcore), w.lcore, engine_running && w.running});
+  }
+  return h;
+}
+
+absl::Status EngineBackend::ValidateStrategy(const pool::StrategySpec&) const {
+  if (!engine_.swappable()) {
+    return absl::FailedPreconditionError(absl::StrCat(
+        "skbnfd runs on DPDK's native mempool (", engine_.config().pool_ops,
+        " + lcore cache): strategies cannot be swapped; restart with --pool-ops=skbnf"));
+  }
+  return absl::OkStatus();
+}
+
+pool::SwapReport EngineBackend::SwapStrategy(const pool::StrategySpec& spec,
+                                             std::chrono::microseconds timeout) {
+  absl::StatusOr<pool::SwapReport> r = engine_.SwapStrategy(spec.ToString(), timeout);
+  if (r.ok()) return *r;
+  pool::SwapReport failed;
+  failed.status = r.status();
+  failed.old_spec = GetStrategy().ToString();
+  failed.new_spec = spec.ToString();
+  failed.epoch = GetEpoch();
+  return failed;
+}
+
+absl::StatusOr<uint32_t> EngineBackend::AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) {
+  for (const dpdk::Route& r : engine_.Routes()) {
+    if (r.prefix == prefix) {
+      return absl::AlreadyExistsError(
+          absl::StrCat("prefix: ", net::FormatIpv4Prefix(prefix), " is already routed"));
+    }
+  }
+  dpdk::Route r;
+  r.prefix = prefix;
+  r.port = static_cast<uint16_t>(nh.port);
+  r.next_hop_mac = nh.dst_mac;
+  return engine_.AddRoute(r);  // the engine's next-hop id
+}
+
+absl::Status EngineBackend::DeleteRoute(const Ipv4Prefix& prefix) {
+  return engine_.DelRoute(prefix);
+}
+
+absl::Status EngineBackend::PauseWorker(int core, bool* was_paused) {
+  *was_paused = engine_.IsPaused(static_cast<unsigned>(core));
+  if (*was_paused) return absl::OkStatus();
+  return engine_.PauseWorker(static_cast<unsigned>(core));
+}
+
+absl::Status EngineBackend::ResumeWorker(int core, bool* was_paused) {
+  *was_paused = engine_.IsPaused(static_cast<unsigned>(core));
+  if (!*was_paused) return absl::OkStatus();
+  return engine_.ResumeWorker(static_cast<unsigned>(core));
+}
+
+absl::StatusOr<pool::AuditReport> EngineBackend::Audit() {
+  const dpdk::AuditResult a = engine_.Audit();
+  if (!a.ok && !a.checked) return absl::UnavailableError(a.message);
+  pool::AuditReport r;
+  if (a.has_pool) {
+    r = a.pool;
+  } else {
+    r.populated = a.populated;
+    r.in_store = a.available;
+  }
+  r.in_flight = a.in_flight;
+  r.ok = a.ok;
+  r.message = a.message;
+  return r;
+}
+
+}  // namespace skbnf::control

@@ -1,0 +1,75 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// EngineBackend: the control plane's Backend (server/core/backend.h) over skbnfd's DPDK data plane
+// (dataplane/dpdk/engine.h). No DPDK header: engine.h has none.
+//
+// Mapping decisions (where the engine's model and the API differ):
+//   core            = the worker's lcore id (the pool's per-core slot is the lcore id too).
+//   drops           counted by the engine per (worker, RX port): reported on the port the
+//                   packets came in on (tx_full included).
+//   rx_nombuf       the pool counts failed refills per core: reported on the worker's RX port
+//                   when it polls one port, left unset when it polls several (the core's total
+//                   is CorePoolStats.alloc_failures). The PMD's own count is PortInfo::pmd.
+//   next-hop ids    the engine keeps its own ids private; ListRoutes numbers the distinct
+//                   (port, MAC) pairs 1.. in order of their first route. Ids are stable while
+//                   the table does not change.
+//   AddRoute        refuses an existing prefix (AlreadyExists) instead of letting rte_lpm
+//                   replace it silently.
+//   Pause/Resume    Engine::PauseWorker / ResumeWorker: they return once the worker itself
+//                   reports parked / running.
+//   Audit           Engine::Audit: parks every worker and checks in flight two ways (see
+//                   AuditResult in engine.h).
+//   native pool     (ring_mp_mc) swaps FailedPrecondition; pool counters are zero.
+//
+// Reads (GetInfo, GetPorts, GetStats, GetStrategy, GetRoutes, GetHealth) never take a lock a
+// swap holds: the engine's control mutex is taken only by mutations. GetPorts serialises its
+// ethdev calls on its own mutex (some PMDs' stats_get is not safe from two threads at once).
+#ifndef SKBNF_SERVER_DAEMON_ENGINE_BACKEND_H_
+#define SKBNF_SERVER_DAEMON_ENGINE_BACKEND_H_
+
+#include <map>
+#include <mutex>
+#include <string>
+#include <vector>
+
+#include "dataplane/dpdk/engine.h"
+#include "server/core/backend.h"
+
+namespace skbnf::control {
+
+class EngineBackend final : public Backend {
+ public:
+  // `engine` must outlive this object and be started; `eal_args` as given to rte_eal_init;
+  // `main_lcore` = EAL's main lcore.
+  EngineBackend(dpdk::Engine& engine, std::vector<std::string> eal_args, unsigned main_lcore);
+
+  Info GetInfo() const override;
+  std::vector<PortInfo> GetPorts() const override;
+  pool::StrategySpec GetStrategy() const override;
+  uint64_t GetEpoch() const override;
+  StatsSnapshot GetStats() const override;
+  RouteTable GetRoutes() const override;
+  Health GetHealth() const override;
+
+  absl::Status ValidateStrategy(const pool::StrategySpec& spec) const override;
+  pool::SwapReport SwapStrategy(const pool::StrategySpec& spec,
+                                std::chrono::microseconds timeout) override;
+  absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) override;
+  absl::Status DeleteRoute(const Ipv4Prefix& prefix) override;
+  absl::Status PauseWorker(int core, bool* was_paused) override;
+  absl::Status ResumeWorker(int core, bool* was_paused) override;
+  absl::StatusOr<pool::AuditReport> Audit() override;
+
+ private:
+  int PeerOf(int port) const;
+
+  dpdk::Engine& engine_;
+  const std::vector<std::string> eal_args_;
+  const unsigned main_lcore_;
+  const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
+  std::map<int, int> peers_;  // port -> peer port (io/mac TX), fixed once the engine runs
+  mutable std::mutex ports_mu_;
+};
+
+}  // namespace skbnf::control
+
+#endif  // SKBNF_SERVER_DAEMON_ENGINE_BACKEND_H_

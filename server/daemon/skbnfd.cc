@@ -1,0 +1,162 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// skbnfd: the skbnf network function. This file is its composition root, the one place that
+// puts the data plane (dataplane/dpdk: EAL, the engine) and the control plane (server/: gRPC,
+// /metrics, health) together:
+//
+//   flags (common/flags.h) -> configuration (--config, then flags; or the demo) -> EAL ->
+//   Engine::Create -> Engine::Start -> ControlPlane::Start over an EngineBackend ->
+//   ConfigReloader (--config watched, SIGHUP) ->
+//   console loop (stats lines, swap cycle) until SIGINT/SIGTERM or --duration ->
+//   ControlPlane::Shutdown -> Engine::Stop (drain, final audit) -> summary line.
+//
+// Before EAL, the start-up checks (server/daemon/startup_checks.h: preflight of the pod's VFs,
+// hugepages, cpuset, memlock, pool sizing) refuse a set-up EAL would fail on; `--preflight` runs
+// only them.
+//
+// Exit codes: 0, 1 when the final audit failed, 2 when start-up was refused (bad flag, config,
+// preflight error, EAL arguments, port set-up): the message says what to write instead.
+// --preflight: 0 when no check errs, 1 otherwise, 2 for a bad flag or config.
+#include <csignal>
+#include <cstdio>
+#include <optional>
+#include <string>
+#include <thread>
+#include <vector>
+
+#include "common/flags.h"
+#include "dataplane/dpdk/eal.h"
+#include "dataplane/dpdk/engine.h"
+#include "server/control/control_plane.h"
+#include "server/daemon/console.h"
+#include "server/daemon/daemon_flags.h"
+#include "server/daemon/demo.h"
+#include "server/daemon/engine_backend.h"
+#include "server/daemon/startup_checks.h"
+#include "server/daemon/test_hooks.h"
+#include "server/ops/config_reload.h"
+
+namespace skbnf::control {
+namespace {
+
+constexpr char kUsage[] =
+    R"(a DPDK network function whose packet-buffer strategies are hot-swapped over gRPC.
+
+usage: skbnfd [flags] [-- EAL arguments]
+
+  With neither EAL arguments nor --config, skbnfd runs its demo (no NIC, no hugepages needed:
+  net_pcap replays generated IPv4 traffic through 10,000 routes into net_null).
+  EAL arguments go after `--`, exactly as for any DPDK application; they come after the `eal`
+  line of a --config file. Flags are written --pool-ops or --pool_ops alike.
+
+examples:
+  skbnfd                                          # the demo; Ctrl-C stops it
+  skbnfd --config=server/daemon/skbnfd.conf.example --duration=10
+  skbnfd --mode=io --strategy=recycle+magazine -- -l 0-2 -a 0000:3b:02.0 -a 0000:3b:02.1
+  skbnfd --pcidevice-env --mode=l3 --config=/etc/skbnf/skbnfd.conf   # Kubernetes SR-IOV pod
+  skbnfd --preflight --pcidevice-env --config=/etc/skbnf/skbnfd.conf  # check the pod, exit
+  skbnfctl strategy set headpool                  # swap while it runs (see skbnfctl --help)
+
+Flags by group: server/daemon/daemon_flags.cc (data plane), server/daemon/demo.cc (demo), server/daemon/console.cc
+(console), server/control/control_flags.cc (control plane: gRPC, TLS, /metrics), server/daemon/startup_checks.cc
+(preflight: the pod set-up checks before EAL).)";
+
+std::atomic<bool> g_quit{false};
+void OnSignal(int) { g_quit.store(true); }
+void OnHangUp(int) { ConfigReloader::RequestReload(); }
+
+int Fail(const absl::Status& st) {
+  std::fprintf(stderr, "skbnfd: %s\n", std::string(st.message()).c_str());
+  return 2;
+}
+
+int Run(int argc, char** argv) {
+  // First thing: a SIGINT/SIGTERM during start-up means "stop as soon as running" (and a
+  // shell's background job would otherwise inherit SIGINT ignored).
+  std::signal(SIGINT, &OnSignal);
+  std::signal(SIGTERM, &OnSignal);
+  SetUsage(kUsage,
+           {"server/daemon/daemon_flags.cc", "server/daemon/demo.cc", "server/daemon/console.cc",
+            "server/control/control_flags.cc", "server/daemon/startup_checks.cc"});
+  const std::vector<char*> rest = ParseFlags(argc, argv);
+  // --config is watched once running; a SIGHUP before then is that watcher's first reload.
+  if (HasConfigFile()) std::signal(SIGHUP, &OnHangUp);
+
+  // Configuration: the file, then flags; bad flags stop start-up before anything else happens.
+  absl::StatusOr<dpdk::DaemonConfig> dc = ConfigFromFlags();
+  if (!dc.ok()) return Fail(dc.status());
+  const dpdk::DaemonConfig from_file = *dc;  // what a reload of --config is compared with
+  if (dpdk::EngineConfig check = dc->engine; true) {
+    if (absl::Status st = ApplyEngineFlags(check); !st.ok()) return Fail(st);
+  }
+  // A --pcidevice-env without devices is the preflight's to explain (pci_devices).
+  absl::StatusOr<std::vector<std::string>> pci_args = PciDeviceEalArgs();
+  Demo demo;
+  if (!HasConfigFile() && rest.size() <= 1 && pci_args.ok() && pci_args->empty()) {
+    if (absl::Status st = demo.SetUp(*dc); !st.ok()) return Fail(st);
+  }
+  if (absl::Status st = ApplyEngineFlags(dc->engine); !st.ok()) return Fail(st);
+
+  std::vector<std::string> eal_args = {argv[0]};
+  eal_args.insert(eal_args.end(), dc->eal.begin(), dc->eal.end());
+  if (pci_args.ok()) eal_args.insert(eal_args.end(), pci_args->begin(), pci_args->end());
+  for (size_t i = 1; i < rest.size(); ++i) eal_args.emplace_back(rest[i]);
+
+  if (std::optional<int> exit_code = PreflightGate(dc->engine, eal_args, PciDeviceEnvFlag())) {
+    return *exit_code;  // --preflight, or an error: EAL never runs
+  }
+  if (!pci_args.ok()) return Fail(pci_args.status());
+  demo.Finish(dc->engine);
+  if (absl::Status st = dpdk::EalInit(eal_args); !st.ok()) return Fail(st);
+
+  int rc = 2;
+  {
+    absl::StatusOr<std::unique_ptr<dpdk::Engine>> created = dpdk::Engine::Create(dc->engine);
+    if (!created.ok()) {
+      Fail(created.status());
+      dpdk::EalCleanup();
+      return 2;
+    }
+    dpdk::Engine& engine = **created;
+    Console console(engine);
+    console.PrintPorts();
+    if (absl::Status st = ApplyTestHooks(engine); !st.ok()) return Fail(st);
+    if (absl::Status st = engine.Start(); !st.ok()) return Fail(st);
+    EngineBackend backend(engine, eal_args, dpdk::EalMainLcore());
+    auto control = ControlPlane::Start(backend, OptionsFromFlags());
+    if (!control.ok()) {
+      (void)engine.Stop();
+      return Fail(control.status());
+    }
+    auto reload_metrics = std::make_shared<ConfigReloadMetrics>();  // also without --config
+    (*control)->AddMetrics(reload_metrics);
+    std::unique_ptr<ConfigReloader> reloader;  // --config watched; SIGHUP re-reads it
+    if (HasConfigFile()) {
+      auto started = ConfigReloader::Start(ConfigPath(), from_file, **control, reload_metrics,
+                                           ResolveNetworkPorts);
+      if (!started.ok()) {
+        (*control)->Shutdown();
+        (void)engine.Stop();
+        return Fail(started.status());
+      }
+      reloader = std::move(*started);
+    }
+    console.PrintRunning();
+    SwapCycle cycle;
+    while (!g_quit.load()) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(20));
+      if (!console.Tick()) break;
+      cycle.Tick(**control);
+    }
+    reloader.reset();        // before the control plane it mutates through
+    (*control)->Shutdown();  // before the engine stops
+    (void)engine.Stop();
+    rc = console.PrintSummary();
+  }
+  dpdk::EalCleanup();
+  return rc;
+}
+
+}  // namespace
+}  // namespace skbnf::control
+
+int main(int argc, char** argv) { return skbnf::control::Run(argc, argv); }

@@ -1,0 +1,471 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "server/ops/config_reload.h"
+
+#include <poll.h>
+#include <sys/inotify.h>
+#include <unistd.h>
+
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+#include <filesystem>
+#include <fstream>
+#include <map>
+#include <optional>
+#include <sstream>
+
+#include "absl/strings/numbers.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/str_split.h"
+#include "dataplane/pool/strategy_spec.h"
+#include "server/core/pool_share.h"
+
+namespace skbnf::control {
+namespace {
+
+std::atomic<bool> g_reload_requested{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "RequestReload runs in a signal handler");
+
+using Clock = std::chrono::steady_clock;
+
+// The first line of `text` whose directive and first argument are `key` and `arg` (arg ""
+// matches any): "line 7" for the log, "" when not found.
+std::string LineOf(absl::string_view text, absl::string_view key, absl::string_view arg = "") {
+  int n = 0;
+  for (absl::string_view line : absl::StrSplit(text, '\n')) {
+    ++n;
+    if (size_t hash = line.find('#'); hash != absl::string_view::npos) line = line.substr(0, hash);
+    std::vector<absl::string_view> w =
+        absl::StrSplit(line, absl::ByAnyChar(" \t\r"), absl::SkipEmpty());
+    if (!w.empty() && w[0] == key && (arg.empty() || (w.size() > 1 && w[1] == arg))) {
+      return absl::StrCat("line ", n, ": ");
+    }
+  }
+  return "";
+}
+
+std::string PortText(const dpdk::PortSpec& p) {
+  return absl::StrCat(p.name, p.peer.empty() ? "" : " peer=", p.peer,
+                      p.dst_mac.empty() ? "" : " dst_mac=", p.dst_mac);
+}
+
+std::string WorkerText(const dpdk::WorkerSpec& w) {
+  std::vector<std::string> rx;
+  for (const auto& [port, q] : w.rx) rx.push_back(absl::StrCat(port, ":", q));
+  return absl::StrCat(w.lcore, " ", absl::StrJoin(rx, " "));
+}
+
+template <typename T, typename F>
+std::string ListText(const std::vector<T>& v, F f) {
+  std::vector<std::string> s;
+  for (const T& x : v) s.push_back(f(x));
+  return absl::StrCat("[", absl::StrJoin(s, "; "), "]");
+}
+
+// Settings only a restart applies: "name old -> new" for each that differs.
+std::vector<std::string> RestartOnlyChanges(const dpdk::DaemonConfig& a,
+                                            const dpdk::DaemonConfig& b) {
+  std::vector<std::string> out;
+  auto cmp = [&](const char* name, const std::string& x, const std::string& y) {
+    if (x != y) out.push_back(absl::StrCat(name, " ", x, " -> ", y));
+  };
+  const dpdk::EngineConfig& x = a.engine;
+  const dpdk::EngineConfig& y = b.engine;
+  cmp("mode", dpdk::ModeName(x.mode), dpdk::ModeName(y.mode));
+  cmp("pool_ops", x.pool_ops, y.pool_ops);
+  cmp("mbuf_cache", absl::StrCat(x.mbuf_cache), absl::StrCat(y.mbuf_cache));
+  cmp("mbufs", absl::StrCat(x.mbufs), absl::StrCat(y.mbufs));
+  cmp("burst", absl::StrCat(x.burst), absl::StrCat(y.burst));
+  cmp("rx_ring", absl::StrCat(x.rx_ring), absl::StrCat(y.rx_ring));
+  cmp("tx_ring", absl::StrCat(x.tx_ring), absl::StrCat(y.tx_ring));
+  cmp("rx_queues", absl::StrCat(x.rx_queues), absl::StrCat(y.rx_queues));
+  cmp("colour", x.colour ? "on" : "off", y.colour ? "on" : "off");
+  cmp("eal", absl::StrJoin(a.eal, " "), absl::StrJoin(b.eal, " "));
+  cmp("port", ListText(x.ports, PortText), ListText(y.ports, PortText));
+  cmp("worker", ListText(x.workers, WorkerText), ListText(y.workers, WorkerText));
+  return out;
+}
+
+bool SameRoutes(const std::vector<dpdk::RouteSpec>& a, const std::vector<dpdk::RouteSpec>& b) {
+  if (a.size() != b.size()) return false;
+  for (size_t i = 0; i < a.size(); ++i) {
+    if (a[i].prefix != b[i].prefix || a[i].port != b[i].port || a[i].mac != b[i].mac) return false;
+  }
+  return true;
+}
+
+// The file's routes as AddRoute would take them; the error names the line and the field.
+absl::StatusOr<std::map<Ipv4Prefix, NextHop>> ResolveRoutes(
+    absl::string_view text, const std::vector<dpdk::RouteSpec>& routes,
+    const std::vector<PortInfo>& ports) {
+  std::map<Ipv4Prefix, NextHop> out;
+  std::vector<std::string> names;
+  for (const PortInfo& p : ports) names.push_back(absl::StrCat(p.id, " ", p.name));
+  for (const dpdk::RouteSpec& r : routes) {
+    auto where = [&] {
+      std::string l = LineOf(text, "route", r.prefix);
+      return l.empty() ? LineOf(text, "routes_random") : l;
+    };
+    absl::StatusOr<Ipv4Prefix> prefix = net::ParseIpv4Prefix(r.prefix);
+    if (!prefix.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(), "route prefix: ", prefix.status().message()));
+    }
+    std::optional<int> port;
+    for (const PortInfo& p : ports) {
+      int id;
+      if (p.name == r.port || (absl::SimpleAtoi(r.port, &id) && id == p.id)) port = p.id;
+    }
+    if (!port) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(), "route ", r.prefix, ": port '", r.port,
+                       "' is not a port (ports: ", absl::StrJoin(names, ", "), ")"));
+    }
+    absl::StatusOr<MacAddr> mac = net::ParseMac(r.mac);
+    if (!mac.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(), "route ", r.prefix, " next-hop MAC: ", mac.status().message()));
+    }
+    if ((*mac)[0] & 1) {
+      return absl::InvalidArgumentError(absl::StrCat(where(), "route ", r.prefix, ": next-hop '",
+                                                     r.mac, "' is a group (multicast) address"));
+    }
+    if (*mac == MacAddr{}) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(where(), "route ", r.prefix, ": the all-zero address is not a next hop"));
+    }
+    out[*prefix] = NextHop{*port, *mac};  // a prefix listed twice: the later line wins
+  }
+  return out;
+}
+
+std::optional<std::string> ReadText(const std::string& path) {
+  std::ifstream in(path);
+  if (!in) return std::nullopt;
+  std::stringstream ss;
+  ss << in.rdbuf();
+  return ss.str();
+}
+
+double Now() {
+  return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
+}
+
+}  // namespace
+
+const char* ReloadResultName(ReloadResult::Kind k) {
+  switch (k) {
+    case ReloadResult::kOk:
+      return "ok";
+    case ReloadResult::kError:
+      return "error";
+    default:
+      return "unchanged";
+  }
+}
+
+ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
+                             const dpdk::DaemonConfig& started, dpdk::DaemonConfig& applied,
+                             Change& change, const ConfigResolver& resolve) {
+  Backend& backend = change.backend();  // reads and validation; changes go through `change`
+  ReloadResult res;
+  auto error = [&](std::string why) {
+    res.kind = ReloadResult::kError;
+    res.summary = absl::StrCat(path, ": ", why, "; nothing applied");
+    return res;
+  };
+  absl::StatusOr<dpdk::DaemonConfig> parsed = dpdk::ParseConfig(text);
+  if (!parsed.ok()) return error(std::string(parsed.status().message()));
+  if (resolve) {
+    if (absl::Status st = resolve(*parsed); !st.ok()) return error(std::string(st.message()));
+  }
+  const dpdk::DaemonConfig& next = *parsed;
+  res.needs_restart = RestartOnlyChanges(started, next);
+
+  // Validate every changed part before applying any.
+  std::optional<pool::StrategySpec> spec;
+  if (next.engine.strategy != applied.engine.strategy) {
+    absl::StatusOr<pool::StrategySpec> s = pool::StrategySpec::Parse(next.engine.strategy);
+    if (!s.ok()) {
+      return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ",
+                                s.status().message()));
+    }
+    if (*s != backend.GetStrategy()) {
+      if (absl::Status v = backend.ValidateStrategy(*s); !v.ok()) {
+        return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ",
+                                  v.message()));
+      }
+      // The same pool-share bound as SetStrategy (server/core/pool_share.h).
+      if (absl::Status v = CheckPoolShare(*s, backend.GetInfo(), backend.GetPorts()); !v.ok()) {
+        return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ",
+                                  v.message()));
+      }
+      spec = *s;
+    }
+  }
+  std::vector<std::pair<Ipv4Prefix, NextHop>> to_delete, to_add;
+  std::string routes_note;
+  if (!SameRoutes(next.engine.routes, applied.engine.routes)) {
+    if (backend.GetInfo().mode != ForwardingMode::kL3) {
+      routes_note = "routes changed but unused outside l3 mode (not applied)";
+    } else {
+      absl::StatusOr<std::map<Ipv4Prefix, NextHop>> want =
+          ResolveRoutes(text, next.engine.routes, backend.GetPorts());
+      if (!want.ok()) return error(std::string(want.status().message()));
+      RouteTable live = backend.GetRoutes();
+      std::map<uint32_t, NextHop> hops;
+      for (const RouteTable::NextHopEntry& n : live.next_hops) hops[n.id] = n.next_hop;
+      std::map<Ipv4Prefix, NextHop> have;
+      for (const RouteTable::Route& r : live.routes) have[r.prefix] = hops[r.next_hop_id];
+      for (const auto& [p, nh] : have) {
+        auto it = want->find(p);
+        if (it == want->end() || !(it->second == nh)) to_delete.emplace_back(p, nh);
+      }
+      for (const auto& [p, nh] : *want) {
+        auto it = have.find(p);
+        if (it == have.end() || !(it->second == nh)) to_add.emplace_back(p, nh);
+      }
+    }
+  }
+
+  // Apply: routes (undoable), then the swap; a failure puts the routes back.
+  std::vector<std::pair<Ipv4Prefix, NextHop>> deleted, added;
+  // Puts the routes already changed back. What cannot be put back is reported, never dropped:
+  // the reload's error says which routes and why, ReloadResult::rollback_failed counts it
+  // (skbnf_config_rollback_failures_total), and the live table is then defined as "the old
+  // table minus what failed to come back": the next reload diffs against the live table, so it
+  // repairs it.
+  auto undo_routes = [&] {
+    std::vector<std::string> failed;
+    for (const auto& [p, nh] : added) {
+      if (absl::Status st = change.DeleteRoute(p); !st.ok()) {
+        failed.push_back(absl::StrCat("delete ", net::FormatIpv4Prefix(p), ": ", st.message()));
+      }
+    }
+    for (const auto& [p, nh] : deleted) {
+      if (absl::StatusOr<uint32_t> id = change.AddRoute(p, nh); !id.ok()) {
+        failed.push_back(
+            absl::StrCat("re-add ", net::FormatIpv4Prefix(p), ": ", id.status().message()));
+      }
+    }
+    if (failed.empty()) return std::string();
+    res.rollback_failed = true;
+    return absl::StrCat("; ROLLBACK INCOMPLETE (", absl::StrJoin(failed, "; "),
+                        "): the live route table differs from the last applied file until the "
+                        "next reload");
+  };
+  auto failed = [&](std::string why) {
+    const std::string rollback = undo_routes();
+    ReloadResult r = error(why);
+    if (!rollback.empty()) r.summary = absl::StrCat(path, ": ", why, rollback);
+    return r;
+  };
+  for (const auto& [p, nh] : to_delete) {
+    if (absl::Status st = change.DeleteRoute(p); !st.ok()) {
+      return failed(absl::StrCat("DeleteRoute ", net::FormatIpv4Prefix(p), ": ", st.message()));
+    }
+    deleted.emplace_back(p, nh);
+  }
+  for (const auto& [p, nh] : to_add) {
+    if (absl::StatusOr<uint32_t> id = change.AddRoute(p, nh); !id.ok()) {
+      return failed(
+          absl::StrCat("AddRoute ", net::FormatIpv4Prefix(p), ": ", id.status().message()));
+    }
+    added.emplace_back(p, nh);
+  }
+  std::vector<std::string> done;
+  if (spec) {
+    pool::SwapReport r = change.SwapStrategy(*spec, std::chrono::microseconds(0));
+    if (!r.status.ok()) {
+      return failed(absl::StrCat(LineOf(text, "strategy"), "strategy swap to ", spec->ToString(),
+                                 " failed", r.rolled_back ? " and was rolled back" : "", ": ",
+                                 r.status.message()));
+    }
+    done.push_back(
+        absl::StrCat("strategy ", r.old_spec, " -> ", r.new_spec, " (epoch ", r.epoch, ")"));
+  }
+  if (!to_delete.empty() || !to_add.empty()) {
+    done.push_back(absl::StrCat("routes -", to_delete.size(), " +", to_add.size()));
+  }
+  if (!routes_note.empty()) done.push_back(routes_note);
+  applied.engine.strategy = next.engine.strategy;
+  applied.engine.routes = next.engine.routes;
+  res.kind =
+      spec || !to_delete.empty() || !to_add.empty() ? ReloadResult::kOk : ReloadResult::kUnchanged;
+  res.summary = absl::StrCat(
+      path, ": ",
+      done.empty() ? std::string("nothing to change at runtime") : absl::StrJoin(done, ", "));
+  return res;
+}
+
+// ---- metrics
+
+ConfigReloadMetrics::ConfigReloadMetrics() : last_success_(Now()) {}
+
+void ConfigReloadMetrics::Record(ReloadResult::Kind k, bool restart_required,
+                                 bool rollback_failed) {
+  absl::MutexLock l(&mu_);
+  count_[k]++;
+  if (rollback_failed) rollback_failures_++;
+  last_ok_ = k != ReloadResult::kError;
+  if (last_ok_) {  // a refused file says nothing about what the running one needs
+    last_success_ = Now();
+    restart_required_ = restart_required;
+  }
+}
+
+void ConfigReloadMetrics::SetWatched(bool watched) {
+  absl::MutexLock l(&mu_);
+  watched_ = watched;
+}
+
+std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
+  absl::MutexLock l(&mu_);
+  using prometheus::ClientMetric;
+  using prometheus::MetricFamily;
+  using prometheus::MetricType;
+  std::vector<MetricFamily> out;
+  MetricFamily reloads{"skbnf_config_reloads_total",
+                       "Reloads of the --config file (inotify or SIGHUP) by result: ok (applied), "
+                       "error (refused whole, nothing applied), unchanged (nothing to apply)",
+                       MetricType::Counter,
+                       {}};
+  for (int k = 0; k < 3; ++k) {
+    ClientMetric m;
+    m.label = {{"result", ReloadResultName(static_cast<ReloadResult::Kind>(k))}};
+    m.counter.value = static_cast<double>(count_[k]);
+    reloads.metric.push_back(m);
+  }
+  out.push_back(std::move(reloads));
+  auto gauge = [&](const char* name, const char* help, double v) {
+    MetricFamily f{name, help, MetricType::Gauge, {}};
+    ClientMetric m;
+    m.gauge.value = v;
+    f.metric.push_back(m);
+    out.push_back(std::move(f));
+  };
+  MetricFamily rollbacks{"skbnf_config_rollback_failures_total",
+                         "Reloads whose half-applied changes could not all be put back (the log "
+                         "line names them); the next reload repairs the live route table",
+                         MetricType::Counter,
+                         {}};
+  rollbacks.metric.emplace_back();
+  rollbacks.metric.back().counter.value = static_cast<double>(rollback_failures_);
+  out.push_back(std::move(rollbacks));
+  gauge("skbnf_config_last_reload_successful",
+        "1 when the last reload of the --config file was applied (or had nothing to apply), 0 "
+        "when it was refused",
+        last_ok_ ? 1 : 0);
+  gauge("skbnf_config_last_reload_success_timestamp_seconds",
+        "Unix time of the last successful load of the --config file (start-up included)",
+        last_success_);
+  gauge("skbnf_config_restart_required",
+        "1 when the --config file changes a setting only a restart applies (mode, pools, rings, "
+        "ports, workers, eal)",
+        restart_required_ ? 1 : 0);
+  gauge("skbnf_config_watched",
+        "1 while skbnfd watches its --config file for changes (inotify, SIGHUP), 0 without one",
+        watched_ ? 1 : 0);
+  return out;
+}
+
+// ---- watcher
+
+void ConfigReloader::RequestReload() { g_reload_requested.store(true); }
+
+absl::StatusOr<std::unique_ptr<ConfigReloader>> ConfigReloader::Start(
+    const std::string& path, const dpdk::DaemonConfig& started, ControlPlane& control,
+    std::shared_ptr<ConfigReloadMetrics> metrics, ConfigResolver resolve) {
+  int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
+  if (fd < 0) {
+    return absl::InternalError(absl::StrCat("--config: inotify_init1: ", std::strerror(errno)));
+  }
+  std::filesystem::path dir = std::filesystem::path(path).parent_path();
+  if (dir.empty()) dir = ".";
+  if (inotify_add_watch(fd, dir.c_str(),
+                        IN_CLOSE_WRITE | IN_MOVED_TO | IN_CREATE | IN_DELETE | IN_ATTRIB) < 0) {
+    const int e = errno;
+    ::close(fd);
+    return absl::InternalError(
+        absl::StrCat("--config: cannot watch ", dir.string(), ": ", std::strerror(e)));
+  }
+  std::unique_ptr<ConfigReloader> r(
+      new ConfigReloader(path, started, control, std::move(metrics), fd, std::move(resolve)));
+  r->thread_ = std::thread([p = r.get()] { p->Loop(); });
+  return r;
+}
+
+ConfigReloader::ConfigReloader(std::string path, const dpdk::DaemonConfig& started,
+                               ControlPlane& control, std::shared_ptr<ConfigReloadMetrics> metrics,
+                               int inotify_fd, ConfigResolver resolve)
+    : path_(std::move(path)),
+      started_(started),
+      applied_(started),
+      last_text_(),  // the first pass of Loop() reads it
+      control_(control),
+      inotify_fd_(inotify_fd),
+      metrics_(std::move(metrics)),
+      resolve_(std::move(resolve)) {}
+
+ConfigReloader::~ConfigReloader() {
+  stop_.store(true);
+  if (thread_.joinable()) thread_.join();
+  metrics_->SetWatched(false);
+  ::close(inotify_fd_);
+}
+
+void ConfigReloader::Loop() {
+  constexpr auto kSettle = std::chrono::milliseconds(100);
+  std::optional<Clock::time_point> due;
+  alignas(inotify_event) char buf[16384];
+  // The file may have changed between skbnfd reading it and this watch starting (EAL and port
+  // start take seconds with real NICs): one pass now, silent when nothing changed.
+  Reload("start", true, /*quiet_unchanged=*/true);
+  metrics_->SetWatched(true);
+  while (!stop_.load()) {
+    pollfd p{inotify_fd_, POLLIN, 0};
+    const int n = ::poll(&p, 1, 20);
+    if (n > 0 && (p.revents & POLLIN)) {
+      while (::read(inotify_fd_, buf, sizeof(buf)) > 0) {
+        // Any event in the directory may be the file (a symlink swap renames `..data`, not
+        // the file): re-read after the burst settles; unchanged bytes are ignored.
+      }
+      due = Clock::now() + kSettle;
+    }
+    if (g_reload_requested.exchange(false)) Reload("SIGHUP", true);
+    if (due && Clock::now() >= *due) {
+      due.reset();
+      Reload("inotify", false);
+    }
+  }
+}
+
+void ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchanged) {
+  std::optional<std::string> text = ReadText(path_);
+  if (!text) {
+    // A file that vanished for a moment (an editor's rename) comes back with its own event.
+    if (!always) return;
+    // Logged before it is counted: whoever sees the count finds the line.
+    std::fprintf(stderr, "skbnfd: config reload (%s): error: cannot read %s; nothing applied\n",
+                 trigger, path_.c_str());
+    metrics_->Record(ReloadResult::kError, false);
+    return;
+  }
+  if (!always && *text == last_text_) return;
+  last_text_ = *text;
+  ReloadResult r;
+  control_.Mutate(ChangeSource::kConfig, [&](Change& change) {
+    r = ApplyConfigText(path_, *text, started_, applied_, change, resolve_);
+  });
+  if (quiet_unchanged && r.kind == ReloadResult::kUnchanged && r.needs_restart.empty()) return;
+  std::fprintf(stderr, "skbnfd: config reload (%s): %s: %s\n", trigger, ReloadResultName(r.kind),
+               r.summary.c_str());
+  if (!r.needs_restart.empty()) {
+    std::fprintf(stderr, "skbnfd: config reload (%s): needs restart, not applied: %s\n", trigger,
+                 absl::StrJoin(r.needs_restart, "; ").c_str());
+  }
+  metrics_->Record(r.kind, !r.needs_restart.empty(), r.rollback_failed);
+}
+
+}  // namespace skbnf::control

@@ -1,0 +1,160 @@
+// SPDX-License-Identifier: BSD-3-Clause
+// Preflight: the pod set-up mistakes DPDK users on SR-IOV nodes hit most, found before EAL
+// runs, each with a message saying what to change.
+//
+// EAL's own errors for these ("Cannot set affinity", "No free hugepages reported", "VFIO group
+// is not viable", "Cannot allocate memory" deep inside mempool creation) name the symptom, not
+// the pod spec line that causes it. Preflight reads the same facts first:
+//
+//   check        reads                                             error when / risk when
+//   pci_devices  PCIDEVICE_<PREFIX>_<NAME>=addr[,addr]  (any device  none set while ports are to
+//                plugin prefix) and PCIDEVICE_<..>_INFO, the plugin's come from them / bad address;
+//                device information (server/ops/device_info.h)           _INFO unreadable (a risk:
+//                                                                    the checks use sysfs)
+//   vf_driver    <sys>/bus/pci/devices/<addr>/driver -> vfio-pci     kernel netdev driver (iavf,
+//                ok; mlx5_core ok (bifurcated, no vfio needed)       ixgbevf, ...) or none /
+//                                                                    igb_uio, uio_pci_generic
+//   vfio         /dev/vfio/vfio and the group node (_INFO's vfio     missing or not read-writable
+//                dev-mount, else /dev/vfio/<iommu_group>) exist and
+//                are read-writable, for every vfio-pci VF
+//   rdma         mlx5_core VFs: the RDMA nodes _INFO's rdma entry    none listed (isRdma unset) /
+//                lists (else <sys>/.../infiniband_verbs/uverbsN)     missing or not read-
+//                exist and are read-writable; NET_RAW and NET_ADMIN  writable / capability
+//                in the effective capabilities (DPDK mlx5 guide)     missing
+//   memlock      CAP_IPC_LOCK in the effective capabilities (then    lower than needed and no
+//                the limit does not apply), else RLIMIT_MEMLOCK      IPC_LOCK
+//                against the pool's memory (VFIO maps it locked)
+//   hugepages    /proc/mounts has hugetlbfs with the asked page      not mounted / the hugetlb
+//                size; the pod's hugetlb cgroup limit for that size  cgroup limit or the free
+//                (v2 hugetlb.<size>.max, v1 .limit_in_bytes, minus   pages on the node below
+//                usage, the lowest of the cgroup and its parents);   the pool
+//                free pages on the workers' NUMA nodes
+//   numa         NIC numa_node vs worker cores' nodes vs pool socket  -            / they differ
+//   cpuset       the cgroup's effective cpuset (v2 or v1): lcores     -l names a CPU outside it
+//                from it when no list is given (first = main)        (error) / one CPU only
+//   cpu_quota    the cgroup's CFS quota (v2 cpu.max "$MAX $PERIOD",  quota below the lcores
+//                v1 cpu.cfs_quota_us / cpu.cfs_period_us)            (CPU manager not static)
+//   pool_sizing  populated >= RX + TX descriptors + workers x per-   below: refusal naming
+//                core layer capacity + workers x burst (in flight)   every number
+//
+// Capabilities are the CapEff line of <root>/proc/self/status: the kernel's rendering of the
+// effective set capget(2) returns, read like every other fact so a fake node states them too.
+// cgroup files as the kernel documents them: Documentation/admin-guide/cgroup-v2.rst (cpu.max,
+// cpuset.cpus.effective, hugetlb.<hugepagesize>.max/.current: "max" = no limit),
+// Documentation/admin-guide/cgroup-v1/hugetlb.rst (hugetlb.<hugepagesize>.limit_in_bytes /
+// .usage_in_bytes; <hugepagesize> is "2MB", "1GB", "64KB"), Documentation/scheduler/sched-bwc.rst
+// (cpu.cfs_quota_us, -1 = no limit, cpu.cfs_period_us).
+//
+// Everything is read under Host::root (default "/"), so tests run against fake sysfs, procfs,
+// /dev and cgroup trees, and the environment is a map. MinPoolObjects is a pure function.
+//
+// Use from skbnfd's main (composition root):
+//   skbnfd --preflight : Run(host, request) -> print report.ToText(), exit report.ok() ? 0 : 1
+//   normal start       : same Run before rte_eal_init; refuse to start (exit 2, the text) on
+//                        any error, print the risks as warnings and go on.
+#ifndef SKBNF_SERVER_OPS_PREFLIGHT_H_
+#define SKBNF_SERVER_OPS_PREFLIGHT_H_
+
+#include <cstdint>
+#include <map>
+#include <optional>
+#include <string>
+#include <vector>
+
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+#include "server/ops/device_info.h"
+
+namespace skbnf::preflight {
+
+enum class Severity { kOk, kRisk, kError };
+const char* SeverityName(Severity s);  // "ok", "warn" (a risk), "error"
+
+struct Finding {
+  Severity severity = Severity::kOk;
+  std::string check;    // e.g. "vf_driver"
+  std::string message;  // what was found and, for risks and errors, what to change
+};
+
+struct Report {
+  std::vector<Finding> findings;
+  bool ok() const;  // no error (risks allowed)
+  int errors() const;
+  int risks() const;
+  // One line per finding: "error  vf_driver  0000:3b:02.0 is bound to iavf ...".
+  std::string ToText() const;
+};
+
+// The machine as seen from inside the container.
+struct Host {
+  std::string root = "/";                  // prefix of /sys, /proc, /dev
+  std::map<std::string, std::string> env;  // the process environment
+  // RLIMIT_MEMLOCK soft limit in bytes; nullopt = unlimited.
+  std::optional<uint64_t> memlock_limit;
+  static Host FromProcess();  // root "/", environ, getrlimit
+};
+
+// What skbnfd is about to ask EAL for.
+struct Request {
+  bool pci_devices_from_env = false;  // --pcidevice-env: ports are the PCIDEVICE_* VFs
+  bool hugepages = true;              // false with --no-huge
+  uint64_t hugepage_size = 2u << 20;  // bytes; 0: the page size of the huge_dir mount, or
+                                      // (no huge_dir) of any hugetlbfs mount, the default first
+  std::string huge_dir;               // EAL --huge-dir: must be a hugetlbfs mount point
+  uint64_t pool_memory = 0;           // bytes the mbuf pool and rings need
+  std::vector<int> lcores;            // -l list; empty: EAL's default (the cpuset)
+  int pool_socket = -1;               // NUMA node of the pool; -1: the workers' node
+};
+
+// One VF handed in by the device plugin.
+struct PciDevice {
+  std::string variable;            // PCIDEVICE_INTEL_COM_INTEL_SRIOV_DPDK
+  std::string address;             // 0000:3b:02.0
+  std::optional<DeviceInfo> info;  // its entry in PCIDEVICE_..._INFO, when the plugin wrote one
+};
+
+// The device plugin's variables (server/ops/pci_env.h): the devices, sorted by variable then
+// listed order, with their _INFO entries; `warnings` says which _INFO could not be read and why
+// (never an error). Error naming the variable for an address that is not [dddd:]bb:dd.f.
+struct PciDeviceEnv {
+  std::vector<PciDevice> devices;
+  std::vector<std::string> warnings;
+};
+absl::StatusOr<PciDeviceEnv> ReadPciDeviceEnv(const std::map<std::string, std::string>& env);
+// ReadPciDeviceEnv's devices.
+absl::StatusOr<std::vector<PciDevice>> PciDevicesFromEnv(
+    const std::map<std::string, std::string>& env);
+
+// Effective capabilities (CapEff of <root>/proc/self/status), nullopt when unreadable.
+std::optional<uint64_t> EffectiveCapabilities(const Host& host);
+
+// "0-3,8,10-11" (cpuset list format) -> {0,1,2,3,8,10,11}; error on malformed text.
+absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text);
+
+// The CPUs the container may run on: the cgroup's effective cpuset (v2: cpuset.cpus.effective
+// of the cgroup in <root>/proc/self/cgroup; v1: the cpuset controller's cpuset.cpus), else
+// <root>/sys/devices/system/cpu/online.
+absl::StatusOr<std::vector<int>> AllowedCpus(const Host& host);
+
+// Pool sizing: the objects a pool needs so that RX refill never starves by construction.
+struct PoolNeeds {
+  uint64_t ports = 0;
+  uint64_t rx_queues_per_port = 1;
+  uint64_t rx_ring = 1024;  // descriptors per RX queue
+  uint64_t tx_queues_per_port = 1;
+  uint64_t tx_ring = 1024;  // descriptors per TX queue
+  uint64_t workers = 1;
+  uint64_t per_core_capacity = 0;  // what one core's layers can hold (strategy's tunables)
+  uint64_t burst = 32;             // in flight per worker between RX and TX
+};
+uint64_t MinPoolObjects(const PoolNeeds& n);
+// ok, or an error naming every number: "pool of 8192 objects < 10304 needed = RX 2 ports x 1
+// queue x 1024 + TX 2 x 1 x 1024 + 2 workers x 1024 per-core layers + 2 workers x 32 burst".
+Finding CheckPoolSizing(const PoolNeeds& n, uint64_t populated);
+
+// Every check above except pool sizing (which needs the engine's numbers).
+Report Run(const Host& host, const Request& request);
+
+}  // namespace skbnf::preflight
+
+#endif  // SKBNF_SERVER_OPS_PREFLIGHT_H_

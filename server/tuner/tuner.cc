@@ -1,0 +1,609 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "server/tuner/tuner.h"
+
+#include <algorithm>
+#include <iostream>
+#include <map>
+#include <random>
+#include <sstream>
+#include <thread>
+
+#include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "common/rates.h"
+#include "dataplane/pool/strategy_spec.h"
+#include "server/core/pool_share.h"
+
+namespace skbnf::control {
+namespace {
+
+using Clock = std::chrono::steady_clock;
+using std::chrono::milliseconds;
+
+constexpr milliseconds kPollEvery{5};  // cancellation and epoch checks while waiting
+constexpr double kExcessFactor = 1.5;  // disqualification: this many times the baseline rate
+constexpr double kDropSlack = 1e-4;    // + this share of the packets (drops only)
+
+absl::Status Invalid(absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
+}
+
+// Every worker's and port's counters at one instant.
+struct Sample {
+  StatsSnapshot stats;
+  std::vector<PortInfo> ports;
+};
+
+Sample Take(const Backend& b) { return Sample{b.GetStats(), b.GetPorts()}; }
+
+uint64_t Diff(uint64_t now, uint64_t before) { return now >= before ? now - before : 0; }
+
+uint64_t RxPackets(const StatsSnapshot& s) {
+  uint64_t n = 0;
+  for (const CoreStats& c : s.cores) {
+    for (const PortCounters& p : c.ports) n += p.rx_packets;
+  }
+  return n;
+}
+
+TuneMeasurement Measure(const Sample& a, const Sample& b) {
+  TuneMeasurement m;
+  uint64_t cycles = 0, busy_packets = 0, pool_nombuf = 0, pmd_nombuf = 0, missed = 0;
+  std::map<std::string, uint64_t> drops;
+  for (const CoreStats& cb : b.stats.cores) {
+    const CoreStats* ca = nullptr;
+    for (const CoreStats& c : a.stats.cores) {
+      if (c.core == cb.core) ca = &c;
+    }
+    if (ca == nullptr) continue;
+    const uint64_t dc = Diff(cb.busy_cycles, ca->busy_cycles);
+    const uint64_t dp = Diff(cb.busy_packets, ca->busy_packets);
+    cycles += dc;
+    busy_packets += dp;
+    if (dp > 0) m.core_cycles_per_packet.emplace_back(cb.core, CyclesPerPacket(dc, 0, dp, 0));
+    pool_nombuf += Diff(cb.pool.alloc_failures, ca->pool.alloc_failures);
+    for (const PortCounters& pb : cb.ports) {
+      const PortCounters* pa = nullptr;
+      for (const PortCounters& p : ca->ports) {
+        if (p.port == pb.port) pa = &p;
+      }
+      if (pa == nullptr) continue;
+      m.packets += Diff(pb.rx_packets, pa->rx_packets);
+      for (const auto& [reason, n] : pb.drops) {
+        uint64_t before = 0;
+        for (const auto& [r, v] : pa->drops) {
+          if (r == reason) before = v;
+        }
+        drops[reason] += Diff(n, before);
+      }
+    }
+  }
+  for (const PortInfo& pb : b.ports) {
+    for (const PortInfo& pa : a.ports) {
+      if (pa.id != pb.id || !pa.has_pmd_stats || !pb.has_pmd_stats) continue;
+      missed += Diff(pb.pmd.imissed, pa.pmd.imissed);
+      pmd_nombuf += Diff(pb.pmd.rx_nombuf, pa.pmd.rx_nombuf);
+    }
+  }
+  drops["rx_missed"] += missed;
+  // The pool and the PMDs may both count one failed refill: the larger of the two.
+  m.rx_nombuf = std::max(pool_nombuf, pmd_nombuf);
+  m.cycles_per_packet = CyclesPerPacket(cycles, 0, busy_packets, 0);
+  m.packets_per_second = Rate(m.packets, 0, Seconds(b.stats.taken - a.stats.taken));
+  m.drops.assign(drops.begin(), drops.end());
+  return m;
+}
+
+double Share(uint64_t n, uint64_t packets) {
+  return packets == 0 ? 0 : static_cast<double>(n) / static_cast<double>(packets);
+}
+
+double Median(std::vector<double> v) {
+  if (v.empty()) return 0;
+  std::sort(v.begin(), v.end());
+  const size_t n = v.size();
+  return n % 2 == 1 ? v[n / 2] : (v[n / 2 - 1] + v[n / 2]) / 2;
+}
+
+std::string Figure(const TuneCandidate& c) {
+  return absl::StrFormat("%.1f +- %.1f cycles/packet", c.median_cycles_per_packet, c.spread);
+}
+
+void Log(const std::string& line) { std::cerr << "skbnf-control: tune " << line << std::endl; }
+
+void LogTable(const TuneReport& r) {
+  Log(absl::StrFormat("%-4s %-32s %10s %8s %6s %12s %s", "RANK", "CANDIDATE", "CYC/PKT", "SPREAD",
+                      "ROUNDS", "PPS", "NOTE"));
+  for (const TuneCandidate& c : r.candidates) {
+    Log(absl::StrFormat("%-4s %-32s %10.1f %8.1f %6d %12s %s",
+                        c.rank > 0 ? absl::StrCat(c.rank) : "-", c.spec + (c.incumbent ? " *" : ""),
+                        c.median_cycles_per_packet, c.spread, c.cycles_per_packet.size(),
+                        HumanRate(c.median_packets_per_second),
+                        c.disqualified ? "disqualified: " + c.disqualified_reason : ""));
+  }
+  Log(absl::StrCat("done: ", TuneOutcomeName(r.outcome), ": ", r.reason, "; in force ",
+                   r.final_spec, " (epoch ", r.final_epoch, "), ", r.swaps, " swaps, ",
+                   r.duration_ms, " ms, ", r.packets, " packets forwarded vs ",
+                   r.baseline_rate_packets, " at the baseline rate"));
+}
+
+}  // namespace
+
+const char* TuneOutcomeName(TuneOutcome o) {
+  switch (o) {
+    case TuneOutcome::kApplied:
+      return "applied";
+    case TuneOutcome::kKeptIncumbent:
+      return "kept_incumbent";
+    case TuneOutcome::kDryRun:
+      return "dry_run";
+    case TuneOutcome::kCancelled:
+      return "cancelled";
+    case TuneOutcome::kAborted:
+      return "aborted";
+    case TuneOutcome::kFailed:
+      return "failed";
+  }
+  return "unknown";
+}
+
+void DisqualifyAgainst(TuneMeasurement& m, const TuneMeasurement& base) {
+  if (m.packets == 0 || m.cycles_per_packet <= 0) {
+    m.disqualified = true;
+    m.disqualified_reason = "received no packet during the dwell";
+    return;
+  }
+  const double pk = static_cast<double>(m.packets);
+  const double nombuf_base = Share(base.rx_nombuf, base.packets);
+  if (static_cast<double>(m.rx_nombuf) > kExcessFactor * nombuf_base * pk) {
+    m.disqualified = true;
+    m.disqualified_reason =
+        absl::StrFormat("rx_nombuf grew by %d (%.3g per million packets; baseline %.3g)",
+                        m.rx_nombuf, 1e6 * Share(m.rx_nombuf, m.packets), 1e6 * nombuf_base);
+    return;
+  }
+  for (const auto& [reason, n] : m.drops) {
+    uint64_t b = 0;
+    for (const auto& [r, v] : base.drops) {
+      if (r == reason) b = v;
+    }
+    const double base_share = Share(b, base.packets);
+    if (static_cast<double>(n) > kExcessFactor * base_share * pk + kDropSlack * pk) {
+      m.disqualified = true;
+      m.disqualified_reason =
+          absl::StrFormat("drops %s: %d in %d packets (%.4f %%; baseline %.4f %%)", reason, n,
+                          m.packets, 100 * Share(n, m.packets), 100 * base_share);
+      return;
+    }
+  }
+}
+
+void ScoreAndRank(std::vector<TuneCandidate>& cands) {
+  auto ranked = [](const TuneCandidate& c) {
+    return !c.disqualified && !c.cycles_per_packet.empty();
+  };
+  for (TuneCandidate& c : cands) {
+    c.rank = 0;
+    if (!ranked(c)) continue;
+    c.median_cycles_per_packet = Median(c.cycles_per_packet);
+    const auto [lo, hi] =
+        std::minmax_element(c.cycles_per_packet.begin(), c.cycles_per_packet.end());
+    c.spread = (*hi - *lo) / 2;
+    c.median_packets_per_second = Median(c.packets_per_second);
+  }
+  std::stable_sort(cands.begin(), cands.end(), [&](const TuneCandidate& a, const TuneCandidate& b) {
+    if (ranked(a) != ranked(b)) return ranked(a);
+    return ranked(a) && a.median_cycles_per_packet < b.median_cycles_per_packet;
+  });
+  uint32_t rank = 0;
+  for (TuneCandidate& c : cands) {
+    if (ranked(c)) c.rank = ++rank;
+  }
+}
+
+TuneDecision Decide(const std::vector<TuneCandidate>& cands, const std::string& incumbent,
+                    bool apply) {
+  const TuneCandidate* winner = !cands.empty() && cands[0].rank == 1 ? &cands[0] : nullptr;
+  const TuneCandidate* inc = nullptr;
+  for (const TuneCandidate& c : cands) {
+    if (c.spec == incumbent) inc = &c;
+  }
+  std::string verdict;
+  bool beats = false;
+  if (winner == nullptr) {
+    verdict = "no candidate qualified";
+  } else if (winner->spec == incumbent) {
+    verdict = absl::StrCat("the incumbent ", incumbent, " ranked first (", Figure(*winner), ")");
+  } else if (inc == nullptr || inc->rank == 0) {
+    verdict = absl::StrCat(winner->spec, " ranked first (", Figure(*winner),
+                           ") but the incumbent has no valid figure to beat",
+                           inc != nullptr && inc->disqualified
+                               ? absl::StrCat(" (", inc->disqualified_reason, ")")
+                               : "");
+  } else {
+    const double gain = inc->median_cycles_per_packet - winner->median_cycles_per_packet;
+    const double spread = inc->spread + winner->spread;
+    beats = gain > spread;
+    verdict = absl::StrFormat(
+        "%s (%s) beat the incumbent %s (%s) by %.1f cycles/packet, %s the spread %.1f",
+        winner->spec, Figure(*winner), inc->spec, Figure(*inc), gain,
+        beats ? "more than" : "not more than", spread);
+  }
+  TuneDecision d;
+  d.target = incumbent;
+  if (!apply) {
+    d.outcome = TuneOutcome::kDryRun;
+    d.reason = absl::StrCat("dry run: ", verdict,
+                            beats ? "; --apply would keep it" : "; the incumbent would stay",
+                            "; the incumbent is back in force");
+  } else if (beats) {
+    d.outcome = TuneOutcome::kApplied;
+    d.reason = absl::StrCat(verdict, ": applied");
+    d.target = winner->spec;
+  } else {
+    d.outcome = TuneOutcome::kKeptIncumbent;
+    d.reason = absl::StrCat(verdict, ": the incumbent stays");
+  }
+  return d;
+}
+
+absl::StatusOr<TunePlan> Tuner::Plan(const TuneRequest& r) const {
+  TunePlan p;
+  p.dwell = r.dwell.count() == 0 ? kTuneDefaultDwell : r.dwell;
+  if (p.dwell < kTuneMinDwell || p.dwell > kTuneMaxDwell) {
+    return Invalid("dwell_ms",
+                   absl::StrCat(r.dwell.count(), " is out of range [", kTuneMinDwell.count(), ", ",
+                                kTuneMaxDwell.count(), "] (0 = ", kTuneDefaultDwell.count(), ")"));
+  }
+  if (r.settle > kTuneMaxSettle) {
+    return Invalid("settle_ms", absl::StrCat(r.settle.count(), " is out of range [0, ",
+                                             kTuneMaxSettle.count(), "] (0 = dwell / 4)"));
+  }
+  p.settle = r.settle.count() != 0
+                 ? r.settle
+                 : std::clamp<milliseconds>(p.dwell / 4, milliseconds(20), milliseconds(2000));
+  if (r.rounds > kTuneMaxRounds) {
+    return Invalid("rounds", absl::StrCat(r.rounds, " is out of range [1, ", kTuneMaxRounds,
+                                          "] (0 = ", kTuneDefaultRounds, ")"));
+  }
+  p.rounds = r.rounds != 0 ? r.rounds : kTuneDefaultRounds;
+  p.apply = r.apply;
+  if (p.apply && p.rounds < 2) {
+    return Invalid("rounds",
+                   "apply needs at least 2 rounds: a winner must beat the incumbent by more than "
+                   "the spread measured over rounds");
+  }
+  if (r.quiesce_timeout > kTuneMaxQuiesceTimeout) {
+    return Invalid("quiesce_timeout_ms",
+                   absl::StrCat(r.quiesce_timeout.count(), " is out of range [0, ",
+                                kTuneMaxQuiesceTimeout.count(), "] (0 = the pool's default)"));
+  }
+  p.quiesce_timeout = r.quiesce_timeout;
+  if (r.candidates.size() > kTuneMaxCandidates) {
+    return Invalid("candidates",
+                   absl::StrCat(r.candidates.size(), " candidates; at most ", kTuneMaxCandidates));
+  }
+  std::vector<std::pair<std::string, pool::StrategySpec>> listed;
+  for (size_t i = 0; i < r.candidates.size(); ++i) {
+    const std::string field = absl::StrCat("candidates[", i, "]");
+    absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(r.candidates[i]);
+    if (!spec.ok()) {
+      return Invalid(field, absl::StrCat("'", r.candidates[i], "': ", spec.status().message()));
+    }
+    const std::string canonical = spec->ToString();
+    for (size_t j = 0; j < listed.size(); ++j) {
+      if (listed[j].first == canonical) {
+        return Invalid(field, absl::StrCat("'", r.candidates[i],
+                                           "' is the same strategy as "
+                                           "candidates[",
+                                           j, "] ('", canonical, "')"));
+      }
+    }
+    listed.emplace_back(canonical, *spec);
+  }
+  // ValidateStrategy is a mutation-side call: through the door, which changes nothing here.
+  absl::Status planned_candidates = door_.Run(ChangeSource::kTune, [&](Change& c) -> absl::Status {
+    const pool::StrategySpec incumbent = c.backend().GetStrategy();
+    p.incumbent = incumbent.ToString();
+    if (absl::Status s = c.backend().ValidateStrategy(incumbent); !s.ok()) return s;  // native
+    p.candidates.push_back(p.incumbent);
+    if (listed.empty()) {
+      for (const char* d : kTuneDefaultCandidates) {
+        absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(d);
+        if (!spec.ok() || !c.backend().ValidateStrategy(*spec).ok()) continue;
+        // a default that would hoard this pool (server/core/pool_share.h) is left out, not refused
+        if (!CheckPoolShare(*spec, c.backend().GetInfo(), c.backend().GetPorts()).ok()) continue;
+        if (spec->ToString() != p.incumbent) p.candidates.push_back(spec->ToString());
+      }
+    }
+    for (size_t i = 0; i < listed.size(); ++i) {
+      absl::Status s = c.backend().ValidateStrategy(listed[i].second);
+      if (s.code() == absl::StatusCode::kFailedPrecondition) return s;
+      if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
+      // the same pool-share bound as SetStrategy
+      s = CheckPoolShare(listed[i].second, c.backend().GetInfo(), c.backend().GetPorts());
+      if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
+      if (listed[i].first != p.incumbent) p.candidates.push_back(listed[i].first);
+    }
+    return absl::OkStatus();
+  });
+  if (!planned_candidates.ok()) return planned_candidates;
+  if (p.candidates.size() < 2) {
+    return Invalid("candidates", absl::StrCat("only the strategy in force ('", p.incumbent,
+                                              "'): list at least one other strategy"));
+  }
+  const auto planned = p.dwell + p.rounds * p.candidates.size() * (p.settle + p.dwell);
+  if (planned > kTuneMaxDuration) {
+    return Invalid("rounds",
+                   absl::StrCat("the tune would take ",
+                                std::chrono::duration_cast<std::chrono::seconds>(planned).count(),
+                                " s (baseline + rounds x candidates x (settle + dwell)); "
+                                "at most ",
+                                kTuneMaxDuration.count(),
+                                " s: fewer rounds or candidates, or a shorter dwell"));
+  }
+  if (r.seed != 0) {
+    p.seed = r.seed;
+  } else {
+    std::random_device rd;
+    p.seed = (static_cast<uint64_t>(rd()) << 32) | rd();
+  }
+  return p;
+}
+
+void Tuner::SetState(const char* state, const std::string& candidate) {
+  std::lock_guard<std::mutex> l(status_mu_);
+  status_.state = state;
+  status_.candidate = candidate;
+  status_.running = std::string(state) != "idle";
+}
+
+Tuner::Status Tuner::GetStatus() const {
+  std::lock_guard<std::mutex> l(status_mu_);
+  return status_;
+}
+
+absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<bool()>& cancelled,
+                                      const std::function<bool(const TuneProgress&)>& progress) {
+  bool idle = false;
+  if (!running_.compare_exchange_strong(idle, true)) {
+    const Status s = GetStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("a tune is already running (", s.state, s.candidate.empty() ? "" : " ",
+                     s.candidate, "); one at a time: wait for it to end or cancel it"));
+  }
+  struct Idle {
+    Tuner* t;
+    ~Idle() {
+      t->SetState("idle", "");
+      t->running_.store(false);
+    }
+  } idle_at_exit{this};
+
+  TuneReport rep;
+  rep.incumbent = plan.incumbent;
+  rep.rounds = plan.rounds;
+  rep.dwell = plan.dwell;
+  rep.settle = plan.settle;
+  rep.seed = plan.seed;
+  rep.apply = plan.apply;
+  rep.started_unix_ms = static_cast<uint64_t>(
+      std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
+          .count());
+  const auto t0 = Clock::now();
+  const uint32_t visits = plan.rounds * static_cast<uint32_t>(plan.candidates.size());
+  Log(absl::StrCat("started: ", plan.candidates.size(), " candidates (",
+                   absl::StrJoin(plan.candidates, " "), "), incumbent ", plan.incumbent, ", ",
+                   plan.rounds, " rounds, dwell ", plan.dwell.count(), " ms, settle ",
+                   plan.settle.count(), " ms, seed ", plan.seed,
+                   plan.apply ? ", apply" : ", dry run"));
+
+  // The epoch the tune's own last swap produced (or found): anything else is another client.
+  uint64_t epoch;
+  std::string in_force;
+  door_.Run(ChangeSource::kTune, [&](Change& c) {
+    epoch = c.backend().GetEpoch();
+    in_force = c.backend().GetStrategy().ToString();
+  });
+  enum class Stop { kNone, kCancelled, kAborted };
+  auto check = [&] {
+    if (cancelled()) return Stop::kCancelled;
+    if (backend_.GetEpoch() != epoch) return Stop::kAborted;
+    return Stop::kNone;
+  };
+  auto wait = [&](milliseconds d) {
+    const auto deadline = Clock::now() + d;
+    for (;;) {
+      const Stop s = check();
+      if (s != Stop::kNone) return s;
+      const auto now = Clock::now();
+      if (now >= deadline) return Stop::kNone;
+      std::this_thread::sleep_for(std::min<Clock::duration>(kPollEvery, deadline - now));
+    }
+  };
+  enum class Swap { kOk, kAborted, kFailed };
+  std::string swap_error;
+  // Puts `spec` in force (nothing to do when it is), only while the epoch is still the tune's.
+  auto swap_locked = [&](Change& c, const std::string& spec) {
+    if (c.backend().GetEpoch() != epoch) return Swap::kAborted;
+    if (in_force == spec) return Swap::kOk;
+    absl::StatusOr<pool::StrategySpec> parsed = pool::StrategySpec::Parse(spec);  // canonical
+    if (!parsed.ok()) {  // every spec here came from Plan's canonical forms
+      swap_error = absl::StrCat("swap to ", spec, ": ", parsed.status().message());
+      return Swap::kFailed;
+    }
+    pool::SwapReport r = c.SwapStrategy(*parsed, plan.quiesce_timeout);
+    rep.swaps++;
+    epoch = c.backend().GetEpoch();
+    in_force = c.backend().GetStrategy().ToString();
+    if (!r.status.ok()) {
+      swap_error =
+          absl::StrCat("swap to ", spec, " failed", r.rolled_back ? " and was rolled back" : "",
+                       ": ", r.status.message());
+      return Swap::kFailed;
+    }
+    return Swap::kOk;
+  };
+  auto swap_to = [&](const std::string& spec) {
+    return door_.Run(ChangeSource::kTune, [&](Change& c) { return swap_locked(c, spec); });
+  };
+
+  Stop stop = in_force == plan.incumbent ? Stop::kNone : Stop::kAborted;
+  bool failed = false;
+  // Baseline: the incumbent, before anything is swapped.
+  Sample tune_start;
+  if (stop == Stop::kNone) {
+    SetState("baseline", plan.incumbent);
+    Sample a = Take(backend_);
+    stop = wait(plan.dwell);
+    tune_start = Take(backend_);
+    rep.baseline = Measure(a, tune_start);
+    rep.baseline.spec = plan.incumbent;
+    if (stop == Stop::kNone && (rep.baseline.packets == 0 || rep.baseline.cycles_per_packet <= 0)) {
+      Log("refused: the workers received no packet in the baseline window; nothing swapped");
+      return absl::FailedPreconditionError(
+          absl::StrCat("no traffic: the workers received no packet during the ", plan.dwell.count(),
+                       " ms baseline; tuning measures live traffic (nothing was swapped)"));
+    }
+    if (stop == Stop::kNone) {
+      Log(absl::StrFormat("baseline %s: %.1f cycles/packet, %s pps", plan.incumbent,
+                          rep.baseline.cycles_per_packet,
+                          HumanRate(rep.baseline.packets_per_second)));
+      TuneProgress pr;
+      pr.phase = TuneProgress::Phase::kBaseline;
+      pr.rounds = plan.rounds;
+      pr.candidate = plan.incumbent;
+      pr.visits = visits;
+      pr.measurement = &rep.baseline;
+      if (!progress(pr)) stop = Stop::kCancelled;
+    }
+  }
+
+  std::vector<TuneCandidate> cands(plan.candidates.size());
+  for (size_t i = 0; i < cands.size(); ++i) {
+    cands[i].spec = plan.candidates[i];
+    cands[i].incumbent = plan.candidates[i] == plan.incumbent;
+  }
+  std::mt19937_64 rng(plan.seed);
+  uint32_t visit = 0;
+  for (uint32_t round = 1; round <= plan.rounds && stop == Stop::kNone && !failed; ++round) {
+    std::vector<size_t> order;
+    for (size_t i = 0; i < cands.size(); ++i) {
+      if (!cands[i].disqualified) order.push_back(i);
+    }
+    std::shuffle(order.begin(), order.end(), rng);
+    for (size_t i : order) {
+      TuneCandidate& c = cands[i];
+      ++visit;
+      SetState("settling", c.spec);
+      const Swap sw = swap_to(c.spec);
+      if (sw == Swap::kAborted) stop = Stop::kAborted;
+      if (sw == Swap::kFailed) failed = true;
+      if (sw != Swap::kOk) break;
+      TuneProgress pr;
+      pr.phase = TuneProgress::Phase::kSettling;
+      pr.round = round;
+      pr.rounds = plan.rounds;
+      pr.candidate = c.spec;
+      pr.visit = visit;
+      pr.visits = visits;
+      if (!progress(pr)) stop = Stop::kCancelled;
+      if (stop == Stop::kNone) stop = wait(plan.settle);
+      if (stop != Stop::kNone) break;
+      SetState("measuring", c.spec);
+      const Sample a = Take(backend_);
+      stop = wait(plan.dwell);
+      if (stop != Stop::kNone) break;
+      TuneMeasurement m = Measure(a, Take(backend_));
+      m.round = round;
+      m.spec = c.spec;
+      DisqualifyAgainst(m, rep.baseline);
+      c.rx_nombuf += m.rx_nombuf;
+      for (const auto& d : m.drops) c.drops += d.second;
+      if (m.disqualified) {
+        c.disqualified = true;
+        c.disqualified_reason = absl::StrCat("round ", round, ": ", m.disqualified_reason);
+      } else {
+        c.cycles_per_packet.push_back(m.cycles_per_packet);
+        c.packets_per_second.push_back(m.packets_per_second);
+      }
+      Log(absl::StrFormat("round %d/%d %s: %.1f cycles/packet, %s pps, rx_nombuf %d%s", round,
+                          plan.rounds, c.spec, m.cycles_per_packet, HumanRate(m.packets_per_second),
+                          m.rx_nombuf,
+                          m.disqualified ? ", disqualified: " + m.disqualified_reason : ""));
+      rep.measurements.push_back(std::move(m));
+      pr.phase = TuneProgress::Phase::kMeasured;
+      pr.measurement = &rep.measurements.back();
+      if (!progress(pr)) stop = Stop::kCancelled;
+      if (stop != Stop::kNone) break;
+    }
+  }
+
+  ScoreAndRank(cands);
+  if (!cands.empty() && cands[0].rank == 1) rep.winner = cands[0].spec;
+
+  // Decide.
+  std::string target = plan.incumbent;
+  if (stop == Stop::kAborted) {
+    rep.outcome = TuneOutcome::kAborted;
+    rep.reason =
+        "another client changed the strategy during the tune: the tune stopped and left "
+        "that change in force";
+  } else if (stop == Stop::kCancelled) {
+    rep.outcome = TuneOutcome::kCancelled;
+    rep.reason = "cancelled (client gone, deadline or server stopping): the incumbent is restored";
+  } else if (failed) {
+    rep.outcome = TuneOutcome::kFailed;
+    rep.reason = absl::StrCat(swap_error, ": the incumbent is restored");
+  } else {
+    const TuneDecision d = Decide(cands, plan.incumbent, plan.apply);
+    rep.outcome = d.outcome;
+    rep.reason = d.reason;
+    target = d.target;
+  }
+  if (rep.outcome != TuneOutcome::kAborted) {
+    SetState("finishing", "");
+    const Swap sw = swap_to(target);
+    if (sw == Swap::kAborted) {
+      rep.outcome = TuneOutcome::kAborted;
+      rep.reason = absl::StrCat(rep.reason,
+                                "; then another client changed the strategy before "
+                                "the tune's last swap: that change stays");
+    } else if (sw == Swap::kFailed) {
+      rep.outcome = TuneOutcome::kFailed;
+      rep.reason = absl::StrCat(rep.reason, "; the final ", swap_error);
+      if (target != plan.incumbent && swap_to(plan.incumbent) == Swap::kOk) {
+        absl::StrAppend(&rep.reason, "; the incumbent is restored");
+      }
+    }
+  }
+  rep.candidates = std::move(cands);
+  const Sample end = Take(backend_);
+  rep.final_spec = backend_.GetStrategy().ToString();
+  rep.final_epoch = backend_.GetEpoch();
+  if (!tune_start.stats.cores.empty()) {
+    rep.packets = Diff(RxPackets(end.stats), RxPackets(tune_start.stats));
+    rep.baseline_rate_packets = static_cast<uint64_t>(
+        rep.baseline.packets_per_second * Seconds(end.stats.taken - tune_start.stats.taken));
+  }
+  rep.duration_ms =
+      static_cast<uint64_t>(std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count());
+  LogTable(rep);
+  {
+    std::lock_guard<std::mutex> l(status_mu_);
+    status_.runs[static_cast<int>(rep.outcome)]++;
+    status_.last = std::make_shared<const TuneReport>(rep);
+  }
+  TuneProgress done;
+  done.phase = TuneProgress::Phase::kDone;
+  done.round = plan.rounds;
+  done.rounds = plan.rounds;
+  done.visit = visit;
+  done.visits = visits;
+  done.report = &rep;
+  (void)progress(done);
+  return rep;
+}
+
+}  // namespace skbnf::control
