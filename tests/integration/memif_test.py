@@ -12,8 +12,10 @@ checked on kb (tests/integration/raw_traffic.py: MACs, TTL-1, IP checksum, paylo
 stated low rate (no loss allowed) while skbnfd hot-swaps through every strategy the daemon lists
 (tests/support/strategy_specs.py, over gRPC with skbnfctl; all 32 in each l3 run, every fourth
 in io and mac: a swap costs ~0.25 s on this loaded 2-vCPU machine), then a burst as fast as a
-raw socket sends; then SIGTERM: exit 0 and an exact audit; then testpmd gets SIGINT and prints its forward
-statistics. Every frame is accounted for, exactly, hop by hop:
+raw socket sends. Then testpmd stops forwarding (`stop` on its command line) and prints its forward
+statistics while the links are still up; in the l3 runs testpmd then quits first (the peer goes
+away under skbnfd's polling worker: skbnfd must stay up and report NOT_SERVING naming the memif
+ports); skbnfd gets SIGTERM: exit 0 and an exact audit. Every frame is accounted for, exactly, hop by hop:
     sent = delivered + kernel drops (ka tx, ta rx, tb tx, kb rx)
                      + testpmd TX-dropped into skbnfd (memif ring full) and towards tb
                      + skbnfd drops by reason (its exit line)
@@ -210,7 +212,7 @@ def testpmd(ns, t, case, role, sock, burst):
 
 def testpmd_forward_stats(log):
     """Per port: RX-packets, RX-dropped, TX-packets, TX-dropped from testpmd's exit lines
-    (app/test-pmd/testpmd.c fwd_stats_display, printed by stop_packet_forwarding on SIGINT)."""
+    (app/test-pmd/testpmd.c fwd_stats_display, printed by stop_packet_forwarding on `stop`)."""
     text = open(log, errors="replace").read()
     out = {}
     for m in re.finditer(
@@ -339,6 +341,25 @@ def one_run(a, ns, t, case, skb_role, mode):
         wait_until(f"{case}: testpmd's forward statistics",
                    lambda: grep(tp.log, r"Accumulated forward statistics.*\n.*\n.*\n.*\n"), 15,
                    tp.p, tp.log)
+        def quit_testpmd():
+            tp.send("quit")
+            try:
+                rc = tp.p.wait(20)
+            except subprocess.TimeoutExpired:
+                raise Fail(f"{case}: testpmd did not quit" + tail(tp.log))
+            if rc != 0:
+                raise Fail(f"{case}: testpmd exited {rc} after quit" + tail(tp.log))
+
+        peer_leaves_first = mode == "l3"
+        if peer_leaves_first:
+            # The peer goes away under skbnfd's polling worker (a CNF restart): skbnfd must keep
+            # running, say NOT_SERVING naming the memif ports, and still stop cleanly.
+            mark = len(open(skb_log, errors="replace").read())
+            quit_testpmd()
+            wait_until(f"{case}: readiness NOT_SERVING after the memif peer left",
+                       lambda: re.search(r"readiness NOT_SERVING: port 0 \(net_memif0\): link down",
+                                         open(skb_log, errors="replace").read()[mark:]),
+                       10, skb.p, skb_log)
         rc = skb.stop()
         if rc != 0:
             raise Fail(f"{case}: skbnfd exited {rc} after SIGTERM" + tail(skb_log))
@@ -347,17 +368,13 @@ def one_run(a, ns, t, case, skb_role, mode):
             raise Fail(f"{case}: no exact audit" + tail(skb_log))
         if grep(skb_log, r"swaps ok \d+ failed [1-9]"):
             raise Fail(f"{case}: a swap failed" + tail(skb_log))
-        tp.send("quit")
-        try:
-            rc = tp.p.wait(20)
-        except subprocess.TimeoutExpired:
-            raise Fail(f"{case}: testpmd did not quit" + tail(tp.log))
-        if rc != 0:
-            raise Fail(f"{case}: testpmd exited {rc} after quit" + tail(tp.log))
+        if not peer_leaves_first:
+            quit_testpmd()
         drops = {k: v - drops_before[k] for k, v in ns.drops().items()}
         account(case, low, high, testpmd_forward_stats(tp.log), skbnfd_exit_line(skb_log),
                 drops, tp.log)
         print(f"ok: {case}: {len(results)} swaps in {swap_s:.1f} s under {LOW_RATE}/s traffic; "
+              f"{'testpmd quit first, skbnfd NOT_SERVING; ' if peer_leaves_first else ''}"
               f"SIGTERM: exit 0, {audit.group(0)}", flush=True)
     finally:
         for p in procs:
