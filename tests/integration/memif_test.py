@@ -15,7 +15,8 @@ in io and mac: a swap costs ~0.25 s on this loaded 2-vCPU machine), then a burst
 raw socket sends. Then testpmd stops forwarding (`stop` on its command line) and prints its forward
 statistics while the links are still up; in the l3 runs testpmd then quits first (the peer goes
 away under skbnfd's polling worker: skbnfd must stay up and report NOT_SERVING naming the memif
-ports); skbnfd gets SIGTERM: exit 0 and an exact audit. Every frame is accounted for, exactly, hop by hop:
+ports); skbnfd gets SIGTERM: exit 0 and an exact audit. Every frame is accounted for, exactly,
+hop by hop:
     sent = delivered + kernel drops (ka tx, ta rx, tb tx, kb rx)
                      + testpmd TX-dropped into skbnfd (memif ring full) and towards tb
                      + skbnfd drops by reason (its exit line)
@@ -79,6 +80,8 @@ sys.path.insert(0, os.path.join(HERE, "..", "support"))
 import strategy_specs  # noqa: E402
 
 LOW_RATE = 1000  # frames/s: the stated low rate at which no frame may be lost
+PEER_LEFT = "worker parked, testpmd quit first, skbnfd NOT_SERVING, worker resumed; "
+WORKER_LCORE = "1"  # skbnfd's one worker: EAL -l 0,1 (main lcore 0)
 SKB_MAC = ("02:00:00:00:6d:00", "02:00:00:00:6d:01")
 
 
@@ -295,7 +298,8 @@ def one_run(a, ns, t, case, skb_role, mode):
         wait_until(f"{case}: both memif links up (skbnfctl ports)", links_up, 15, skb.p, skb_log)
         if skb_role == "server":
             wait_until(f"{case}: readiness SERVING once the client is connected",
-                       lambda: grep(skb_log, r"readiness NOT_SERVING.*\n(.*\n)*.*readiness SERVING"),
+                       lambda: grep(skb_log,
+                                    r"readiness NOT_SERVING.*\n(.*\n)*.*readiness SERVING"),
                        10, skb.p, skb_log)
 
         expect = {
@@ -352,17 +356,27 @@ def one_run(a, ns, t, case, skb_role, mode):
 
         peer_leaves_first = mode == "l3"
         if peer_leaves_first:
-            # The peer goes away under skbnfd's polling worker (a CNF restart): skbnfd must keep
-            # running, say NOT_SERVING naming the memif ports, and still stop cleanly.
+            # The peer goes away (a CNF restart): skbnfd must keep running and say NOT_SERVING
+            # naming the memif ports. Its worker is parked first (skbnfctl worker pause): DPDK
+            # 22.11's memif_disconnect (memif_socket.c) clears CONNECTED and then munmaps the
+            # rings on the interrupt thread, while a worker already inside eth_memif_rx/tx keeps
+            # using them; seen here: skbnfd (server) SIGSEGV when testpmd quit under traffic
+            # polling, and testpmd SIGSEGV when skbnfd exited under testpmd's polling.
+            strategy_specs.ctl(a.skbnfctl, addr, "worker", "pause", WORKER_LCORE)
             mark = len(open(skb_log, errors="replace").read())
             quit_testpmd()
             wait_until(f"{case}: readiness NOT_SERVING after the memif peer left",
                        lambda: re.search(r"readiness NOT_SERVING: port 0 \(net_memif0\): link down",
                                          open(skb_log, errors="replace").read()[mark:]),
                        10, skb.p, skb_log)
+            # Unparked, the worker polls the disconnected ports: eth_memif_rx/tx return 0 when
+            # not CONNECTED.
+            strategy_specs.ctl(a.skbnfctl, addr, "worker", "resume", WORKER_LCORE)
         rc = skb.stop()
         if rc != 0:
             raise Fail(f"{case}: skbnfd exited {rc} after SIGTERM" + tail(skb_log))
+        if grep(skb_log, r"preflight warning: vdev_memif"):
+            raise Fail(f"{case}: preflight warned about copy-mode memif" + tail(skb_log))
         audit = grep(skb_log, r"audit OK \(exact[^;\n]*")
         if not audit:
             raise Fail(f"{case}: no exact audit" + tail(skb_log))
@@ -374,7 +388,7 @@ def one_run(a, ns, t, case, skb_role, mode):
         account(case, low, high, testpmd_forward_stats(tp.log), skbnfd_exit_line(skb_log),
                 drops, tp.log)
         print(f"ok: {case}: {len(results)} swaps in {swap_s:.1f} s under {LOW_RATE}/s traffic; "
-              f"{'testpmd quit first, skbnfd NOT_SERVING; ' if peer_leaves_first else ''}"
+              f"{PEER_LEFT if peer_leaves_first else ''}"
               f"SIGTERM: exit 0, {audit.group(0)}", flush=True)
     finally:
         for p in procs:
@@ -424,6 +438,21 @@ def account(case, low, high, tp, skb, kernel, tp_log):
                    f"; first bad frames: {low['bad_first'] + high['bad_first']}")
 
 
+def preflight_zero_copy(skbnfd):
+    """zero-copy=yes is warned about before EAL, naming the vdev and what to write
+    (server/preflight_vdev.cc, vdev_memif); copy mode is not."""
+    r = subprocess.run([skbnfd, "--preflight", "--", "-l", "0,1", "--no-huge", "-m", "512",
+                        "--no-pci", f"--vdev={memif(0, 'client', '/tmp/x.sock')},zero-copy=yes",
+                        f"--vdev={memif(1, 'client', '/tmp/x.sock')}"],
+                       capture_output=True, text=True, timeout=30)
+    warn = re.search(r"^warn +vdev_memif +(.*)$", r.stdout, re.M)
+    if (r.returncode != 0 or not warn or not warn.group(1).startswith("net_memif0: zero-copy=yes")
+            or "write zero-copy=no" not in warn.group(1) or "net_memif1" in warn.group(1)):
+        raise Fail(f"preflight: no vdev_memif warning naming net_memif0 alone (exit "
+                   f"{r.returncode}):\n{r.stdout}{r.stderr}")
+    print(f"ok: preflight: warn vdev_memif {warn.group(1)[:70]}...")
+
+
 def main():
     if len(sys.argv) < 3:
         print(__doc__.split("\n\n")[-2], file=sys.stderr)
@@ -441,6 +470,7 @@ def main():
     ns = None
     start = time.monotonic()
     try:
+        preflight_zero_copy(A.skbnfd)
         ns = Netns()
         runs = [("client-io", "client", "io"), ("client-mac", "client", "mac"),
                 ("client-l3", "client", "l3"), ("server-l3", "server", "l3")]
