@@ -12,11 +12,11 @@ checked on kb (tests/integration/raw_traffic.py: MACs, TTL-1, IP checksum, paylo
 stated low rate (no loss allowed) while skbnfd hot-swaps through every strategy the daemon lists
 (tests/support/strategy_specs.py, over gRPC with skbnfctl; all 32 in each l3 run, every fourth
 in io and mac: a swap costs ~0.25 s on this loaded 2-vCPU machine), then a burst as fast as a
-raw socket sends. Then testpmd stops forwarding (`stop` on its command line) and prints its forward
-statistics while the links are still up; in the l3 runs testpmd then quits first (the peer goes
-away under skbnfd's polling worker: skbnfd must stay up and report NOT_SERVING naming the memif
-ports); skbnfd gets SIGTERM: exit 0 and an exact audit. Every frame is accounted for, exactly,
-hop by hop:
+raw socket sends. Then testpmd stops forwarding (`stop` on its command line) and prints its
+forward statistics while the links are still up; in the l3 runs testpmd then quits first, with
+skbnfd's worker parked (skbnfctl worker pause; why in one_run): skbnfd must stay up and report
+NOT_SERVING naming the memif ports; skbnfd gets SIGTERM: exit 0 and an exact audit. Every frame
+is accounted for, exactly, hop by hop:
     sent = delivered + kernel drops (ka tx, ta rx, tb tx, kb rx)
                      + testpmd TX-dropped into skbnfd (memif ring full) and towards tb
                      + skbnfd drops by reason (its exit line)
@@ -40,8 +40,9 @@ and drivers/net/memif/rte_eth_memif.h (defaults):
     mac=xx:..           the port's MAC (default random): fixed, so the checks know it
     zero-copy=yes|no    client only; default no
     secret=<string>     not used
-Only the client's bsize/rsize matter: in memif the client creates the regions and rings and the
-server maps them (memif_socket.c, memif_msg_receive_init / memif_msg_enq_add_region).
+The client creates the regions and rings and the server maps them: the client's bsize is used,
+its rsize capped by the server's (memif_socket.c memif_msg_receive_hello: run.log2_ring_size =
+min(server's max_log2_ring_size, own); run.pkt_buffer_size = own). Both sides get the same here.
 
 Memory decisions (written down as the issue asks):
   - No hugepages, no --single-file-segments: in copy mode (zero-copy=no) net_memif puts rings and
@@ -53,8 +54,12 @@ Memory decisions (written down as the issue asks):
   - zero-copy=yes (client only) shares all of EAL's memory with the peer (memif_regions_init ->
     rte_memseg_walk, rte_memseg_get_fd per memseg list) and is refused at probe without
     --single-file-segments ("Zero-copy doesn't support multi-file segments.", memif_set_zc); its
-    RX ring then keeps refilled mbufs of skbnfd's pool. Not used here: copy mode is what works
-    with any pool and is the memif default.
+    RX ring then keeps refilled mbufs of skbnfd's pool and its TX ring the sent ones, and
+    memif_dev_stop/memif_dev_close free none of them (queue release frees only the array).
+    Tried here (--no-huge --single-file-segments: EAL's memory is then one memfd, so it connects
+    and forwards): after close 4,096 mbufs (2 ports x 1,024 RX + 1,024 TX) were still out,
+    "audit FAILED", exit 1. So copy mode; skbnfd's preflight warns about zero-copy=yes
+    (vdev_memif, server/preflight_vdev.cc), checked below.
   - The memif client connects once, at rte_eth_dev_start (memif_connect_client): a client whose
     server socket is not there fails dev_start, and skbnfd's start-up stops. So the server
     always starts first; testpmd's link check is off (--disable-link-check) and the test waits
@@ -62,8 +67,8 @@ Memory decisions (written down as the issue asks):
 
 Usage: memif_test.py SKBNFD SKBNFCTL [burst frames (default 3000)] [short]
 (`short`: only the two l3 runs, each swapping through half the specs, for the sanitizer stage.)
-Exit 0 pass, 1 fail, 77 skip (only when dpdk-testpmd, its net_memif/net_af_packet PMDs or
-network namespaces are missing), with the reason.
+Exit 0 pass, 1 fail, 77 skip (only when dpdk-testpmd is not installed or no network namespace
+can be made), with the reason. A missing PMD fails (its vdev does not probe).
 """
 import json
 import os
@@ -128,11 +133,15 @@ class Netns:
         r = subprocess.run(["ip", "netns", "add", self.name], capture_output=True, text=True)
         if r.returncode != 0:
             raise SystemExit(skip(f"cannot create a network namespace: {r.stderr.strip()}"))
-        for a, b in (("ta", "ka"), ("tb", "kb")):
-            run(["ip", "-n", self.name, "link", "add", a, "type", "veth", "peer", "name", b])
-            for i in (a, b):
-                run(self.cmd("sysctl", "-qw", f"net.ipv6.conf.{i}.disable_ipv6=1"))
-                run(["ip", "-n", self.name, "link", "set", i, "up"])
+        try:
+            for a, b in (("ta", "ka"), ("tb", "kb")):
+                run(["ip", "-n", self.name, "link", "add", a, "type", "veth", "peer", "name", b])
+                for i in (a, b):
+                    run(self.cmd("sysctl", "-qw", f"net.ipv6.conf.{i}.disable_ipv6=1"))
+                    run(["ip", "-n", self.name, "link", "set", i, "up"])
+        except subprocess.CalledProcessError:
+            self.close()
+            raise
 
     def cmd(self, *argv):
         return ["ip", "netns", "exec", self.name, *argv]
@@ -159,7 +168,8 @@ def skip(reason):
 
 
 class Proc:
-    """A child process with its output in a file; stopped (signal, then KILL) on close."""
+    """A child process with its output in a file (and optionally a command pipe on stdin); stop()
+    sends its stop signal and waits, close() kills it if still running."""
 
     def __init__(self, argv, log, stop_signal, stdin=False):
         self.log = log
@@ -485,6 +495,12 @@ def main():
         return 0
     except Fail as e:
         print(f"FAIL: {e}")
+        return 1
+    except RuntimeError as e:  # skbnfctl failed (tests/support/strategy_specs.py)
+        print(f"FAIL: {e}")
+        return 1
+    except subprocess.CalledProcessError as e:
+        print(f"FAIL: {' '.join(e.cmd)}: exit {e.returncode}: {(e.stderr or '').strip()}")
         return 1
     finally:
         if ns is not None:
