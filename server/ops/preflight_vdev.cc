@@ -2,6 +2,7 @@
 #include "server/ops/preflight_vdev.h"
 
 #include <algorithm>
+#include <utility>
 
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
@@ -11,17 +12,22 @@ namespace skbnf::preflight {
 
 namespace {
 
+// The argument of every --vdev (both spellings), in order.
+std::vector<std::string> VdevArgs(const std::vector<std::string>& eal) {
+  std::vector<std::string> out;
+  for (size_t i = 0; i < eal.size(); ++i) {
+    if (eal[i] == "--vdev" && i + 1 < eal.size()) {
+      out.push_back(eal[++i]);
+    } else if (absl::StartsWith(eal[i], "--vdev=")) {
+      out.push_back(eal[i].substr(7));
+    }
+  }
+  return out;
+}
+
 std::vector<std::string> VirtioUserArgs(const std::vector<std::string>& eal) {
   std::vector<std::string> virtio;  // vhost-user virtio_user vdevs, their full argument
-  for (size_t i = 0; i < eal.size(); ++i) {
-    std::string v;
-    if (eal[i] == "--vdev" && i + 1 < eal.size()) {
-      v = eal[++i];
-    } else if (absl::StartsWith(eal[i], "--vdev=")) {
-      v = eal[i].substr(7);
-    } else {
-      continue;
-    }
+  for (const std::string& v : VdevArgs(eal)) {
     if (!absl::StartsWith(v, "net_virtio_user") && !absl::StartsWith(v, "virtio_user")) continue;
     if (absl::StrContains(v, "path=/dev/vhost-")) continue;  // vhost-kernel / vhost-vdpa
     virtio.push_back(v);
@@ -60,11 +66,34 @@ Finding CheckVdevMemory(const std::vector<std::string>& eal,
                    has("--single-file-segments") ? "--single-file-segments" : "--legacy-mem", ")")};
 }
 
+// net_memif with zero-copy=yes: the client parks refilled RX mbufs and sent TX mbufs in the
+// shared rings, and DPDK 22.11's memif_dev_stop/memif_dev_close free none of them
+// (drivers/net/memif/rte_eth_memif.c: queue release frees only the ring's mbuf array).
+std::vector<Finding> CheckMemif(const std::vector<std::string>& eal) {
+  std::vector<std::string> memif, zero_copy;
+  for (const std::string& v : VdevArgs(eal)) {
+    if (!absl::StartsWith(v, "net_memif")) continue;
+    memif.push_back(v);
+    if (absl::StrContains(v, "zero-copy=yes")) zero_copy.push_back(v);
+  }
+  if (memif.empty()) return {};  // the finding only where memif is used
+  if (zero_copy.empty()) {
+    return {{Severity::kOk, "vdev_memif", absl::StrCat(Names(memif), ": copy mode")}};
+  }
+  return {{Severity::kRisk, "vdev_memif",
+           absl::StrCat(Names(zero_copy),
+                        ": zero-copy=yes leaves the mbufs parked in memif's rings (up to 2 x "
+                        "2^rsize per queue pair) out of the pool after the port closes, so the "
+                        "exit audit fails and skbnfd exits 1: write zero-copy=no (copy mode, the "
+                        "default; no hugepages needed)")}};
+}
+
 }  // namespace
 
 std::vector<Finding> CheckVdevs(const std::vector<std::string>& eal) {
   const std::vector<std::string> virtio = VirtioUserArgs(eal);
   std::vector<Finding> out = {CheckVdevMemory(eal, virtio)};
+  for (Finding& f : CheckMemif(eal)) out.push_back(std::move(f));
   if (virtio.empty()) return out;
   std::vector<std::string> small;
   for (const std::string& v : virtio) {

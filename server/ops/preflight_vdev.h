@@ -12,6 +12,10 @@
 //                                                     virtio_user_ethdev.c), and the vhost-user
 //                                                     peer (OVS) counts ovs_tx_failure_drops
 //                                                     whenever the worker falls 256 frames behind
+//   vdev_memif        --vdev net_memif*               zero-copy=yes: memif's rings keep mbufs of
+//                     (only when given)               the pool after close (DPDK 22.11
+//                                                     rte_eth_memif.c frees none), the exit audit
+//                                                     fails: write zero-copy=no (copy mode)
 //
 // Why a warning here and a refusal in the engine: EAL's memory layout is only known after EAL
 // runs (dataplane/dpdk/port_setup.cc, Engine::Impl::CheckStartable, counts the regions exactly
@@ -31,6 +35,7 @@ namespace skbnf::preflight {
 // `eal` without the program name. vdev_memory: kOk when no vhost-user virtio_user vdev is given
 // or the memory flags fit it, kRisk naming the vdev and the flag to add otherwise.
 // vdev_queue_size (only when such vdevs are given): kRisk naming those without queue_size=.
+// vdev_memif (only when net_memif vdevs are given): kRisk naming those with zero-copy=yes.
 std::vector<Finding> CheckVdevs(const std::vector<std::string>& eal);
 
 }  // namespace skbnf::preflight
