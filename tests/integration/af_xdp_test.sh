@@ -6,7 +6,8 @@
 #   1. dataplane_integration_tests --gtest_filter='AfXdpTest.*' on the pair skbva/skbvb: frames
 #      through the kernel and back, the exact audit at Stop, the idle stop (skbnf and
 #      ring_mp_mc), a planted one-mbuf leak that must still fail the audit.
-#   2. skbnfd itself on two pairs (xa|ka, xb|kb): an idle run exits 0 with an exact audit; then
+#   2. skbnfd itself on two pairs (xa|ka, xb|kb): an idle run exits 0 with an exact audit; an
+#      idle run with exactly the Helm chart's af_xdp capabilities (and none without BPF); then
 #      l3 with hot swaps while raw-socket frames go ka -> xa -> skbnfd -> xb -> kb, each checked
 #      on kb (MACs, TTL-1, IP checksum, payload); SIGTERM; exit 0, exact audit, and every frame
 #      accounted for: sent = delivered + skbnfd drops by reason + lost before skbnfd (must be 0
@@ -76,6 +77,38 @@ set -e
 audit_ok "idle run"
 grep -q "4096 mbufs taken back" "$OUT" || fail "idle run: not both fill rings (2 x 2048) back"
 echo "ok: idle run: exit 0, $(grep -o '4096 mbufs taken back[^)]*)' "$OUT")"
+
+# The chart's af_xdp mode (helm/skbnf values.yaml afXdp) grants exactly IPC_LOCK, NET_RAW,
+# NET_ADMIN and BPF and passes xdp_prog= (libxdp's redirect program, which the PMD then loads
+# through libbpf: libxdp's own path also needs SYS_ADMIN for BPF_PROG_GET_FD_BY_ID). Run skbnfd
+# as a container would run it: bounding set = those four (root gets exactly its bounding set
+# at exec), nothing inheritable. It must start, forward nothing wrong and exit 0 with an exact
+# audit; without BPF it must fail to start (so the set is not larger than needed by accident).
+PROG=/usr/lib/x86_64-linux-gnu/bpf/xsk_def_xdp_prog.o
+CAPS=+ipc_lock,+net_raw,+net_admin,+bpf
+if ! command -v setpriv >/dev/null || [ ! -f "$PROG" ]; then
+  echo "SKIP: setpriv (util-linux) or $PROG (libxdp1) missing"
+  exit 77
+fi
+CAPEAL=(-l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-xdpcap-$$"
+        "--vdev=net_af_xdp0,iface=xa,xdp_prog=$PROG" "--vdev=net_af_xdp1,iface=xb,xdp_prog=$PROG")
+caprun() {  # bounding set
+  in_ns setpriv --bounding-set="-all,$1" --inh-caps=-all "$SKBNFD" "${CTL[@]}" --mode=io \
+    --duration=2 --stats=0 -- "${CAPEAL[@]}" >"$OUT" 2>&1
+}
+set +e
+caprun "$CAPS"
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || fail "with exactly the chart's capabilities ($CAPS): exited $rc"
+audit_ok "chart's capabilities"
+echo "ok: with exactly the chart's capabilities ($CAPS) and xdp_prog=: exit 0, $(grep -o 'audit OK (exact[^:]*' "$OUT")"
+set +e
+caprun "${CAPS%,+bpf}"
+rc=$?
+set -e
+[ "$rc" -ne 0 ] || fail "started without CAP_BPF: the capability check proves nothing"
+echo "ok: without BPF skbnfd refuses to start (exit $rc: $(grep -o 'Failed to[^.]*' "$OUT" | head -1))"
 
 XA=$(mac xa); XB=$(mac xb); KA=$(mac ka); KB=$(mac kb)
 cat >"$OUT.conf" <<CONF

@@ -45,12 +45,14 @@ app.kubernetes.io/part-of: skbnf
 {{- join "," $n -}}
 {{- end -}}
 
-{{/* Multus networks (k8s.v1.cni.cncf.io/networks): the SR-IOV networks, else afPacket's. */}}
+{{/* Multus networks (k8s.v1.cni.cncf.io/networks): the SR-IOV networks, else afPacket's or afXdp's. */}}
 {{- define "skbnf.networks" -}}
 {{- if .Values.sriov.enabled -}}
 {{- include "skbnf.sriovNetworks" . -}}
 {{- else if .Values.afPacket.enabled -}}
 {{- join "," .Values.afPacket.networks -}}
+{{- else if .Values.afXdp.enabled -}}
+{{- join "," .Values.afXdp.networks -}}
 {{- end -}}
 {{- end -}}
 
@@ -78,6 +80,13 @@ app.kubernetes.io/part-of: skbnf
 {{- $_ := set $nets . true -}}
 {{- end -}}
 {{- end -}}
+{{- end -}}
+{{- $attachments := list -}}
+{{- if .Values.sriov.enabled -}}{{- $attachments = append $attachments "sriov" -}}{{- end -}}
+{{- if .Values.afPacket.enabled -}}{{- $attachments = append $attachments "afPacket" -}}{{- end -}}
+{{- if .Values.afXdp.enabled -}}{{- $attachments = append $attachments "afXdp" -}}{{- end -}}
+{{- if gt (len $attachments) 1 -}}
+{{- fail (printf "%s are enabled together: a pod has one attachment mode; keep one and set the others' enabled=false" (join " and " $attachments)) -}}
 {{- end -}}
 {{- if and (eq .Values.kind "DaemonSet") (eq .Values.updateStrategy.type "RollingUpdate") -}}
 {{- $ru := default dict .Values.updateStrategy.rollingUpdate -}}
@@ -133,7 +142,7 @@ exec:
 
 {{/* skbnfd's arguments (flags, then EAL arguments after `--` come from the config file). */}}
 {{- define "skbnf.args" -}}
-{{- if or .Values.sriov.enabled .Values.afPacket.enabled -}}
+{{- if or .Values.sriov.enabled .Values.afPacket.enabled .Values.afXdp.enabled -}}
 - --config=/etc/skbnf/config/skbnfd.conf
 {{- end }}
 {{- if .Values.sriov.enabled }}
@@ -188,9 +197,13 @@ capabilities:
   drop: [ALL]
   add:
     - IPC_LOCK
-    {{- if or .Values.afPacket.enabled (and .Values.sriov.enabled (eq .Values.sriov.driver "mlx5")) }}
+    {{- if or .Values.afPacket.enabled .Values.afXdp.enabled (and .Values.sriov.enabled (eq .Values.sriov.driver "mlx5")) }}
     - NET_RAW
     - NET_ADMIN
+    {{- end }}
+    {{- if .Values.afXdp.enabled }}
+    # net_af_xdp loads and attaches its XDP program (values.yaml afXdp: why each capability)
+    - BPF
     {{- end }}
     {{- range .Values.extraCapabilities }}
     - {{ . }}
