@@ -139,9 +139,9 @@ CONF
     sleep 0.1
   done
   grep -q "^mode $mode" "$T/skb.log" || fail "$mode: skbnfd not forwarding"
-  traffic() {  # count rate
+  traffic() {  # count rate [more raw_traffic.py options]
     python3 "$HERE/raw_traffic.py" --tx "$SI" --rx "$SO" --count "$1" --rate "$2" \
-      --dst-mac "$M0" --src-mac "$KI" "${expect[@]}" --dst-spread 50
+      --dst-mac "$M0" --src-mac "$KI" "${expect[@]}" --dst-spread 50 "${@:3}"
   }
   ports >"$T/ports.before"
   local addr="" churn_pid="" nr=""
@@ -176,7 +176,7 @@ CONF
     # A deleted route: every frame to it is a no_route drop (delivered 0; counted exactly by
     # ovs_accounting.py from skbnfd's exit line), then the route comes back for the burst.
     "$CTLBIN" --addr="$addr" routes del 10.1.0.0/16 >/dev/null || fail "l3: routes del"
-    NR=$(traffic 300 "$LOW_RATE")
+    NR=$(traffic 300 "$LOW_RATE" --linger 1)
     "$CTLBIN" --addr="$addr" routes add 10.1.0.0/16 1 "$KO" >/dev/null || fail "l3: routes add"
     nr=$NR
   fi
