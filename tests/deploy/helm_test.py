@@ -415,14 +415,19 @@ class HelmTest(unittest.TestCase):
         self.assertEqual(w["spec"]["template"]["metadata"]["annotations"]
                          ["k8s.v1.cni.cncf.io/networks"], "macvlan-a,macvlan-b")
 
-    def test_one_attachment_mode(self):
+    def test_af_xdp_refusals(self):
         cases = [(["afXdp.enabled=true"], "afXdp.enabled"),  # with sriov on
                  (["sriov.enabled=false", "afPacket.enabled=true", "afXdp.enabled=true"],
                   "afXdp.enabled"),
                  (["sriov.enabled=false", "afXdp.enabled=true", "afXdp.devargs[0]=iface=eth0"],
                   "afXdp.devargs.0"),
                  (["sriov.enabled=false", "afXdp.enabled=true", "afXdp.xdpProg=prog.o"],
-                  "afXdp.xdpProg")]
+                  "afXdp.xdpProg"),
+                 # --no-huge: the memory limit must hold EAL's -m and the process
+                 (["sriov.enabled=false", "afXdp.enabled=true", "resources.memory=600Mi"],
+                  "resources.memory 600Mi is less than afXdp.ealMemoryMB (512 MiB"),
+                 (["sriov.enabled=false", "afXdp.enabled=true", "afXdp.ealMemoryMB=1024"],
+                  "set resources.memory to at least 1152Mi")]
         for sets, field in cases:
             with self.subTest(sets=sets):
                 args = ["template", "rel", CHART, "--kube-version", KUBE_VERSION]

@@ -88,6 +88,19 @@ app.kubernetes.io/part-of: skbnf
 {{- if gt (len $attachments) 1 -}}
 {{- fail (printf "%s are enabled together: a pod has one attachment mode; keep one and set the others' enabled=false" (join " and " $attachments)) -}}
 {{- end -}}
+{{- if .Values.afXdp.enabled -}}
+{{- /* --no-huge: EAL's -m is ordinary memory, charged to the container once touched (the
+       AF_XDP UMEM pins the pool), so the limit must hold it and the process around it. */ -}}
+{{- $m := toString .Values.resources.memory -}}
+{{- $mib := 0 -}}
+{{- if hasSuffix "Gi" $m -}}{{- $mib = mul (atoi (trimSuffix "Gi" $m)) 1024 -}}
+{{- else if hasSuffix "Mi" $m -}}{{- $mib = atoi (trimSuffix "Mi" $m) -}}
+{{- end -}}
+{{- $need := add (int .Values.afXdp.ealMemoryMB) 128 -}}
+{{- if and (gt (int $mib) 0) (lt (int $mib) (int $need)) -}}
+{{- fail (printf "resources.memory %s is less than afXdp.ealMemoryMB (%d MiB, EAL's --no-huge memory) + 128 MiB for the rest of skbnfd: the container would be OOM-killed once the pool fills EAL's memory; set resources.memory to at least %dMi or lower afXdp.ealMemoryMB" $m (int .Values.afXdp.ealMemoryMB) (int $need)) -}}
+{{- end -}}
+{{- end -}}
 {{- if and (eq .Values.kind "DaemonSet") (eq .Values.updateStrategy.type "RollingUpdate") -}}
 {{- $ru := default dict .Values.updateStrategy.rollingUpdate -}}
 {{- if and (eq (toString (default 0 $ru.maxUnavailable)) "0") (eq (toString (default 0 $ru.maxSurge)) "0") -}}
