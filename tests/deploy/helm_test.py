@@ -427,7 +427,9 @@ class HelmTest(unittest.TestCase):
                  (["sriov.enabled=false", "afXdp.enabled=true", "resources.memory=600Mi"],
                   "resources.memory 600Mi is less than afXdp.ealMemoryMB (512 MiB"),
                  (["sriov.enabled=false", "afXdp.enabled=true", "afXdp.ealMemoryMB=1024"],
-                  "set resources.memory to at least 1152Mi")]
+                  "set resources.memory to at least 1152Mi"),
+                 (["sriov.enabled=false", "afXdp.enabled=true", "afXdp.queueCount=2"],
+                  "afXdp.queueCount is 2 but dpdk.rxQueues is 1")]
         for sets, field in cases:
             with self.subTest(sets=sets):
                 args = ["template", "rel", CHART, "--kube-version", KUBE_VERSION]

@@ -96,6 +96,9 @@ app.kubernetes.io/part-of: skbnf
 {{- if hasSuffix "Gi" $m -}}{{- $mib = mul (atoi (trimSuffix "Gi" $m)) 1024 -}}
 {{- else if hasSuffix "Mi" $m -}}{{- $mib = atoi (trimSuffix "Mi" $m) -}}
 {{- end -}}
+{{- if ne (int .Values.afXdp.queueCount) (int .Values.dpdk.rxQueues) -}}
+{{- fail (printf "afXdp.queueCount is %d but dpdk.rxQueues is %d: skbnfd must poll every AF_XDP socket (frames the kernel puts on an unpolled one are lost); set both to the same number" (int .Values.afXdp.queueCount) (int .Values.dpdk.rxQueues)) -}}
+{{- end -}}
 {{- $need := add (int .Values.afXdp.ealMemoryMB) 128 -}}
 {{- if and (gt (int $mib) 0) (lt (int $mib) (int $need)) -}}
 {{- fail (printf "resources.memory %s is less than afXdp.ealMemoryMB (%d MiB, EAL's --no-huge memory) + 128 MiB for the rest of skbnfd: the container would be OOM-killed once the pool fills EAL's memory; set resources.memory to at least %dMi or lower afXdp.ealMemoryMB" $m (int .Values.afXdp.ealMemoryMB) (int $need)) -}}
