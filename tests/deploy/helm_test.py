@@ -385,6 +385,60 @@ class HelmTest(unittest.TestCase):
         self.assertEqual(w["spec"]["template"]["metadata"]["annotations"]
                          ["k8s.v1.cni.cncf.io/networks"], "macvlan-a,macvlan-b")
 
+    def test_af_xdp_without_sriov_or_hugepages(self):
+        for name in ("afxdp.yaml", "af-xdp.yaml"):
+            docs = self.scenarios[name]
+            w, spec, c = container(docs)
+            lim = c["resources"]["limits"]
+            self.assertEqual(sorted(lim), ["cpu", "memory"], name)  # no VF, no hugepages
+            self.assertEqual(c["resources"]["requests"], lim, name)
+            sc = c["securityContext"]
+            self.assertIs(sc["privileged"], False, name)
+            self.assertIs(sc["allowPrivilegeEscalation"], False, name)
+            # exactly what tests/integration/af_xdp_test.sh runs skbnfd with
+            self.assertEqual(sc["capabilities"], {"drop": ["ALL"], "add": [
+                "IPC_LOCK", "NET_RAW", "NET_ADMIN", "BPF"]}, name)
+            self.assertNotIn("--pcidevice-env", c["args"], name)
+            self.assertIn("--config=/etc/skbnf/config/skbnfd.conf", c["args"], name)
+            self.assertNotIn("hugepages", [v["name"] for v in spec["volumes"]], name)
+            conf = by_kind(docs, "ConfigMap")[0]["data"]["skbnfd.conf"]
+            self.assertIn("eal --no-huge -m 512 --no-pci --no-shconf", conf, name)
+            self.assertNotIn("--huge-dir", conf, name)
+        conf = by_kind(self.scenarios["afxdp.yaml"], "ConfigMap")[0]["data"]["skbnfd.conf"]
+        prog = "xdp_prog=/usr/lib/x86_64-linux-gnu/bpf/xsk_def_xdp_prog.o"
+        self.assertIn("eal --vdev=net_af_xdp0,iface=net1,start_queue=0,queue_count=2,%s,"
+                      "busy_budget=0" % prog, conf)
+        self.assertIn("eal --vdev=net_af_xdp1,iface=net2,start_queue=0,queue_count=2,%s,"
+                      "busy_budget=0" % prog, conf)
+        self.assertIn("rx_queues 2", conf)
+        w, _, _ = container(self.scenarios["afxdp.yaml"])
+        self.assertEqual(w["spec"]["template"]["metadata"]["annotations"]
+                         ["k8s.v1.cni.cncf.io/networks"], "macvlan-a,macvlan-b")
+
+    def test_af_xdp_refusals(self):
+        cases = [(["afXdp.enabled=true"], "afXdp.enabled"),  # with sriov on
+                 (["sriov.enabled=false", "afPacket.enabled=true", "afXdp.enabled=true"],
+                  "afXdp.enabled"),
+                 (["sriov.enabled=false", "afXdp.enabled=true", "afXdp.devargs[0]=iface=eth0"],
+                  "afXdp.devargs.0"),
+                 (["sriov.enabled=false", "afXdp.enabled=true", "afXdp.xdpProg=prog.o"],
+                  "afXdp.xdpProg"),
+                 # --no-huge: the memory limit must hold EAL's -m and the process
+                 (["sriov.enabled=false", "afXdp.enabled=true", "resources.memory=600Mi"],
+                  "resources.memory 600Mi is less than afXdp.ealMemoryMB (512 MiB"),
+                 (["sriov.enabled=false", "afXdp.enabled=true", "afXdp.ealMemoryMB=1024"],
+                  "set resources.memory to at least 1152Mi"),
+                 (["sriov.enabled=false", "afXdp.enabled=true", "afXdp.queueCount=2"],
+                  "afXdp.queueCount is 2 but dpdk.rxQueues is 1")]
+        for sets, field in cases:
+            with self.subTest(sets=sets):
+                args = ["template", "rel", CHART, "--kube-version", KUBE_VERSION]
+                for s in sets:
+                    args += ["--set", s]
+                code, _, err = helm(*args, check=False)
+                self.assertNotEqual(code, 0, "accepted: %s" % sets)
+                self.assertIn(field, err)
+
     def test_monitoring_from_the_deploy_files(self):
         docs = self.scenarios["monitoring.yaml"]
         (sm,) = by_kind(docs, "ServiceMonitor")

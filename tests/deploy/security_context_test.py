@@ -6,7 +6,8 @@ For the default values and every scenario in tests/deploy/helm/ (and a non-root 
 container the chart renders (skbnfd and the preflight init container):
   - is not privileged, cannot escalate, has a read-only root filesystem;
   - drops every capability and adds only what its data path needs: IPC_LOCK (DPDK locks its
-    memory) and, for net_af_packet only, NET_RAW + NET_ADMIN;
+    memory) and, for net_af_packet only, NET_RAW + NET_ADMIN; for net_af_xdp exactly NET_RAW +
+    NET_ADMIN + BPF (+ IPC_LOCK): the set tests/integration/af_xdp_test.sh starts skbnfd with;
   - says runAsNonRoot exactly when it does not run as uid 0 (root is the chart's default only
     because vfio device nodes and hugetlbfs mounts handed in by the kubelet belong to root);
 and the pod has the RuntimeDefault seccomp profile, no host namespaces, no hostPath volume and no
@@ -25,6 +26,7 @@ import helm_test as h  # noqa: E402  (render, helm, container helpers)
 
 DATA_PATH_CAPS = {"IPC_LOCK"}
 AF_PACKET_CAPS = {"NET_RAW", "NET_ADMIN"}
+AF_XDP_CAPS = {"IPC_LOCK", "NET_RAW", "NET_ADMIN", "BPF"}
 
 
 def workload(docs):
@@ -40,11 +42,14 @@ class SecurityContextTest(unittest.TestCase):
         cls.scenarios = {None: h.render()}
         for f in h.values_files():
             cls.scenarios[f] = h.render(f)
+        cls.scenarios["af_xdp non-root"] = h.render(
+            "afxdp.yaml", "securityContext.runAsUser=10001", "securityContext.runAsGroup=10001",
+            "preflight.initContainer=true")
         cls.scenarios["non-root"] = h.render(
             "afpacket.yaml", "securityContext.runAsUser=10001",
             "securityContext.runAsGroup=10001", "preflight.initContainer=true")
 
-    def check_container(self, where, c, af_packet):
+    def check_container(self, where, c, af_packet, af_xdp=False):
         sc = c.get("securityContext")
         self.assertIsNotNone(sc, where)
         self.assertIs(sc["privileged"], False, where)
@@ -53,7 +58,10 @@ class SecurityContextTest(unittest.TestCase):
         self.assertEqual(sc["capabilities"]["drop"], ["ALL"], where)
         added = set(sc["capabilities"].get("add", []))
         allowed = DATA_PATH_CAPS | (AF_PACKET_CAPS if af_packet else set())
-        self.assertLessEqual(added, allowed, where)
+        if af_xdp:
+            self.assertEqual(added, AF_XDP_CAPS, where)
+        else:
+            self.assertLessEqual(added, allowed, where)
         self.assertIn("IPC_LOCK", added, where)
         self.assertEqual(sc["runAsNonRoot"], sc["runAsUser"] != 0, where)
 
@@ -63,12 +71,13 @@ class SecurityContextTest(unittest.TestCase):
             args = " ".join(spec["containers"][0]["args"])
             # NET_RAW + NET_ADMIN: af_packet, and mlx5 VFs (DPDK's mlx5 guide, "Run as non-root")
             af_packet = "--vdev=net_af_packet" in str(docs) or name == "two-pool-mlx5.yaml"
+            af_xdp = "--vdev=net_af_xdp" in str(docs)
             # the chart's own containers; sidecars are the user's (values: sidecars)
             containers = [c for c in spec["containers"] + spec.get("initContainers", [])
                           if c["name"] in ("skbnfd", "preflight")]
             self.assertTrue(containers)
             for c in containers:
-                self.check_container("%s/%s" % (name, c["name"]), c, af_packet)
+                self.check_container("%s/%s" % (name, c["name"]), c, af_packet, af_xdp)
             self.assertEqual(spec["securityContext"]["seccompProfile"]["type"], "RuntimeDefault",
                              name)
             for host in ("hostNetwork", "hostPID", "hostIPC"):

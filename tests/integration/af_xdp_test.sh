@@ -6,7 +6,8 @@
 #   1. dataplane_integration_tests --gtest_filter='AfXdpTest.*' on the pair skbva/skbvb: frames
 #      through the kernel and back, the exact audit at Stop, the idle stop (skbnf and
 #      ring_mp_mc), a planted one-mbuf leak that must still fail the audit.
-#   2. skbnfd itself on two pairs (xa|ka, xb|kb): an idle run exits 0 with an exact audit; then
+#   2. skbnfd itself on two pairs (xa|ka, xb|kb): an idle run exits 0 with an exact audit; an
+#      idle run with exactly the Helm chart's af_xdp capabilities (and none without any one); then
 #      l3 with hot swaps while raw-socket frames go ka -> xa -> skbnfd -> xb -> kb, each checked
 #      on kb (MACs, TTL-1, IP checksum, payload); SIGTERM; exit 0, exact audit, and every frame
 #      accounted for: sent = delivered + skbnfd drops by reason + lost before skbnfd (must be 0
@@ -26,7 +27,7 @@ PID=
 cleanup() {
   [ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null || true
   ip netns del "$NS" 2>/dev/null || true
-  rm -f "$OUT" "$OUT.conf"
+  rm -f "$OUT" "$OUT".*
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; grep -v "^libxdp\|^libbpf" "$OUT" | tail -20; exit 1; }
@@ -76,6 +77,50 @@ set -e
 audit_ok "idle run"
 grep -q "4096 mbufs taken back" "$OUT" || fail "idle run: not both fill rings (2 x 2048) back"
 echo "ok: idle run: exit 0, $(grep -o '4096 mbufs taken back[^)]*)' "$OUT")"
+
+# The chart's af_xdp mode (helm/skbnf values.yaml afXdp) grants exactly IPC_LOCK, NET_RAW,
+# NET_ADMIN and BPF and passes xdp_prog= (libxdp's redirect program, which the PMD then loads
+# through libbpf: libxdp's own path also needs SYS_ADMIN for BPF_PROG_GET_FD_BY_ID). Run skbnfd
+# as a container would run it: bounding set = those four (root gets exactly its bounding set
+# at exec), nothing inheritable. It must start and exit 0 with an exact audit; without any one
+# of the four it must fail to start (the set is minimal, not larger than needed by accident).
+PROG=/usr/lib/x86_64-linux-gnu/bpf/xsk_def_xdp_prog.o
+CAPS=+ipc_lock,+net_raw,+net_admin,+bpf
+if ! command -v setpriv >/dev/null || [ ! -f "$PROG" ]; then
+  echo "SKIP: setpriv (util-linux) or $PROG (libxdp1) missing"
+  exit 77
+fi
+CAPEAL=(-l 0,1 --no-huge -m 512 --no-pci --no-shconf
+        "--vdev=net_af_xdp0,iface=xa,xdp_prog=$PROG" "--vdev=net_af_xdp1,iface=xb,xdp_prog=$PROG")
+caprun() {  # bounding set, log file, file prefix
+  in_ns setpriv --bounding-set="-all,$1" --inh-caps=-all "$SKBNFD" "${CTL[@]}" --mode=io \
+    --duration=1 --stats=0 -- "${CAPEAL[@]}" --file-prefix="$3" >"$2" 2>&1
+}
+set +e
+caprun "$CAPS" "$OUT" "skbnf-xdpcap-$$"
+rc=$?
+set -e
+[ "$rc" -eq 0 ] || fail "with exactly the chart's capabilities ($CAPS): exited $rc"
+audit_ok "chart's capabilities"
+grep -q "4096 mbufs taken back" "$OUT" || fail "chart's capabilities: not both fill rings back"
+echo "ok: with exactly the chart's capabilities ($CAPS) and xdp_prog=: exit 0, $(grep -o 'audit OK (exact[^:]*' "$OUT")"
+# Each one is needed (the set is minimal). The four runs in parallel: each fails before it
+# attaches anything to xa/xb (UMEM, map or program load), and a failed start takes seconds
+# to wind down.
+pids=()
+for cap in ipc_lock net_raw net_admin bpf; do
+  caprun "$(echo "$CAPS" | sed "s/+$cap//; s/,,/,/; s/^,//; s/,$//")" "$OUT.$cap" \
+    "skbnf-xdpno$cap-$$" &
+  pids+=($!)
+done
+i=0
+for cap in ipc_lock net_raw net_admin bpf; do
+  set +e; wait "${pids[$i]}"; rc=$?; set -e
+  i=$((i + 1))
+  [ "$rc" -ne 0 ] || { cat "$OUT.$cap"; fail "started without CAP_${cap^^}: the chart would grant one too many"; }
+  echo "ok: without ${cap^^} skbnfd does not start (exit $rc: $(grep -Eo 'Failed to [^.(]*|failed to create[^(]*' "$OUT.$cap" | head -1))"
+  rm -f "$OUT.$cap"
+done
 
 XA=$(mac xa); XB=$(mac xb); KA=$(mac ka); KB=$(mac kb)
 cat >"$OUT.conf" <<CONF

@@ -4,7 +4,9 @@
 
 Arguments: low-rate result JSON, burst result JSON (raw_traffic.py), `ovs-ofctl dump-ports`
 before and after the run, skbnfd's log (its exit line: rx, tx, drops by reason), `ovs-ofctl show`
-(port numbers by name), the kernel-side in and out interface names.
+(port numbers by name), the kernel-side in and out interface names, and optionally the result
+JSON of frames sent while their route was deleted: none may arrive, and skbnfd's no_route drops
+must equal their number exactly (nothing else in the run is unroutable).
 
 OVS's counters are read live (dump-ports asks the netdev; the Interface table's statistics lag
 by stats-update-interval). On a dpdkvhostuserclient port, tx drop includes
@@ -41,8 +43,9 @@ def main():
         return {k: after[n][k] - before[n][k] for k in after[n]}
 
     si, so, v0, v1 = delta(sys.argv[7]), delta(sys.argv[8]), delta("vhu0"), delta("vhu1")
-    sent = low["sent"] + high["sent"]
-    delivered = low["delivered"] + high["delivered"]
+    nr = json.loads(sys.argv[9]) if len(sys.argv) > 9 else None
+    sent = low["sent"] + high["sent"] + (nr["sent"] if nr else 0)
+    delivered = low["delivered"] + high["delivered"] + (nr["delivered"] if nr else 0)
     ovs = {"in rx_drop": si["rx_drop"], "vhu0 tx_drop (incl. ovs_tx_failure_drops)": v0["tx_drop"],
            "vhu1 rx_drop": v1["rx_drop"], "out tx_drop": so["tx_drop"]}
     skb = sum(drops.values())
@@ -65,6 +68,12 @@ def main():
     if sent != delivered + sum(ovs.values()) + skb:
         print("  MISMATCH: sent != delivered + drops")
         ok = False
+    if nr:
+        print(f"  route deleted: sent {nr['sent']}, delivered {nr['delivered']}, skbnfd no_route "
+              f"{drops.get('no_route')}")
+        if nr["delivered"] != 0 or drops.get("no_route") != nr["sent"] or nr["bad"]:
+            print("  MISMATCH: frames to a deleted route must all be no_route drops")
+            ok = False
     if low["delivered"] != low["sent"]:
         print(f"  LOSS at {low['rate_pps']:.0f}/s: {low['sent'] - low['delivered']}")
         ok = False

@@ -15,6 +15,10 @@
 #   sent = delivered + OVS drops (sbi rx, vhu0 tx, vhu1 rx, sbo tx) + skbnfd drops by reason
 # At the stated low rate (300 frames/s) nothing may be lost; a burst as fast as a raw socket
 # sends then must still add up exactly (OVS's failed transmits into skbnfd's RX ring counted).
+# In l3 (with skbnfctl), routes change over gRPC while the low-rate traffic flows (more-specific
+# routes to the same next hop added and deleted in a loop: still zero loss), then the covering
+# route is deleted and 300 frames sent to it must all be no_route drops, exactly, before it is
+# added back for the burst.
 #
 # Why OVS counted tx failures into skbnfd's RX ring at a few hundred pps (issue 22): virtio_user
 # gives each queue VIRTIO_USER_DEF_Q_SZ = 256 descriptors unless `queue_size=` says otherwise
@@ -135,17 +139,50 @@ CONF
     sleep 0.1
   done
   grep -q "^mode $mode" "$T/skb.log" || fail "$mode: skbnfd not forwarding"
-  traffic() {  # count rate
+  traffic() {  # count rate [more raw_traffic.py options]
     python3 "$HERE/raw_traffic.py" --tx "$SI" --rx "$SO" --count "$1" --rate "$2" \
-      --dst-mac "$M0" --src-mac "$KI" "${expect[@]}" --dst-spread 50
+      --dst-mac "$M0" --src-mac "$KI" "${expect[@]}" --dst-spread 50 "${@:3}"
   }
   ports >"$T/ports.before"
+  local addr="" churn_pid="" nr=""
+  addr=$(grep -o "gRPC on [0-9.]*:[0-9]*" "$T/skb.log" | awk '{print $3}' || true)
+  if [ "$mode" = l3 ] && [ -z "$mq" ] && [ -n "$CTLBIN" ] && [ -n "$addr" ]; then
+    # Route churn over gRPC while the low-rate traffic flows: more-specific routes over the
+    # traffic's destinations (10.1.0.1-50) added and deleted in a loop, all to the same next
+    # hop, so every frame must still arrive, right, with nothing lost.
+    rm -f "$T/churn.n" "$T/churn.err"
+    (
+      n=0
+      while [ ! -f "$T/churn.stop" ]; do
+        for r in 10.1.0.0/24 10.1.0.32/27 10.1.0.1/32; do
+          "$CTLBIN" --addr="$addr" routes add "$r" 1 "$KO" >/dev/null 2>>"$T/churn.err" || exit 1
+        done
+        for r in 10.1.0.32/27 10.1.0.0/24 10.1.0.1/32; do
+          "$CTLBIN" --addr="$addr" routes del "$r" >/dev/null 2>>"$T/churn.err" || exit 1
+        done
+        n=$((n + 6))
+      done
+      echo "$n" >"$T/churn.n"
+    ) &
+    churn_pid=$!
+  fi
   LOW=$(traffic "$LOW_COUNT" "$LOW_RATE")
+  if [ -n "$churn_pid" ]; then
+    touch "$T/churn.stop"
+    wait "$churn_pid" || { cat "$T/churn.err"; fail "l3: route churn over gRPC failed"; }
+    rm -f "$T/churn.stop"
+    echo "  $(cat "$T/churn.n") route adds/deletes over gRPC during the low-rate run"
+    [ "$(cat "$T/churn.n")" -gt 0 ] || fail "l3: no route change happened during the traffic"
+    # A deleted route: every frame to it is a no_route drop (delivered 0; counted exactly by
+    # ovs_accounting.py from skbnfd's exit line), then the route comes back for the burst.
+    "$CTLBIN" --addr="$addr" routes del 10.1.0.0/16 >/dev/null || fail "l3: routes del"
+    NR=$(traffic 300 "$LOW_RATE" --linger 1)
+    "$CTLBIN" --addr="$addr" routes add 10.1.0.0/16 1 "$KO" >/dev/null || fail "l3: routes add"
+    nr=$NR
+  fi
   if [ -n "$mq" ] && [ -n "$CTLBIN" ]; then
     # Buffers sit in the virtio rings now: the running audit (workers parked) must still be
     # exact, and each worker must have had its share of the flows.
-    local addr
-    addr=$(grep -o "gRPC on [0-9.]*:[0-9]*" "$T/skb.log" | awk '{print $3}')
     "$CTLBIN" --addr="$addr" audit >"$T/audit" 2>&1 || { cat "$T/audit"; fail "mq: skbnfctl audit"; }
     grep -q "^audit ok" "$T/audit" || { cat "$T/audit"; fail "mq: running audit not ok"; }
     "$CTLBIN" --addr="$addr" stats >"$T/stats" 2>&1 || fail "mq: skbnfctl stats"
@@ -160,7 +197,7 @@ CONF
   grep -q "^swap ok" "$T/skb.log" || fail "$mode: no swap while forwarding"
   grep -Eq "swaps ok [0-9]+ failed [1-9]" "$T/skb.log" && fail "$mode: a swap failed"
   python3 "$HERE/ovs_accounting.py" "$LOW" "$HIGH" "$T/ports.before" "$T/ports.after" \
-    "$T/skb.log" "$T/show" "$SI" "$SO" || fail "$mode: accounting"
+    "$T/skb.log" "$T/show" "$SI" "$SO" ${nr:+"$nr"} || fail "$mode: accounting"
   if [ -n "$mq" ] && [ -n "$CTLBIN" ]; then
     # Per-core RX counters (skbnfctl stats, after the low-rate run): both cores received, and
     # they sum to what OVS sent into vhu0 during it (nothing else was sent then).

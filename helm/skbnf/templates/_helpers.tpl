@@ -45,12 +45,14 @@ app.kubernetes.io/part-of: skbnf
 {{- join "," $n -}}
 {{- end -}}
 
-{{/* Multus networks (k8s.v1.cni.cncf.io/networks): the SR-IOV networks, else afPacket's. */}}
+{{/* Multus networks (k8s.v1.cni.cncf.io/networks): the SR-IOV networks, else afPacket's or afXdp's. */}}
 {{- define "skbnf.networks" -}}
 {{- if .Values.sriov.enabled -}}
 {{- include "skbnf.sriovNetworks" . -}}
 {{- else if .Values.afPacket.enabled -}}
 {{- join "," .Values.afPacket.networks -}}
+{{- else if .Values.afXdp.enabled -}}
+{{- join "," .Values.afXdp.networks -}}
 {{- end -}}
 {{- end -}}
 
@@ -77,6 +79,29 @@ app.kubernetes.io/part-of: skbnf
 {{- end -}}
 {{- $_ := set $nets . true -}}
 {{- end -}}
+{{- end -}}
+{{- end -}}
+{{- $attachments := list -}}
+{{- if .Values.sriov.enabled -}}{{- $attachments = append $attachments "sriov" -}}{{- end -}}
+{{- if .Values.afPacket.enabled -}}{{- $attachments = append $attachments "afPacket" -}}{{- end -}}
+{{- if .Values.afXdp.enabled -}}{{- $attachments = append $attachments "afXdp" -}}{{- end -}}
+{{- if gt (len $attachments) 1 -}}
+{{- fail (printf "%s are enabled together: a pod has one attachment mode; keep one and set the others' enabled=false" (join " and " $attachments)) -}}
+{{- end -}}
+{{- if .Values.afXdp.enabled -}}
+{{- /* --no-huge: EAL's -m is ordinary memory, charged to the container once touched (the
+       AF_XDP UMEM pins the pool), so the limit must hold it and the process around it. */ -}}
+{{- $m := toString .Values.resources.memory -}}
+{{- $mib := 0 -}}
+{{- if hasSuffix "Gi" $m -}}{{- $mib = mul (atoi (trimSuffix "Gi" $m)) 1024 -}}
+{{- else if hasSuffix "Mi" $m -}}{{- $mib = atoi (trimSuffix "Mi" $m) -}}
+{{- end -}}
+{{- if ne (int .Values.afXdp.queueCount) (int .Values.dpdk.rxQueues) -}}
+{{- fail (printf "afXdp.queueCount is %d but dpdk.rxQueues is %d: skbnfd must poll every AF_XDP socket (frames the kernel puts on an unpolled one are lost); set both to the same number" (int .Values.afXdp.queueCount) (int .Values.dpdk.rxQueues)) -}}
+{{- end -}}
+{{- $need := add (int .Values.afXdp.ealMemoryMB) 128 -}}
+{{- if and (gt (int $mib) 0) (lt (int $mib) (int $need)) -}}
+{{- fail (printf "resources.memory %s is less than afXdp.ealMemoryMB (%d MiB, EAL's --no-huge memory) + 128 MiB for the rest of skbnfd: the container would be OOM-killed once the pool fills EAL's memory; set resources.memory to at least %dMi or lower afXdp.ealMemoryMB" $m (int .Values.afXdp.ealMemoryMB) (int $need)) -}}
 {{- end -}}
 {{- end -}}
 {{- if and (eq .Values.kind "DaemonSet") (eq .Values.updateStrategy.type "RollingUpdate") -}}
@@ -133,7 +158,7 @@ exec:
 
 {{/* skbnfd's arguments (flags, then EAL arguments after `--` come from the config file). */}}
 {{- define "skbnf.args" -}}
-{{- if or .Values.sriov.enabled .Values.afPacket.enabled -}}
+{{- if or .Values.sriov.enabled .Values.afPacket.enabled .Values.afXdp.enabled -}}
 - --config=/etc/skbnf/config/skbnfd.conf
 {{- end }}
 {{- if .Values.sriov.enabled }}
@@ -188,9 +213,13 @@ capabilities:
   drop: [ALL]
   add:
     - IPC_LOCK
-    {{- if or .Values.afPacket.enabled (and .Values.sriov.enabled (eq .Values.sriov.driver "mlx5")) }}
+    {{- if or .Values.afPacket.enabled .Values.afXdp.enabled (and .Values.sriov.enabled (eq .Values.sriov.driver "mlx5")) }}
     - NET_RAW
     - NET_ADMIN
+    {{- end }}
+    {{- if .Values.afXdp.enabled }}
+    # net_af_xdp loads and attaches its XDP program (values.yaml afXdp: why each capability)
+    - BPF
     {{- end }}
     {{- range .Values.extraCapabilities }}
     - {{ . }}
