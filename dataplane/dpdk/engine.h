@@ -143,6 +143,9 @@ struct WorkerSnapshot {
   // worker that polls one RX port refills only that port, so the figure is that port's.
   uint64_t rx_nombuf = 0;
   uint64_t polls = 0, busy_polls = 0;
+  // Loop iterations spent parked (WorkerCounters::parked_loops): moves while a paused worker
+  // goes round its loop, never while it polls.
+  uint64_t parked_loops = 0;
   // TSC cycles of the polls that received packets and those packets (forward.cc): their
   // ratio is the worker's cycles per packet; EngineSnapshot::tsc_hz converts to time.
   uint64_t busy_cycles = 0, busy_packets = 0;

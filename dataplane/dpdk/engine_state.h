@@ -50,6 +50,12 @@ struct alignas(64) WorkerCounters {
   // packets those polls received: busy_cycles / busy_packets is cycles per packet, the
   // worker's whole cost of a packet (RX refill from the pool, forwarding, TX, frees).
   Counter busy_cycles, busy_packets;
+  // Loop iterations spent parked (paused): the worker passing its quiescent point without
+  // polling. Written only on the parked path (nothing on the packet path); it is the worker's
+  // acknowledgement that it is alive and parked, so a reader can wait until a parked worker has
+  // provably been round its loop since a moment (instead of sleeping) and then check that its
+  // poll counters stood still.
+  Counter parked_loops;
 };
 
 // PackHop (the next hop in one word), L3Hop (as the packet path applies it): l3_packet.h.

@@ -318,6 +318,7 @@ int RunWorker(Worker& w) {
     if (__builtin_expect(!run, 0)) {
       if (!w.parked.load(std::memory_order_relaxed))
         w.parked.store(true, std::memory_order_release);
+      w.c.parked_loops.Add(1);
       busy_from = 0;
       rte_pause();
       continue;

@@ -39,6 +39,7 @@ EngineSnapshot Engine::Snapshot() const {
     }
     ws.polls = w->c.polls.Get();
     ws.busy_polls = w->c.busy_polls.Get();
+    ws.parked_loops = w->c.parked_loops.Get();
     ws.busy_cycles = w->c.busy_cycles.Get();
     ws.busy_packets = w->c.busy_packets.Get();
     if (e.pool != nullptr) {

@@ -104,6 +104,10 @@ struct CoreStats {
   std::vector<PortCounters> ports;
   uint64_t polls = 0;       // poll-loop iterations
   uint64_t busy_polls = 0;  // iterations that received at least one packet
+  // Iterations spent parked (paused): the worker's acknowledgement that it goes round its loop
+  // without polling; a reader waits for it to move to know the worker passed its quiescent
+  // point since, then checks that polls stood still.
+  uint64_t parked_loops = 0;
   // TSC cycles spent in the polls that received packets (RX burst to after forwarding) and the
   // packets they received: busy_cycles / busy_packets is the worker's cycles per packet.
   uint64_t busy_cycles = 0;

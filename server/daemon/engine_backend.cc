@@ -101,6 +101,7 @@ StatsSnapshot EngineBackend::GetStats() const {
     c.paused = w.paused;
     c.polls = w.polls;
     c.busy_polls = w.busy_polls;
+    c.parked_loops = w.parked_loops;
     c.busy_cycles = w.busy_cycles;
     c.busy_packets = w.busy_packets;
     c.tsc_hz = snap.tsc_hz;

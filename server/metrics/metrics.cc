@@ -76,6 +76,11 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
                                 "Share of busy poll iterations over the last sampling window.", G);
   MetricFamily& paused =
       fam.Add("skbnf_worker_paused", "1 while the worker is parked by PauseWorker.", G);
+  MetricFamily& parked_loops =
+      fam.Add("skbnf_worker_parked_loops_total",
+              "Worker loop iterations spent parked (not polling): moves while a paused worker "
+              "is alive.",
+              C);
   MetricFamily& busy_cycles = fam.Add(
       "skbnf_worker_busy_cycles_total",
       "TSC cycles of the poll iterations that received packets (RX burst to after forwarding).", C);
@@ -160,6 +165,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     Put(ratio, {{"core", core}},
         b != nullptr ? BusyRatio(c.busy_polls, b->busy_polls, c.polls, b->polls) : 0);
     Put(paused, {{"core", core}}, c.paused ? 1 : 0);
+    Put(parked_loops, {{"core", core}}, D(c.parked_loops));
     Put(busy_cycles, {{"core", core}}, D(c.busy_cycles));
     Put(busy_packets, {{"core", core}}, D(c.busy_packets));
     tsc_hz = std::max(tsc_hz, c.tsc_hz);

@@ -28,6 +28,9 @@
 //   skbnf_worker_busy_polls_total{core}               counter  iterations with packets
 //   skbnf_worker_busy_ratio{core}                     gauge    busy/polls over the window
 //   skbnf_worker_paused{core}                         gauge    1 while parked
+//   skbnf_worker_parked_loops_total{core}             counter  loop iterations spent parked:
+//                                                              moves while a paused worker is
+//                                                              alive, never while it polls
 //   skbnf_worker_busy_cycles_total{core}              counter  TSC cycles of the polls that
 //                                                              received packets
 //   skbnf_worker_busy_packets_total{core}             counter  the packets of those polls

@@ -320,6 +320,11 @@ void ConfigReloadMetrics::SetWatched(bool watched) {
   watched_ = watched;
 }
 
+void ConfigReloadMetrics::RecordPoll(bool events) {
+  absl::MutexLock l(&mu_);
+  ++polls_[events ? 1 : 0];
+}
+
 std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
   absl::MutexLock l(&mu_);
   using prometheus::ClientMetric;
@@ -367,6 +372,18 @@ std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
   gauge("skbnf_config_watched",
         "1 while skbnfd watches its --config file for changes (inotify, SIGHUP), 0 without one",
         watched_ ? 1 : 0);
+  MetricFamily polls{"skbnf_config_watch_polls_total",
+                     "Polls of the --config watcher's inotify queue (one per 20 ms) by whether "
+                     "they found events (events) or not (quiet)",
+                     MetricType::Counter,
+                     {}};
+  for (int k = 0; k < 2; ++k) {
+    ClientMetric m;
+    m.label = {{"result", k == 1 ? "events" : "quiet"}};
+    m.counter.value = static_cast<double>(polls_[k]);
+    polls.metric.push_back(m);
+  }
+  out.push_back(std::move(polls));
   return out;
 }
 
@@ -426,13 +443,15 @@ void ConfigReloader::Loop() {
   while (!stop_.load()) {
     pollfd p{inotify_fd_, POLLIN, 0};
     const int n = ::poll(&p, 1, 20);
-    if (n > 0 && (p.revents & POLLIN)) {
+    const bool events = n > 0 && (p.revents & POLLIN);
+    if (events) {
       while (::read(inotify_fd_, buf, sizeof(buf)) > 0) {
         // Any event in the directory may be the file (a symlink swap renames `..data`, not
         // the file): re-read after the burst settles; unchanged bytes are ignored.
       }
       due = Clock::now() + kSettle;
     }
+    metrics_->RecordPoll(events);  // after the events are taken in: see the metric's comment
     if (g_reload_requested.exchange(false)) Reload("SIGHUP", true);
     if (due && Clock::now() >= *due) {
       due.reset();

@@ -50,6 +50,14 @@
 //   skbnf_config_watched                                      gauge 1 once the watcher runs
 //                                                             (after its first pass), 0
 //                                                             without --config
+//   skbnf_config_watch_polls_total{result="events|quiet"}     counter: the watcher's polls of
+//                                                             its inotify queue (one per 20 ms)
+//                                                             by whether they found events.
+//                                                             The watcher's acknowledgement: a
+//                                                             poll counted after a change was
+//                                                             written has seen its event, so a
+//                                                             reader can tell "no event" from
+//                                                             "not looked yet" without sleeping
 #ifndef SKBNF_SERVER_OPS_CONFIG_RELOAD_H_
 #define SKBNF_SERVER_OPS_CONFIG_RELOAD_H_
 
@@ -103,6 +111,7 @@ class ConfigReloadMetrics : public prometheus::Collectable {
   ConfigReloadMetrics();  // the start-up load counts as the last success
   void Record(ReloadResult::Kind k, bool restart_required, bool rollback_failed = false);
   void SetWatched(bool watched);
+  void RecordPoll(bool events);  // one poll of the inotify queue
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
@@ -113,6 +122,7 @@ class ConfigReloadMetrics : public prometheus::Collectable {
   bool restart_required_ ABSL_GUARDED_BY(mu_) = false;
   bool watched_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t rollback_failures_ ABSL_GUARDED_BY(mu_) = 0;
+  uint64_t polls_[2] ABSL_GUARDED_BY(mu_) = {};  // [quiet, events]
 };
 
 class ConfigReloader {

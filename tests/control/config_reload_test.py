@@ -122,6 +122,12 @@ class ConfigReloadTest(unittest.TestCase):
     def reloads(self, result):
         return h.total(self.metrics(), "skbnf_config_reloads_total", result=result)
 
+    def watch_polls(self, result=None):
+        m = self.metrics()
+        if result is None:
+            return h.total(m, "skbnf_config_watch_polls_total")
+        return h.total(m, "skbnf_config_watch_polls_total", result=result)
+
     def gauge(self, name):
         return h.total(self.metrics(), name)
 
@@ -225,10 +231,17 @@ class ConfigReloadTest(unittest.TestCase):
         conf = os.path.join(watched, "skbnfd.conf")
         os.symlink(real, conf)
         self.start(conf)
+        events = self.watch_polls("events")
         with open(real, "w") as f:
             f.write(config_text(self.pcap, self.prefix, strategy="lcache+magazine"))
-        time.sleep(0.5)  # past the watcher's settle time: nothing may have happened
-        self.assertEqual(self.strategy(), "magazine", "no event reached the watched directory")
+        # The kernel queues an inotify event before write/close return; the watcher's polls
+        # (skbnf_config_watch_polls_total) are its acknowledgement: two more polls than counted
+        # now, and the second began after the write, so an event would be counted by then.
+        polls = self.watch_polls()
+        wait_for(lambda: self.watch_polls() >= polls + 2, "the watcher to poll past the edit")
+        self.assertEqual(self.watch_polls("events"), events,
+                         "no event reached the watched directory")
+        self.assertEqual(self.strategy(), "magazine", "nothing applied without an event")
         self.assertEqual(self.reloads("ok"), 0)
         self.daemon.proc.send_signal(signal.SIGHUP)
         wait_for(lambda: self.reloads("ok") == 1, "SIGHUP to apply the file")

@@ -266,6 +266,8 @@ TEST_F(ControlApiTest, SwapThroughAllStrategiesUnderTrafficThenAudit) {
   }
   EXPECT_EQ(Strategy().epoch(), epoch);
   v1::Stats st = Stats();
+  ASSERT_EQ(static_cast<size_t>(st.cores_size()), Workers().size());  // every worker checked
+  ASSERT_GT(st.cores_size(), 0);
   for (const v1::CoreStats& c : st.cores()) {
     EXPECT_TRUE(RxGrows(c.core(), RxPackets(c))) << "core " << c.core() << " stopped forwarding";
   }

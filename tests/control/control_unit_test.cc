@@ -306,10 +306,18 @@ TEST(StatsSampler, BaselineIsOlderThanNowAndPrefersAFullWindow) {
   // Nothing is older than a point before the sampler's first sample.
   EXPECT_FALSE(s.Baseline(first - std::chrono::hours(1)).has_value());
   // Later: a baseline exists, is strictly older than `now`, and once the sampler has run long
-  // enough it is at least one window old.
-  std::this_thread::sleep_for(std::chrono::milliseconds(80));
-  const auto now = std::chrono::steady_clock::now();
-  std::optional<StatsSnapshot> base = s.Baseline(now);
+  // enough it is at least one window old. Waited for (bounded), not slept for: the sampler's
+  // thread may run late on a loaded machine; a Baseline that never offers a full window (e.g.
+  // always the newest sample) keeps the loop to its deadline and fails below.
+  const auto deadline = first + std::chrono::seconds(10);
+  auto now = first;
+  std::optional<StatsSnapshot> base;
+  do {
+    std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    now = std::chrono::steady_clock::now();
+    base = s.Baseline(now);
+  } while ((!base.has_value() || now - base->taken < std::chrono::milliseconds(30)) &&
+           now < deadline);
   ASSERT_TRUE(base.has_value());
   EXPECT_LT(base->taken, now);
   EXPECT_GE(now - base->taken, std::chrono::milliseconds(30));

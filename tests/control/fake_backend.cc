@@ -93,6 +93,7 @@ void FakeBackend::Run(Worker& w) {
     }
     if (!pool_->Quiesce(w.core)) {  // parked
       w.parked.store(true, std::memory_order_release);
+      Bump(w.parked_loops, 1);
       std::this_thread::sleep_for(std::chrono::microseconds(200));
       continue;
     }
@@ -240,6 +241,7 @@ StatsSnapshot FakeBackend::GetStats() const {
     }
     c.polls = w->polls.load(std::memory_order_relaxed);
     c.busy_polls = w->busy_polls.load(std::memory_order_relaxed);
+    c.parked_loops = w->parked_loops.load(std::memory_order_relaxed);
     c.busy_cycles = w->busy_cycles.load(std::memory_order_relaxed);
     c.busy_packets = w->busy_packets.load(std::memory_order_relaxed);
     c.tsc_hz = 1000000000;  // busy_cycles are nanoseconds

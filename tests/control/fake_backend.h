@@ -78,6 +78,7 @@ class FakeBackend final : public Backend {
     std::atomic<bool> paused{false};  // as requested through the API
     std::atomic<bool> parked{false};  // written by the worker: it is at its parked point
     std::atomic<uint64_t> polls{0}, busy_polls{0}, busy_cycles{0}, busy_packets{0};
+    std::atomic<uint64_t> parked_loops{0};  // as the engine's: iterations spent parked
     std::atomic<uint64_t> in_flight{0};
     struct Port {
       std::atomic<uint64_t> rx_packets{0}, rx_bytes{0}, tx_packets{0}, tx_bytes{0}, rx_nombuf{0},

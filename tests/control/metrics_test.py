@@ -23,6 +23,7 @@ REQUIRED = {
     "skbnf_worker_busy_polls_total": "counter",
     "skbnf_worker_busy_ratio": "gauge",
     "skbnf_worker_paused": "gauge",
+    "skbnf_worker_parked_loops_total": "counter",
     "skbnf_worker_busy_cycles_total": "counter",
     "skbnf_worker_busy_packets_total": "counter",
     "skbnf_worker_tsc_hz": "gauge",
@@ -66,9 +67,26 @@ class MetricsTest(unittest.TestCase):
         return h.parse_metrics(self.d.scrape())
 
     def workers(self):
+        """The worker cores (never empty: a loop over them asserts something)."""
         code, out, err = self.d.ctl("--json", "info")
         self.assertEqual(code, 0, err)
-        return [l.get("core", 0) for l in json.loads(out)["lcores"] if l["role"] == "LCORE_ROLE_WORKER"]
+        cores = [l.get("core", 0) for l in json.loads(out)["lcores"]
+                 if l["role"] == "LCORE_ROLE_WORKER"]
+        self.assertTrue(cores, "the daemon reports no worker core")
+        return cores
+
+    def wait_parked_rounds(self, core):
+        """Waits until the paused worker on `core` has gone round its parked loop twice since
+        this call (skbnf_worker_parked_loops_total, the worker's own acknowledgement): the first
+        round may have begun before the call, the second after it, so whatever a round would
+        have done (a poll, a packet) is counted in every scrape taken after this returns.
+        "Nothing moved while parked" then compares scrapes taken before the call with one
+        taken after, instead of hoping a sleep was long enough."""
+        loops = lambda: h.total(self.scrape()[1], "skbnf_worker_parked_loops_total",  # noqa: E731
+                                core=core)
+        base = loops()
+        self.assertTrue(wait_until(lambda: loops() >= base + 2),
+                        "core %s: a paused worker acknowledges no parked round" % core)
 
     def test_promtool_accepts_the_exposition(self):
         text = self.d.scrape()
@@ -192,6 +210,7 @@ class MetricsTest(unittest.TestCase):
         code, out, err = self.d.ctl("--json", "ports")
         self.assertEqual(code, 0, err)
         ports = json.loads(out)["ports"]
+        self.assertTrue(ports, "the daemon reports no port")
         ids = {str(p["id"]) for p in ports}
         self.assertEqual({dict(k)["port"] for k in h.values(s, "skbnf_port_info")}, ids)
         for p in ports:
@@ -224,7 +243,7 @@ class MetricsTest(unittest.TestCase):
         self.assertEqual(code, 0, err)
         try:
             _, a = self.scrape()
-            time.sleep(0.05)
+            self.wait_parked_rounds(core)
             _, b = self.scrape()
             for name in ("skbnf_worker_busy_cycles_total", "skbnf_worker_busy_packets_total"):
                 self.assertEqual(h.total(b, name, core=core), h.total(a, name, core=core), name)
@@ -242,7 +261,7 @@ class MetricsTest(unittest.TestCase):
             _, s = self.scrape()
             self.assertEqual(h.total(s, "skbnf_worker_paused", core=core), 1.0)
             before = h.total(s, "skbnf_worker_polls_total", core=core)
-            time.sleep(0.05)
+            self.wait_parked_rounds(core)
             self.assertEqual(h.total(self.scrape()[1], "skbnf_worker_polls_total", core=core),
                              before, "a parked worker does not poll")
         finally:
@@ -253,7 +272,9 @@ class MetricsTest(unittest.TestCase):
         self.assertTrue(wait_until(lambda: h.total(self.scrape()[1], "skbnf_worker_paused",
                                                    core=core) == 0.0))
         _, s = self.scrape()
-        for _, v in h.values(s, "skbnf_worker_busy_ratio").items():
+        ratios = h.values(s, "skbnf_worker_busy_ratio")
+        self.assertEqual(len(ratios), len(self.workers()), "one busy ratio per worker")
+        for v in ratios.values():
             self.assertGreaterEqual(v, 0.0)
             self.assertLessEqual(v, 1.0)
 

@@ -99,6 +99,8 @@ class SkbnfctlBehaviourTest(unittest.TestCase):
             code, out, err = d.ctl("--json", "info")
             self.assertEqual(code, 0, err)
             workers = [l for l in json.loads(out)["lcores"] if l["role"] == "LCORE_ROLE_WORKER"]
+            self.assertTrue(workers, "the daemon reports no worker: the per-core checks below "
+                                     "would check nothing")
 
             code, out, err = d.ctl("stats")
             self.assertEqual(code, 0, err)
@@ -125,6 +127,7 @@ class SkbnfctlBehaviourTest(unittest.TestCase):
             self.assertEqual(len(frames), 2)
             self.assertGreater(int(frames[1]["monotonic_ns"]), int(frames[0]["monotonic_ns"]))
             # cycles per packet per core: counters and the figure over the window
+            self.assertEqual(len(frames[1]["cores"]), len(workers), frames[1])
             for c in frames[1]["cores"]:
                 self.assertGreater(int(c["tsc_hz"]), 0)
                 self.assertGreater(int(c["busy_packets"]), 0, c)

@@ -270,6 +270,7 @@ class DashboardTest(unittest.TestCase):
         rules = [r for g in groups for r in g["rules"]]
         with open(RULES) as f:
             n = sum(1 for line in f if line.lstrip().startswith(("- alert:", "- record:")))
+        self.assertGreater(n, 0, RULES)
         self.assertEqual(len(rules), n)
         for r in rules:
             with self.subTest(rule=r["name"]):

@@ -178,8 +178,13 @@ for _ in $(seq 150); do
   sleep 0.2
 done
 [ $ok = 1 ] || { $DOCKER logs "skbnf-demo-$$" 2>&1 | tail -20; fail "demo: no RX packets in /metrics"; }
-a=$(rx_total "$PID"); sleep 1; b=$(rx_total "$PID")
-[ "$b" -gt "$a" ] || fail "demo: RX counter not moving ($a -> $b)"
+# moving: a later scrape counts more (waited for, bounded; not one sleep and a hope)
+a=$(rx_total "$PID"); b=$a
+for _ in $(seq 150); do
+  b=$(rx_total "$PID"); [ "$b" -gt "$a" ] && break
+  sleep 0.2
+done
+[ "$b" -gt "$a" ] || fail "demo: RX counter not moving in 30 s ($a -> $b)"
 m=$(metrics "$PID")
 grep -q '^skbnf_strategy_info{spec="magazine"} 1' <<<"$m" || fail "demo: strategy not magazine"
 # the commit the binary was built from: HEAD for the full build (the context has no .git), the

@@ -459,6 +459,7 @@ class HelmTest(unittest.TestCase):
         with open(RULES) as f:
             self.assertEqual(rule["spec"], yaml.safe_load(f))  # the same file, not a copy
         alerts = [r for g in rule["spec"]["groups"] for r in g["rules"] if "alert" in r]
+        self.assertGreaterEqual(len(alerts), 10)
         for a in alerts:
             self.assertTrue(a["annotations"]["runbook_url"].startswith(
                 "https://github.com/skbnf/skbnf/blob/main/deploy/runbooks/"), a["alert"])

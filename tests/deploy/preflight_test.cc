@@ -203,20 +203,19 @@ TEST_F(PreflightTest, UnboundVfIsAnError) {
 class Mlx5Test : public PreflightTest {
  protected:
   void SetUp() override {
+    // The shared node (fixtures/sriov-node: cpuset 2-3, 2M hugepages on node 0) plus the
+    // mlx5 VF, as preflight_daemon_test.py's mlx5_node(); no vfio: mlx5 does not use it.
     PreflightTest::SetUp();
-    mlx_.Vf("0000:5e:00.2", "mlx5_core", -1, 0);
-    mlx_.Remove("/dev/vfio");
-    mlx_.Cpus("2-3", {{2, 0}, {3, 0}});
-    mlx_.Hugepages(",pagesize=2M", 0, 512);
+    fake_.Vf("0000:5e:00.2", "mlx5_core", -1, 0);
+    fake_.Remove("/dev/vfio");
     for (const char* n : {"issm4", "rdma_cm", "umad4", "uverbs4"}) {
-      mlx_.Write(absl::StrCat("/dev/infiniband/", n), "");
+      fake_.Write(absl::StrCat("/dev/infiniband/", n), "");
     }
-    mlx_.CapEff(kIpcLock | kNetRaw | kNetAdmin);
-    host_ = mlx_.host();
+    fake_.CapEff(kIpcLock | kNetRaw | kNetAdmin);
+    host_ = fake_.host();
     host_.env = {{"PCIDEVICE_NVIDIA_COM_MLX5_VF", "0000:5e:00.2"},
                  {"PCIDEVICE_NVIDIA_COM_MLX5_VF_INFO", Fixture("pcidevice_info_mlx5.json")}};
   }
-  FakeHost mlx_;
 };
 
 TEST_F(Mlx5Test, RdmaNodesFromInfoAndCapabilitiesPass) {
@@ -238,21 +237,21 @@ TEST_F(Mlx5Test, NoRdmaEntryIsAnErrorSayingIsRdma) {  // today: passes without a
 }
 
 TEST_F(Mlx5Test, ListedRdmaNodeMissingIsAnError) {
-  mlx_.Remove("/dev/infiniband/uverbs4");
+  fake_.Remove("/dev/infiniband/uverbs4");
   EXPECT_THAT(Find(Run(), "rdma", Severity::kError)->message,
               AllOf(HasSubstr("/dev/infiniband/uverbs4"), HasSubstr("missing")));
 }
 
 TEST_F(Mlx5Test, WithoutInfoTheSysfsUverbsDeviceIsChecked) {
   host_.env.erase("PCIDEVICE_NVIDIA_COM_MLX5_VF_INFO");
-  mlx_.Write("/sys/bus/pci/devices/0000:5e:00.2/infiniband_verbs/uverbs4/dev", "231:196\n");
+  fake_.Write("/sys/bus/pci/devices/0000:5e:00.2/infiniband_verbs/uverbs4/dev", "231:196\n");
   Report r = Run();
   EXPECT_TRUE(r.ok()) << r.ToText();
   EXPECT_THAT(Find(r, "rdma", Severity::kOk)->message, HasSubstr("/dev/infiniband/uverbs4"));
 }
 
 TEST_F(Mlx5Test, NetRawAndNetAdminAreNeeded) {
-  mlx_.CapEff(kIpcLock);  // what the chart granted before
+  fake_.CapEff(kIpcLock);  // what the chart granted before
   Report r = Run();
   ASSERT_FALSE(r.ok());
   EXPECT_THAT(Find(r, "rdma", Severity::kError)->message,

@@ -73,6 +73,9 @@ def main():
     if missing_files:
         print(f"FAIL: rules_test.yaml does not load {sorted(missing_files)}")
         return 1
+    if not alerts:
+        print(f"FAIL: no alert in {rule_files}: the checks below would check nothing")
+        return 1
     fires, quiet = set(), set()
     for t in tests["tests"]:
         for a in t.get("alert_rule_test", []):

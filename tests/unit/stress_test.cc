@@ -165,8 +165,6 @@ TEST_P(StressTest, ThousandsOfSwapsUnderLoadLoseAndDuplicateNothing) {
   // committed, and at least one with a paused worker.
   EXPECT_EQ(t->swaps_ok(), static_cast<uint64_t>(ok));
   EXPECT_EQ(t->swaps_failed(), static_cast<uint64_t>(rolled_back));
-  EXPECT_GT(ok, kSwaps / 2);
-  EXPECT_GT(paused, 0);
   EXPECT_GT(ok, kSwaps / 2);  // a loaded 2-core machine may time out a few, never most
   EXPECT_GT(paused, 0);
   EXPECT_GT(ops.load(), static_cast<uint64_t>(kSwaps));
