@@ -49,7 +49,8 @@ ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetr
       access_(access),
       changes_(changes),
       limits_(limits),
-      pool_(backend.GetInfo().pool) {}
+      pool_(backend.GetInfo().pool),
+      lcores_(backend.GetInfo().lcores) {}
 
 absl::Status ControlService::CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores,
                                         const char* field, std::vector<int>* out) const {
@@ -312,7 +313,7 @@ grpc::Status ControlService::GetStats(grpc::ServerContext*, const v1::GetStatsRe
   StatsSnapshot now = backend_.GetStats();
   std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
   FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
-            cores, resp);
+            cores, lcores_, resp);
   return grpc::Status::OK;
 }
 
@@ -347,7 +348,7 @@ grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::Watc
     }
     v1::Stats msg;
     FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
-              cores, &msg);
+              cores, lcores_, &msg);
     if (!writer->Write(msg)) return grpc::Status::OK;  // client went away
   }
   return grpc::Status::OK;

@@ -33,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/forwarding_mode.h"
 #include "common/net_text.h"
 #include "common/port_info.h"
 #include "dataplane/pool/counters.h"
@@ -42,12 +43,11 @@
 namespace skbnf::control {
 
 // One type per concept across the data plane and the control plane.
+using dpdk::ForwardingMode;  // common/forwarding_mode.h
 using dpdk::PmdStats;
 using dpdk::PortInfo;
 using net::Ipv4Prefix;
 using net::MacAddr;
-
-enum class ForwardingMode { kIo, kMac, kL3 };
 
 struct LcoreInfo {
   enum class Role { kMain, kWorker, kService };
@@ -97,9 +97,10 @@ struct PortCounters {
   std::vector<std::pair<std::string, uint64_t>> drops;
 };
 
+// One worker's counters, keyed by its core id. Its lcore id is Info::lcores' (LcoreInfo
+// lcore_id of the entry with this core), not repeated here: on skbnfd the two are equal.
 struct CoreStats {
   int core = 0;  // worker core id
-  uint32_t lcore = 0;
   bool paused = false;
   std::vector<PortCounters> ports;
   uint64_t polls = 0;       // poll-loop iterations

@@ -59,17 +59,7 @@ Info EngineBackend::GetInfo() const {
   } else {
     info.pool.native_cache_size = mp.cache_size;
   }
-  switch (c.mode) {
-    case dpdk::Mode::kIo:
-      info.mode = ForwardingMode::kIo;
-      break;
-    case dpdk::Mode::kMac:
-      info.mode = ForwardingMode::kMac;
-      break;
-    case dpdk::Mode::kL3:
-      info.mode = ForwardingMode::kL3;
-      break;
-  }
+  info.mode = c.mode;
   info.started = started_;
   info.backend = "dpdk";
   return info;
@@ -97,7 +87,6 @@ StatsSnapshot EngineBackend::GetStats() const {
   for (const dpdk::WorkerSnapshot& w : snap.workers) {
     CoreStats c;
     c.core = static_cast<int>(w.lcore);
-    c.lcore = w.lcore;
     c.paused = w.paused;
     c.polls = w.polls;
     c.busy_polls = w.busy_polls;
@@ -111,7 +100,7 @@ StatsSnapshot EngineBackend::GetStats() const {
     list = rx_ports;
     for (int port : rx_ports) list.push_back(PeerOf(port));
     for (int p = 0; p < dpdk::kMaxPorts; ++p) {
-      if (w.ports[p].rx_pkts + w.ports[p].tx_pkts > 0) list.push_back(p);
+      if (w.ports[p].rx_packets + w.ports[p].tx_packets > 0) list.push_back(p);
     }
     std::sort(list.begin(), list.end());
     list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -119,9 +108,9 @@ StatsSnapshot EngineBackend::GetStats() const {
       if (p < 0 || p >= dpdk::kMaxPorts) continue;
       PortCounters pc;
       pc.port = p;
-      pc.rx_packets = w.ports[p].rx_pkts;
+      pc.rx_packets = w.ports[p].rx_packets;
       pc.rx_bytes = w.ports[p].rx_bytes;
-      pc.tx_packets = w.ports[p].tx_pkts;
+      pc.tx_packets = w.ports[p].tx_packets;
       pc.tx_bytes = w.ports[p].tx_bytes;
       for (int r = 0; r < dpdk::kNumDropReasons; ++r) {
         pc.drops.emplace_back(dpdk::DropReasonName(r), w.ports[p].drops[r]);
@@ -154,7 +143,7 @@ RouteTable EngineBackend::GetRoutes() const {
   for (const dpdk::Route& r : routes) {
     RouteTable::NextHopEntry& h = hops[r.next_hop_id];
     h.id = r.next_hop_id;
-    h.next_hop = {static_cast<int>(r.port), r.next_hop_mac};
+    h.next_hop = {static_cast<int>(r.port), r.dst_mac};
     h.routes++;
     t.routes.push_back({r.prefix, r.next_hop_id});
   }
@@ -203,12 +192,12 @@ absl::StatusOr<uint32_t> EngineBackend::AddRoute(const Ipv4Prefix& prefix, const
   dpdk::Route r;
   r.prefix = prefix;
   r.port = static_cast<uint16_t>(nh.port);
-  r.next_hop_mac = nh.dst_mac;
+  r.dst_mac = nh.dst_mac;
   return engine_.AddRoute(r);  // the engine's next-hop id
 }
 
 absl::Status EngineBackend::DeleteRoute(const Ipv4Prefix& prefix) {
-  return engine_.DelRoute(prefix);
+  return engine_.DeleteRoute(prefix);
 }
 
 absl::Status EngineBackend::PauseWorker(int core, bool* was_paused) {
@@ -224,7 +213,7 @@ absl::Status EngineBackend::ResumeWorker(int core, bool* was_paused) {
 }
 
 absl::StatusOr<pool::AuditReport> EngineBackend::Audit() {
-  const dpdk::AuditResult a = engine_.Audit();
+  const dpdk::AuditReport a = engine_.Audit();
   if (!a.ok && !a.checked) return absl::UnavailableError(a.message);
   pool::AuditReport r;
   if (a.has_pool) {

@@ -2,6 +2,11 @@
 // EngineBackend: the control plane's Backend (server/core/backend.h) over skbnfd's DPDK data plane
 // (dataplane/dpdk/engine.h). No DPDK header: engine.h has none.
 //
+// A thin adapter: the engine and the API share their types (ForwardingMode, PortInfo,
+// Ipv4Prefix, MacAddr, pool::SwapReport, pool::AuditReport) and their words (rx_packets /
+// tx_packets, DeleteRoute, PauseWorker / IsPaused, AuditReport: skbnf.v1's words, CHANGELOG.md);
+// what is left below is shape (per-worker arrays -> per-port lists), not translation.
+//
 // Mapping decisions (where the engine's model and the API differ):
 //   core            = the worker's lcore id (the pool's per-core slot is the lcore id too).
 //   drops           counted by the engine per (worker, RX port): reported on the port the
@@ -9,15 +14,14 @@
 //   rx_nombuf       the pool counts failed refills per core: reported on the worker's RX port
 //                   when it polls one port, left unset when it polls several (the core's total
 //                   is CorePoolStats.alloc_failures). The PMD's own count is PortInfo::pmd.
-//   next-hop ids    the engine keeps its own ids private; ListRoutes numbers the distinct
-//                   (port, MAC) pairs 1.. in order of their first route. Ids are stable while
-//                   the table does not change.
+//   next-hop ids    the engine's own (dpdk::Route::next_hop_id): an id lives while a route uses
+//                   its next hop and is never given to another next hop while the process runs.
 //   AddRoute        refuses an existing prefix (AlreadyExists) instead of letting rte_lpm
 //                   replace it silently.
 //   Pause/Resume    Engine::PauseWorker / ResumeWorker: they return once the worker itself
 //                   reports parked / running.
 //   Audit           Engine::Audit: parks every worker and checks in flight two ways (see
-//                   AuditResult in engine.h).
+//                   dpdk::AuditReport in engine.h); the API gets its pool::AuditReport.
 //   native pool     (ring_mp_mc) swaps FailedPrecondition; pool counters are zero.
 //
 // Reads (GetInfo, GetPorts, GetStats, GetStrategy, GetRoutes, GetHealth) never take a lock a

@@ -72,7 +72,7 @@ std::vector<std::string> RestartOnlyChanges(const dpdk::DaemonConfig& a,
   };
   const dpdk::EngineConfig& x = a.engine;
   const dpdk::EngineConfig& y = b.engine;
-  cmp("mode", dpdk::ModeName(x.mode), dpdk::ModeName(y.mode));
+  cmp("mode", dpdk::ForwardingModeName(x.mode), dpdk::ForwardingModeName(y.mode));
   cmp("pool_ops", x.pool_ops, y.pool_ops);
   cmp("mbuf_cache", absl::StrCat(x.mbuf_cache), absl::StrCat(y.mbuf_cache));
   cmp("mbufs", absl::StrCat(x.mbufs), absl::StrCat(y.mbufs));

@@ -212,7 +212,6 @@ StatsSnapshot FakeBackend::GetStats() const {
   for (const auto& w : workers_) {
     CoreStats c;
     c.core = w->core;
-    c.lcore = static_cast<uint32_t>(w->core + 1);
     c.paused = w->paused.load(std::memory_order_relaxed);
     std::vector<int> ports = w->rx_ports;
     for (int t : w->tx_ports) {
