@@ -163,7 +163,7 @@ struct WorkerHealth {
   bool running = false;  // its poll loop is running (a paused worker parks inside it: running)
 };
 struct Health {
-  std::vector<PortInfo> ports;        // as GetPorts(): started, has_link, link_up
+  std::vector<PortInfo> ports;        // as ListPorts(): started, has_link, link_up
   std::vector<WorkerHealth> workers;  // every worker
 };
 
@@ -216,11 +216,11 @@ class Backend {
 
   // ---- reads
   virtual Info GetInfo() const = 0;
-  virtual std::vector<PortInfo> GetPorts() const = 0;
+  virtual std::vector<PortInfo> ListPorts() const = 0;
   virtual pool::StrategySpec GetStrategy() const = 0;
   virtual uint64_t GetEpoch() const = 0;
   virtual StatsSnapshot GetStats() const = 0;
-  virtual RouteTable GetRoutes() const = 0;
+  virtual RouteTable ListRoutes() const = 0;
   virtual Health GetHealth() const = 0;
 
   // ---- mutations (serialised by the caller)

@@ -65,7 +65,7 @@ Info EngineBackend::GetInfo() const {
   return info;
 }
 
-std::vector<PortInfo> EngineBackend::GetPorts() const {
+std::vector<PortInfo> EngineBackend::ListPorts() const {
   std::lock_guard<std::mutex> l(ports_mu_);
   return engine_.Ports();
 }
@@ -133,7 +133,7 @@ StatsSnapshot EngineBackend::GetStats() const {
   return s;
 }
 
-RouteTable EngineBackend::GetRoutes() const {
+RouteTable EngineBackend::ListRoutes() const {
   std::vector<dpdk::Route> routes = engine_.Routes();
   std::sort(routes.begin(), routes.end(),
             [](const dpdk::Route& a, const dpdk::Route& b) { return a.prefix < b.prefix; });
@@ -153,7 +153,7 @@ RouteTable EngineBackend::GetRoutes() const {
 
 Health EngineBackend::GetHealth() const {
   Health h;
-  h.ports = GetPorts();
+  h.ports = ListPorts();
   const bool engine_running = engine_.running();
   for (const dpdk::WorkerSnapshot& w : engine_.Snapshot().workers) {
     h.workers.push_back({static_cast<int>(w.lcore), w.lcore, engine_running && w.running});

@@ -24,8 +24,8 @@
 //                   dpdk::AuditReport in engine.h); the API gets its pool::AuditReport.
 //   native pool     (ring_mp_mc) swaps FailedPrecondition; pool counters are zero.
 //
-// Reads (GetInfo, GetPorts, GetStats, GetStrategy, GetRoutes, GetHealth) never take a lock a
-// swap holds: the engine's control mutex is taken only by mutations. GetPorts serialises its
+// Reads (GetInfo, ListPorts, GetStats, GetStrategy, ListRoutes, GetHealth) never take a lock a
+// swap holds: the engine's control mutex is taken only by mutations. ListPorts serialises its
 // ethdev calls on its own mutex (some PMDs' stats_get is not safe from two threads at once).
 #ifndef SKBNF_SERVER_DAEMON_ENGINE_BACKEND_H_
 #define SKBNF_SERVER_DAEMON_ENGINE_BACKEND_H_
@@ -47,11 +47,11 @@ class EngineBackend final : public Backend {
   EngineBackend(dpdk::Engine& engine, std::vector<std::string> eal_args, unsigned main_lcore);
 
   Info GetInfo() const override;
-  std::vector<PortInfo> GetPorts() const override;
+  std::vector<PortInfo> ListPorts() const override;
   pool::StrategySpec GetStrategy() const override;
   uint64_t GetEpoch() const override;
   StatsSnapshot GetStats() const override;
-  RouteTable GetRoutes() const override;
+  RouteTable ListRoutes() const override;
   Health GetHealth() const override;
 
   absl::Status ValidateStrategy(const pool::StrategySpec& spec) const override;
