@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The engine's conservation audit (AuditResult in engine.h says what each kind checks).
+// The engine's conservation audit (AuditReport in engine.h says what each kind checks).
 #include <rte_mempool.h>
 
 #include <algorithm>
@@ -9,8 +9,8 @@
 
 namespace skbnf::dpdk {
 
-AuditResult Engine::Impl::AuditNow(bool exact) {
-  AuditResult r;
+AuditReport Engine::Impl::AuditNow(bool exact) {
+  AuditReport r;
   r.exact = exact;
   r.checked = true;
   if (pool != nullptr) {
@@ -64,7 +64,7 @@ AuditResult Engine::Impl::AuditNow(bool exact) {
   return r;
 }
 
-AuditResult Engine::Audit() {
+AuditReport Engine::Audit() {
   std::lock_guard<std::mutex> lock(impl_->control_mu);
   Impl& e = *impl_;
   if (e.stopped) return e.final_audit;
@@ -79,7 +79,7 @@ AuditResult Engine::Audit() {
     if (!status.ok()) break;
     parked.push_back(w.get());
   }
-  AuditResult r;
+  AuditReport r;
   if (status.ok()) {
     r = e.AuditNow(false);
   } else {
@@ -90,6 +90,6 @@ AuditResult Engine::Audit() {
   return r;
 }
 
-const AuditResult& Engine::final_audit() const { return impl_->final_audit; }
+const AuditReport& Engine::final_audit() const { return impl_->final_audit; }
 
 }  // namespace skbnf::dpdk

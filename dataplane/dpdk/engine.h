@@ -56,6 +56,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/forwarding_mode.h"
 #include "common/net_text.h"
 #include "common/port_info.h"
 #include "dataplane/dpdk/drop_reasons.h"
@@ -67,18 +68,14 @@ namespace skbnf::dpdk {
 
 inline constexpr int kMaxPorts = pool::kMaxPorts;
 
-enum class Mode { kIo, kMac, kL3 };
-absl::StatusOr<Mode> ParseMode(absl::string_view text);
-const char* ModeName(Mode mode);
-
 using net::Ipv4Prefix;
 using net::MacAddr;
 
 struct Route {
   Ipv4Prefix prefix;  // 0.0.0.0/0 is the default route (used when no other prefix matches)
   uint16_t port = 0;  // output port id
-  MacAddr next_hop_mac = {};
-  // The engine's id of (port, next_hop_mac), set by Engine::AddRoute (ignored on input): the
+  MacAddr dst_mac = {};
+  // The engine's id of (port, dst_mac), set by Engine::AddRoute (ignored on input): the
   // LPM's next-hop value. A next hop keeps its id for the life of the process, and an id is
   // never given to another next hop, so an id a client read stays valid.
   uint32_t next_hop_id = 0;
@@ -103,7 +100,7 @@ struct RouteSpec {
 };
 
 struct EngineConfig {
-  Mode mode = Mode::kIo;
+  ForwardingMode mode = ForwardingMode::kIo;
   std::string strategy = "magazine";
   std::string pool_ops = "skbnf";  // or ring_mp_mc (the baseline)
   uint32_t mbuf_cache = 256;       // DPDK lcore cache, ring_mp_mc only (skbnf pools use 0)
@@ -124,7 +121,7 @@ struct EngineConfig {
 // One worker's counters for one port. Drops count packets received on this port (whatever the
 // reason, tx_full included: the packet came in here).
 struct PortCounters {
-  uint64_t rx_pkts = 0, rx_bytes = 0, tx_pkts = 0, tx_bytes = 0;
+  uint64_t rx_packets = 0, rx_bytes = 0, tx_packets = 0, tx_bytes = 0;
   std::array<uint64_t, kNumDropReasons> drops{};
 };
 
@@ -137,7 +134,7 @@ struct WorkerSnapshot {
   std::vector<std::pair<uint16_t, uint16_t>> rx;  // (port, queue)
   std::array<PortCounters, kMaxPorts> ports{};
   std::array<uint64_t, kNumDropReasons> drops{};
-  uint64_t rx_pkts = 0, tx_pkts = 0, dropped = 0;  // sums
+  uint64_t rx_packets = 0, tx_packets = 0, dropped = 0;  // sums
   // Allocation calls that failed on this core: each is one RX refill (a burst, for most PMDs)
   // that got no mbufs (skbnf pool only; the PMD's own count is PortInfo::pmd.rx_nombuf). A
   // worker that polls one RX port refills only that port, so the figure is that port's.
@@ -177,7 +174,9 @@ struct EngineSnapshot {
 //                           exactly (bound 0: nothing allocates or frees while workers are
 //                           parked). ring_mp_mc keeps no counters: its running audit is
 //                           reported unchecked (checked = false) and ok says nothing.
-struct AuditResult {
+// The engine's report carries the pool's (pool::AuditReport, what skbnf.v1's AuditPoolResponse
+// shows) and adds what only the engine knows (exact, checked, available, held_by_pmd).
+struct AuditReport {
   bool ok = false;
   bool exact = false;    // final: taken with traffic stopped and ports closed
   bool checked = false;  // a conservation equation was evaluated (see above)
@@ -247,16 +246,16 @@ class Engine {
 
   // On success, the next-hop id of the route (Route::next_hop_id).
   absl::StatusOr<uint32_t> AddRoute(const Route& route);
-  absl::Status DelRoute(const Ipv4Prefix& prefix);
+  absl::Status DeleteRoute(const Ipv4Prefix& prefix);
   std::vector<Route> Routes() const;
   // Resolves a RouteSpec (port by name or id; prefix and MAC by net_text.h) against this
   // engine's ports.
   absl::StatusOr<Route> ResolveRoute(const RouteSpec& spec) const;
 
-  // While running: parks every worker, checks, resumes them (see AuditResult). After Stop: the
+  // While running: parks every worker, checks, resumes them (see AuditReport). After Stop: the
   // final audit.
-  AuditResult Audit();
-  const AuditResult& final_audit() const;
+  AuditReport Audit();
+  const AuditReport& final_audit() const;
 
   // The pool behind the mbuf mempool (skbnf ops), or nullptr (ring_mp_mc).
   pool::Pool* pool() const;

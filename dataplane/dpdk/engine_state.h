@@ -39,7 +39,7 @@ using pool::Counter;
 
 struct alignas(64) WorkerCounters {
   struct Port {
-    Counter rx_pkts, rx_bytes, tx_pkts, tx_bytes;
+    Counter rx_packets, rx_bytes, tx_packets, tx_bytes;
     Counter drops[kNumDropReasons];  // of packets received on this port
   };
   Port ports[kMaxPorts];
@@ -143,7 +143,7 @@ struct Engine::Impl {
   std::atomic<bool> stop{false};
   bool started = false;
   bool stopped = false;
-  AuditResult final_audit;
+  AuditReport final_audit;
   uint64_t held_by_pmd_at_stop = 0;  // XskTakeBack::in_kernel (audit.cc)
   mutable std::mutex control_mu;
 
@@ -168,7 +168,7 @@ struct Engine::Impl {
   absl::Status ResumeLocked(Worker& w, std::chrono::microseconds timeout);
   absl::Status SetUpPool();          // mbuf_pool.cc
   absl::Status SetUpL3();            // routes.cc
-  AuditResult AuditNow(bool exact);  // audit.cc
+  AuditReport AuditNow(bool exact);  // audit.cc
 };
 
 // A worker's poll loop (rte_eal_remote_launch entry point); forward.cc.

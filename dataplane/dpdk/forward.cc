@@ -67,7 +67,7 @@ inline void Send(Engine::Impl& e, Worker& w, uint16_t in_port, uint16_t port, rt
     w.c.ports[in_port].drops[kDropTxFull].Add(n - sent);
     rte_pktmbuf_free_bulk(pkts + sent, n - sent);
   }
-  w.c.ports[port].tx_pkts.Add(sent);
+  w.c.ports[port].tx_packets.Add(sent);
   w.c.ports[port].tx_bytes.Add(bytes);
 }
 
@@ -280,7 +280,7 @@ inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int cor
     received += n;
     const uint64_t bytes = SumLengths(pkts, n);
     WorkerCounters::Port& pc = w.c.ports[port];
-    pc.rx_pkts.Add(n);
+    pc.rx_packets.Add(n);
     pc.rx_bytes.Add(bytes);
     forward(e, w, port, pkts, n, bytes);
     if (kHosted) regions.Mark();
@@ -351,11 +351,11 @@ int RunWorker(Worker& w) {
 int WorkerMain(void* arg) {
   Worker& w = *static_cast<Worker*>(arg);
   switch (w.engine->config.mode) {
-    case Mode::kIo:
+    case ForwardingMode::kIo:
       return RunWorker<&ForwardIo>(w);
-    case Mode::kMac:
+    case ForwardingMode::kMac:
       return RunWorker<&ForwardMac>(w);
-    case Mode::kL3:
+    case ForwardingMode::kL3:
       break;
   }
   return RunWorker<&ForwardL3>(w);

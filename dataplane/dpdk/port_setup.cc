@@ -132,12 +132,12 @@ absl::Status Engine::Impl::SetUpPorts() {
                                                      ps.nb_rxq, " asked"));
     }
     // TX: one queue per worker, or one shared queue when the PMD has fewer.
-    bool needs_tx = config.mode == Mode::kL3;
+    bool needs_tx = config.mode == ForwardingMode::kL3;
     for (const auto& w : workers) {
       for (const RxQueue& q : w->rx) needs_tx |= ports[q.port].peer == id;
     }
     if (info.max_tx_queues == 0 || !needs_tx) {
-      if (needs_tx && config.mode != Mode::kL3) {
+      if (needs_tx && config.mode != ForwardingMode::kL3) {
         return absl::InvalidArgumentError(
             absl::StrCat("port ", id, " (", ps.name, ") cannot transmit but is a peer"));
       }

@@ -17,11 +17,11 @@ namespace skbnf::dpdk {
 
 std::string Route::ToString() const {
   return absl::StrCat(net::FormatIpv4Prefix(prefix), " port ", port, " mac ",
-                      net::FormatMac(next_hop_mac));
+                      net::FormatMac(dst_mac));
 }
 
 absl::Status Engine::Impl::SetUpL3() {
-  if (config.mode != Mode::kL3) return absl::OkStatus();
+  if (config.mode != ForwardingMode::kL3) return absl::OkStatus();
   hops.reset(new L3Hop[kMaxNextHops]);
   for (uint32_t i = 0; i < kMaxNextHops; ++i) hops[i] = L3Hop{{}, kL3NoPort};
   rte_lpm_config lc{};
@@ -61,7 +61,7 @@ absl::StatusOr<Route> Engine::ResolveRoute(const RouteSpec& spec) const {
   if (!mac.ok()) {
     return absl::InvalidArgumentError(absl::StrCat("route next-hop MAC: ", mac.status().message()));
   }
-  r.next_hop_mac = *mac;
+  r.dst_mac = *mac;
   return r;
 }
 
@@ -81,7 +81,7 @@ absl::StatusOr<uint32_t> Engine::AddRoute(const Route& route) {
     return absl::InvalidArgumentError(
         absl::StrCat("route ", r.ToString(), ": port ", r.port, " is not a TX port of the engine"));
   }
-  const uint64_t hop = PackHop(r.port, r.next_hop_mac);
+  const uint64_t hop = PackHop(r.port, r.dst_mac);
   if ((hop >> 16) == 0) {
     return absl::InvalidArgumentError(
         absl::StrCat("route ", r.ToString(), ": next-hop MAC is zero"));
@@ -99,7 +99,7 @@ absl::StatusOr<uint32_t> Engine::AddRoute(const Route& route) {
     id = static_cast<uint32_t>(e.hop_ids.size()) + 1;
     // Written before the id is published below (rte_lpm_add or default_hop): a worker that
     // reads the id from the LPM then reads this entry complete.
-    e.hops[id] = MakeL3Hop(r.port, r.next_hop_mac, e.ports[r.port].mac);
+    e.hops[id] = MakeL3Hop(r.port, r.dst_mac, e.ports[r.port].mac);
     std::atomic_thread_fence(std::memory_order_release);
     e.hop_ids.emplace(hop, id);
   }
@@ -117,7 +117,7 @@ absl::StatusOr<uint32_t> Engine::AddRoute(const Route& route) {
   return id;
 }
 
-absl::Status Engine::DelRoute(const Ipv4Prefix& prefix) {
+absl::Status Engine::DeleteRoute(const Ipv4Prefix& prefix) {
   Impl& e = *impl_;
   if (e.lpm == nullptr) return absl::FailedPreconditionError("routes need --mode=l3");
   std::lock_guard<std::mutex> lock(e.route_mu);

@@ -25,12 +25,12 @@ EngineSnapshot Engine::Snapshot() const {
     for (const RxQueue& q : w->rx) ws.rx.emplace_back(q.port, q.queue);
     for (int p = 0; p < kMaxPorts; ++p) {
       PortCounters& pc = ws.ports[p];
-      pc.rx_pkts = w->c.ports[p].rx_pkts.Get();
+      pc.rx_packets = w->c.ports[p].rx_packets.Get();
       pc.rx_bytes = w->c.ports[p].rx_bytes.Get();
-      pc.tx_pkts = w->c.ports[p].tx_pkts.Get();
+      pc.tx_packets = w->c.ports[p].tx_packets.Get();
       pc.tx_bytes = w->c.ports[p].tx_bytes.Get();
-      ws.rx_pkts += pc.rx_pkts;
-      ws.tx_pkts += pc.tx_pkts;
+      ws.rx_packets += pc.rx_packets;
+      ws.tx_packets += pc.tx_packets;
       for (int r = 0; r < kNumDropReasons; ++r) {
         pc.drops[r] = w->c.ports[p].drops[r].Get();
         ws.drops[r] += pc.drops[r];

@@ -108,7 +108,7 @@ CoreCountersSnapshot PoolCore::CoreStats(int core) const {
   return Snapshot(Slot(core).counters);
 }
 
-bool PoolCore::IsParked(int core) const {
+bool PoolCore::IsPaused(int core) const {
   return core >= 0 && core < kMaxCores && Slot(core).parked.load(std::memory_order_acquire);
 }
 

@@ -239,7 +239,7 @@ class PoolCore {
   // its quiescent point in time; it then resumes whenever it does).
   absl::Status ResumeWorker(int core);
   absl::Status ResumeWorker(int core, std::chrono::microseconds timeout);
-  bool IsParked(int core) const;
+  bool IsPaused(int core) const;
 
   // Conservation audit; exact when nothing runs Get/Put concurrently.
   AuditReport Audit(uint64_t in_flight);

@@ -115,7 +115,7 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   // The strategy the data plane started with is held to the rule SetStrategy applies
   // (pool_share.h), so a daemon never serves with a pool its per-core layers could hoard.
   if (const Info info = backend.GetInfo(); !info.pool.native) {
-    absl::Status share = CheckPoolShare(backend.GetStrategy(), info, backend.GetPorts());
+    absl::Status share = CheckPoolShare(backend.GetStrategy(), info, backend.ListPorts());
     if (!share.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
           "the starting strategy (--strategy, or strategy in --config): ", share.message()));

@@ -49,7 +49,8 @@ ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetr
       access_(access),
       changes_(changes),
       limits_(limits),
-      pool_(backend.GetInfo().pool) {}
+      pool_(backend.GetInfo().pool),
+      lcores_(backend.GetInfo().lcores) {}
 
 absl::Status ControlService::CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores,
                                         const char* field, std::vector<int>* out) const {
@@ -137,7 +138,7 @@ grpc::Status ControlService::GetInfo(grpc::ServerContext*, const v1::GetInfoRequ
 
 grpc::Status ControlService::ListPorts(grpc::ServerContext*, const v1::ListPortsRequest*,
                                        v1::ListPortsResponse* resp) {
-  for (const PortInfo& p : backend_.GetPorts()) {
+  for (const PortInfo& p : backend_.ListPorts()) {
     v1::Port* pp = resp->add_ports();
     pp->set_id(static_cast<uint32_t>(p.id));
     pp->set_name(p.name);
@@ -260,7 +261,7 @@ grpc::Status ControlService::SetStrategyLocked(Change& change, grpc::ServerConte
   absl::Status valid = change.backend().ValidateStrategy(spec);
   if (!valid.ok()) return ToGrpc(valid);
   // The tunables against the pool in use: per-core holdings must leave half of it reachable.
-  valid = CheckPoolShare(spec, change.backend().GetInfo(), change.backend().GetPorts());
+  valid = CheckPoolShare(spec, change.backend().GetInfo(), change.backend().ListPorts());
   if (!valid.ok()) {
     return Invalid(
         req->strategy_case() == v1::SetStrategyRequest::kStructured ? "structured" : "spec",
@@ -312,7 +313,7 @@ grpc::Status ControlService::GetStats(grpc::ServerContext*, const v1::GetStatsRe
   StatsSnapshot now = backend_.GetStats();
   std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
   FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
-            cores, resp);
+            cores, lcores_, resp);
   return grpc::Status::OK;
 }
 
@@ -347,7 +348,7 @@ grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::Watc
     }
     v1::Stats msg;
     FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
-              cores, &msg);
+              cores, lcores_, &msg);
     if (!writer->Write(msg)) return grpc::Status::OK;  // client went away
   }
   return grpc::Status::OK;
@@ -368,7 +369,7 @@ grpc::Status ControlService::AddRouteImpl(const v1::AddRouteRequest* req,
   if (!req->has_next_hop()) return Invalid("next_hop", "required");
   NextHop nh;
   std::vector<int> ports;
-  for (const PortInfo& p : backend_.GetPorts()) ports.push_back(p.id);
+  for (const PortInfo& p : backend_.ListPorts()) ports.push_back(p.id);
   if (std::find(ports.begin(), ports.end(), static_cast<int>(req->next_hop().port())) ==
       ports.end()) {
     return Invalid("next_hop.port", absl::StrCat(req->next_hop().port(), " is not a port (ports: ",
@@ -416,7 +417,7 @@ grpc::Status ControlService::DeleteRouteImpl(const v1::DeleteRouteRequest* req) 
 
 grpc::Status ControlService::ListRoutes(grpc::ServerContext*, const v1::ListRoutesRequest*,
                                         v1::ListRoutesResponse* resp) {
-  RouteTable t = backend_.GetRoutes();
+  RouteTable t = backend_.ListRoutes();
   for (const RouteTable::Route& r : t.routes) {
     v1::Route* pr = resp->add_routes();
     pr->set_prefix(net::FormatIpv4Prefix(r.prefix));

@@ -20,6 +20,7 @@
 #include <atomic>
 #include <optional>
 #include <utility>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "server/control/limits.h"
@@ -105,7 +106,8 @@ class ControlService final : public v1::Control::Service {
   const AccessPolicy access_;
   ChangeLog& changes_;
   CallLimits& limits_;
-  const PoolInfo pool_;  // native or not, ops name: fixed for the daemon's life
+  const PoolInfo pool_;                  // native or not, ops name: fixed for the daemon's life
+  const std::vector<LcoreInfo> lcores_;  // core -> lcore id for Stats: fixed as well
   Mutations mutations_{backend_, swaps_, changes_};  // the one door for every change
   Tuner tuner_{mutations_};  // each of its swaps goes through the door (source tune)
   std::atomic<bool> stopping_{false};

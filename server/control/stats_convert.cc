@@ -51,6 +51,14 @@ const CoreStats* FindCore(const StatsSnapshot& s, int core) {
   return nullptr;
 }
 
+// The lcore id of worker `core` (Info::lcores); `core` itself when not listed (skbnfd: equal).
+uint32_t LcoreOf(const std::vector<LcoreInfo>& lcores, int core) {
+  for (const LcoreInfo& l : lcores) {
+    if (l.role == LcoreInfo::Role::kWorker && l.core == core) return l.lcore_id;
+  }
+  return static_cast<uint32_t>(core);
+}
+
 const PortCounters* FindPort(const CoreStats& c, int port) {
   for (const PortCounters& p : c.ports) {
     if (p.port == port) return &p;
@@ -61,7 +69,8 @@ const PortCounters* FindPort(const CoreStats& c, int port) {
 }  // namespace
 
 void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std::string& spec,
-               uint64_t epoch, const std::vector<int>& cores, v1::Stats* out) {
+               uint64_t epoch, const std::vector<int>& cores, const std::vector<LcoreInfo>& lcores,
+               v1::Stats* out) {
   if (before != nullptr && before->taken >= now.taken) before = nullptr;
   const double secs = before != nullptr ? Seconds(now.taken - before->taken) : 0;
   out->set_monotonic_ns(static_cast<uint64_t>(
@@ -76,7 +85,7 @@ void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std:
     const CoreStats* b = before != nullptr ? FindCore(*before, c.core) : nullptr;
     v1::CoreStats* cs = out->add_cores();
     cs->set_core(static_cast<uint32_t>(c.core));
-    cs->set_lcore(c.lcore);
+    cs->set_lcore(LcoreOf(lcores, c.core));
     cs->set_paused(c.paused);
     cs->set_polls(c.polls);
     cs->set_busy_polls(c.busy_polls);

@@ -13,9 +13,10 @@
 namespace skbnf::control {
 
 // Fills `out` from `now`, with rates against `before` (when given and older). `cores` empty:
-// every core.
+// every core. `lcores` (Info::lcores) gives each core's lcore id (CoreStats.lcore).
 void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std::string& spec,
-               uint64_t epoch, const std::vector<int>& cores, v1::Stats* out);
+               uint64_t epoch, const std::vector<int>& cores, const std::vector<LcoreInfo>& lcores,
+               v1::Stats* out);
 
 }  // namespace skbnf::control
 

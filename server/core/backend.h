@@ -33,6 +33,7 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "common/forwarding_mode.h"
 #include "common/net_text.h"
 #include "common/port_info.h"
 #include "dataplane/pool/counters.h"
@@ -42,12 +43,11 @@
 namespace skbnf::control {
 
 // One type per concept across the data plane and the control plane.
+using dpdk::ForwardingMode;  // common/forwarding_mode.h
 using dpdk::PmdStats;
 using dpdk::PortInfo;
 using net::Ipv4Prefix;
 using net::MacAddr;
-
-enum class ForwardingMode { kIo, kMac, kL3 };
 
 struct LcoreInfo {
   enum class Role { kMain, kWorker, kService };
@@ -97,9 +97,10 @@ struct PortCounters {
   std::vector<std::pair<std::string, uint64_t>> drops;
 };
 
+// One worker's counters, keyed by its core id. Its lcore id is Info::lcores' (LcoreInfo
+// lcore_id of the entry with this core), not repeated here: on skbnfd the two are equal.
 struct CoreStats {
   int core = 0;  // worker core id
-  uint32_t lcore = 0;
   bool paused = false;
   std::vector<PortCounters> ports;
   uint64_t polls = 0;       // poll-loop iterations
@@ -166,7 +167,7 @@ struct WorkerHealth {
   bool running = false;  // its poll loop is running (a paused worker parks inside it: running)
 };
 struct Health {
-  std::vector<PortInfo> ports;        // as GetPorts(): started, has_link, link_up
+  std::vector<PortInfo> ports;        // as ListPorts(): started, has_link, link_up
   std::vector<WorkerHealth> workers;  // every worker
 };
 
@@ -219,11 +220,11 @@ class Backend {
 
   // ---- reads
   virtual Info GetInfo() const = 0;
-  virtual std::vector<PortInfo> GetPorts() const = 0;
+  virtual std::vector<PortInfo> ListPorts() const = 0;
   virtual pool::StrategySpec GetStrategy() const = 0;
   virtual uint64_t GetEpoch() const = 0;
   virtual StatsSnapshot GetStats() const = 0;
-  virtual RouteTable GetRoutes() const = 0;
+  virtual RouteTable ListRoutes() const = 0;
   virtual Health GetHealth() const = 0;
 
   // ---- mutations (serialised by the caller)

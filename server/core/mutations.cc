@@ -43,7 +43,7 @@ pool::SwapReport Change::SwapStrategy(const pool::StrategySpec& spec,
   const std::string old_spec = backend_.GetStrategy().ToString();
   const std::string what = absl::StrCat(old_spec, " -> ", spec.ToString());
   absl::Status valid = backend_.ValidateStrategy(spec);
-  if (valid.ok()) valid = CheckPoolShare(spec, backend_.GetInfo(), backend_.GetPorts());
+  if (valid.ok()) valid = CheckPoolShare(spec, backend_.GetInfo(), backend_.ListPorts());
   if (!valid.ok()) {
     pool::SwapReport refused;
     refused.status = valid;

@@ -65,8 +65,9 @@ void Console::PrintRunning() const {
                             : "down",
                 p.link_speed_mbps);
   }
-  std::printf("mode %s, pool %s, strategy %s, workers on lcores", ModeName(engine_.config().mode),
-              engine_.config().pool_ops.c_str(), engine_.strategy().c_str());
+  std::printf("mode %s, pool %s, strategy %s, workers on lcores",
+              ForwardingModeName(engine_.config().mode), engine_.config().pool_ops.c_str(),
+              engine_.strategy().c_str());
   for (unsigned lc : engine_.WorkerLcores()) std::printf(" %u", lc);
   std::printf(", %zu routes\n", engine_.Routes().size());
   std::fflush(stdout);
@@ -93,8 +94,8 @@ bool Console::Tick() {
     std::printf(
         "lcore %u: rx %s pps, tx %s pps, cycles/pkt %s, %s, drops/s %s, nombuf %lu%s, strategy "
         "%s\n",
-        b.lcore, HumanRate(Rate(b.rx_pkts, a.rx_pkts, dt)).c_str(),
-        HumanRate(Rate(b.tx_pkts, a.tx_pkts, dt)).c_str(), cycles.c_str(), pool.c_str(),
+        b.lcore, HumanRate(Rate(b.rx_packets, a.rx_packets, dt)).c_str(),
+        HumanRate(Rate(b.tx_packets, a.tx_packets, dt)).c_str(), cycles.c_str(), pool.c_str(),
         HumanRate(Rate(b.dropped, a.dropped, dt)).c_str(), static_cast<unsigned long>(b.rx_nombuf),
         b.paused ? ", paused" : "", cur.strategy.c_str());
   }
@@ -125,8 +126,8 @@ int Console::PrintSummary() const {
   uint64_t rx = 0, tx = 0, nombuf = 0;
   uint64_t drops[dpdk::kNumDropReasons] = {};
   for (const dpdk::WorkerSnapshot& w : last.workers) {
-    rx += w.rx_pkts;
-    tx += w.tx_pkts;
+    rx += w.rx_packets;
+    tx += w.tx_packets;
     nombuf += w.rx_nombuf;
     for (int r = 0; r < dpdk::kNumDropReasons; ++r) drops[r] += w.drops[r];
   }
@@ -134,7 +135,7 @@ int Console::PrintSummary() const {
   for (int r = 0; r < dpdk::kNumDropReasons; ++r) {
     absl::StrAppend(&d, " ", dpdk::DropReasonName(r), "=", drops[r]);
   }
-  const dpdk::AuditResult& audit = engine_.final_audit();
+  const dpdk::AuditReport& audit = engine_.final_audit();
   std::string swaps = engine_.pool() != nullptr
                           ? absl::StrCat("swaps ok ", engine_.pool()->swaps_ok(), " failed ",
                                          engine_.pool()->swaps_failed())

@@ -125,7 +125,7 @@ absl::Status ResolveNetworkPorts(dpdk::DaemonConfig& dc) {
 
 absl::Status ApplyEngineFlags(dpdk::EngineConfig& c) {
   if (const std::string m = absl::GetFlag(FLAGS_mode); !m.empty()) {
-    auto mode = dpdk::ParseMode(m);
+    auto mode = dpdk::ParseForwardingMode(m);
     if (!mode.ok()) {
       return absl::InvalidArgumentError(
           absl::StrCat("--mode=", m, ": unknown mode; write --mode=io, --mode=mac or --mode=l3"));

@@ -33,7 +33,7 @@ absl::Status Demo::SetUp(dpdk::DaemonConfig& dc) {
   std::filesystem::create_directories(dir_);
   const std::string pcap = (dir_ / "traffic.pcap").string();
   dpdk::EngineConfig& c = dc.engine;
-  c.mode = dpdk::Mode::kL3;
+  c.mode = dpdk::ForwardingMode::kL3;
   c.routes = dpdk::RandomRoutes(static_cast<uint32_t>(routes), "net_null0", 1);
   std::vector<std::pair<uint32_t, uint8_t>> prefixes;
   for (const dpdk::RouteSpec& r : c.routes) {
@@ -65,12 +65,12 @@ absl::Status Demo::SetUp(dpdk::DaemonConfig& dc) {
 
 void Demo::Finish(dpdk::EngineConfig& c) const {
   if (!active()) return;
-  if (c.mode != dpdk::Mode::kL3) c.routes.clear();
+  if (c.mode != dpdk::ForwardingMode::kL3) c.routes.clear();
   const std::string pcap = (dir_ / "traffic.pcap").string();
   std::printf(
       "skbnfd demo: %s over %zu generated prefixes (10.0.0.0/8, /16../24), %d destinations "
       "replayed from %s by net_pcap (infinite_rx), sink net_null0. Ctrl-C stops.\n",
-      dpdk::ModeName(c.mode), c.routes.size(), dests_, pcap.c_str());
+      dpdk::ForwardingModeName(c.mode), c.routes.size(), dests_, pcap.c_str());
 }
 
 }  // namespace skbnf::control

@@ -59,23 +59,13 @@ Info EngineBackend::GetInfo() const {
   } else {
     info.pool.native_cache_size = mp.cache_size;
   }
-  switch (c.mode) {
-    case dpdk::Mode::kIo:
-      info.mode = ForwardingMode::kIo;
-      break;
-    case dpdk::Mode::kMac:
-      info.mode = ForwardingMode::kMac;
-      break;
-    case dpdk::Mode::kL3:
-      info.mode = ForwardingMode::kL3;
-      break;
-  }
+  info.mode = c.mode;
   info.started = started_;
   info.backend = "dpdk";
   return info;
 }
 
-std::vector<PortInfo> EngineBackend::GetPorts() const {
+std::vector<PortInfo> EngineBackend::ListPorts() const {
   std::lock_guard<std::mutex> l(ports_mu_);
   return engine_.Ports();
 }
@@ -97,7 +87,6 @@ StatsSnapshot EngineBackend::GetStats() const {
   for (const dpdk::WorkerSnapshot& w : snap.workers) {
     CoreStats c;
     c.core = static_cast<int>(w.lcore);
-    c.lcore = w.lcore;
     c.paused = w.paused;
     c.polls = w.polls;
     c.busy_polls = w.busy_polls;
@@ -112,7 +101,7 @@ StatsSnapshot EngineBackend::GetStats() const {
     list = rx_ports;
     for (int port : rx_ports) list.push_back(PeerOf(port));
     for (int p = 0; p < dpdk::kMaxPorts; ++p) {
-      if (w.ports[p].rx_pkts + w.ports[p].tx_pkts > 0) list.push_back(p);
+      if (w.ports[p].rx_packets + w.ports[p].tx_packets > 0) list.push_back(p);
     }
     std::sort(list.begin(), list.end());
     list.erase(std::unique(list.begin(), list.end()), list.end());
@@ -120,9 +109,9 @@ StatsSnapshot EngineBackend::GetStats() const {
       if (p < 0 || p >= dpdk::kMaxPorts) continue;
       PortCounters pc;
       pc.port = p;
-      pc.rx_packets = w.ports[p].rx_pkts;
+      pc.rx_packets = w.ports[p].rx_packets;
       pc.rx_bytes = w.ports[p].rx_bytes;
-      pc.tx_packets = w.ports[p].tx_pkts;
+      pc.tx_packets = w.ports[p].tx_packets;
       pc.tx_bytes = w.ports[p].tx_bytes;
       for (int r = 0; r < dpdk::kNumDropReasons; ++r) {
         pc.drops.emplace_back(dpdk::DropReasonName(r), w.ports[p].drops[r]);
@@ -145,7 +134,7 @@ StatsSnapshot EngineBackend::GetStats() const {
   return s;
 }
 
-RouteTable EngineBackend::GetRoutes() const {
+RouteTable EngineBackend::ListRoutes() const {
   std::vector<dpdk::Route> routes = engine_.Routes();
   std::sort(routes.begin(), routes.end(),
             [](const dpdk::Route& a, const dpdk::Route& b) { return a.prefix < b.prefix; });
@@ -155,7 +144,7 @@ RouteTable EngineBackend::GetRoutes() const {
   for (const dpdk::Route& r : routes) {
     RouteTable::NextHopEntry& h = hops[r.next_hop_id];
     h.id = r.next_hop_id;
-    h.next_hop = {static_cast<int>(r.port), r.next_hop_mac};
+    h.next_hop = {static_cast<int>(r.port), r.dst_mac};
     h.routes++;
     t.routes.push_back({r.prefix, r.next_hop_id});
   }
@@ -165,7 +154,7 @@ RouteTable EngineBackend::GetRoutes() const {
 
 Health EngineBackend::GetHealth() const {
   Health h;
-  h.ports = GetPorts();
+  h.ports = ListPorts();
   const bool engine_running = engine_.running();
   for (const dpdk::WorkerSnapshot& w : engine_.Snapshot().workers) {
     h.workers.push_back({static_cast<int>(w.lcore), w.lcore, engine_running && w.running});
@@ -204,12 +193,12 @@ absl::StatusOr<uint32_t> EngineBackend::AddRoute(const Ipv4Prefix& prefix, const
   dpdk::Route r;
   r.prefix = prefix;
   r.port = static_cast<uint16_t>(nh.port);
-  r.next_hop_mac = nh.dst_mac;
+  r.dst_mac = nh.dst_mac;
   return engine_.AddRoute(r);  // the engine's next-hop id
 }
 
 absl::Status EngineBackend::DeleteRoute(const Ipv4Prefix& prefix) {
-  return engine_.DelRoute(prefix);
+  return engine_.DeleteRoute(prefix);
 }
 
 absl::Status EngineBackend::PauseWorker(int core, bool* was_paused) {
@@ -225,7 +214,7 @@ absl::Status EngineBackend::ResumeWorker(int core, bool* was_paused) {
 }
 
 absl::StatusOr<pool::AuditReport> EngineBackend::Audit() {
-  const dpdk::AuditResult a = engine_.Audit();
+  const dpdk::AuditReport a = engine_.Audit();
   if (!a.ok && !a.checked) return absl::UnavailableError(a.message);
   pool::AuditReport r;
   if (a.has_pool) {

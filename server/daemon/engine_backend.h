@@ -2,6 +2,11 @@
 // EngineBackend: the control plane's Backend (server/core/backend.h) over skbnfd's DPDK data plane
 // (dataplane/dpdk/engine.h). No DPDK header: engine.h has none.
 //
+// A thin adapter: the engine and the API share their types (ForwardingMode, PortInfo,
+// Ipv4Prefix, MacAddr, pool::SwapReport, pool::AuditReport) and their words (rx_packets /
+// tx_packets, DeleteRoute, PauseWorker / IsPaused, AuditReport: skbnf.v1's words, CHANGELOG.md);
+// what is left below is shape (per-worker arrays -> per-port lists), not translation.
+//
 // Mapping decisions (where the engine's model and the API differ):
 //   core            = the worker's lcore id (the pool's per-core slot is the lcore id too).
 //   drops           counted by the engine per (worker, RX port): reported on the port the
@@ -9,19 +14,18 @@
 //   rx_nombuf       the pool counts failed refills per core: reported on the worker's RX port
 //                   when it polls one port, left unset when it polls several (the core's total
 //                   is CorePoolStats.alloc_failures). The PMD's own count is PortInfo::pmd.
-//   next-hop ids    the engine keeps its own ids private; ListRoutes numbers the distinct
-//                   (port, MAC) pairs 1.. in order of their first route. Ids are stable while
-//                   the table does not change.
+//   next-hop ids    the engine's own (dpdk::Route::next_hop_id): an id lives while a route uses
+//                   its next hop and is never given to another next hop while the process runs.
 //   AddRoute        refuses an existing prefix (AlreadyExists) instead of letting rte_lpm
 //                   replace it silently.
 //   Pause/Resume    Engine::PauseWorker / ResumeWorker: they return once the worker itself
 //                   reports parked / running.
 //   Audit           Engine::Audit: parks every worker and checks in flight two ways (see
-//                   AuditResult in engine.h).
+//                   dpdk::AuditReport in engine.h); the API gets its pool::AuditReport.
 //   native pool     (ring_mp_mc) swaps FailedPrecondition; pool counters are zero.
 //
-// Reads (GetInfo, GetPorts, GetStats, GetStrategy, GetRoutes, GetHealth) never take a lock a
-// swap holds: the engine's control mutex is taken only by mutations. GetPorts serialises its
+// Reads (GetInfo, ListPorts, GetStats, GetStrategy, ListRoutes, GetHealth) never take a lock a
+// swap holds: the engine's control mutex is taken only by mutations. ListPorts serialises its
 // ethdev calls on its own mutex (some PMDs' stats_get is not safe from two threads at once).
 #ifndef SKBNF_SERVER_DAEMON_ENGINE_BACKEND_H_
 #define SKBNF_SERVER_DAEMON_ENGINE_BACKEND_H_
@@ -43,11 +47,11 @@ class EngineBackend final : public Backend {
   EngineBackend(dpdk::Engine& engine, std::vector<std::string> eal_args, unsigned main_lcore);
 
   Info GetInfo() const override;
-  std::vector<PortInfo> GetPorts() const override;
+  std::vector<PortInfo> ListPorts() const override;
   pool::StrategySpec GetStrategy() const override;
   uint64_t GetEpoch() const override;
   StatsSnapshot GetStats() const override;
-  RouteTable GetRoutes() const override;
+  RouteTable ListRoutes() const override;
   Health GetHealth() const override;
 
   absl::Status ValidateStrategy(const pool::StrategySpec& spec) const override;

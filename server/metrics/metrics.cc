@@ -196,7 +196,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
       fam.Add("skbnf_port_pmd_tx_errors_total", "Failed transmits (oerrors).", C);
   MetricFamily& pmd_nombuf = fam.Add("skbnf_port_pmd_rx_nombuf_total",
                                      "RX mbuf allocation failures the PMD counted (rx_nombuf).", C);
-  for (const PortInfo& p : backend_.GetPorts()) {
+  for (const PortInfo& p : backend_.ListPorts()) {
     const std::string port = absl::StrCat(p.id);
     Put(port_info,
         {{"port", port},

@@ -3,7 +3,7 @@
 //
 // prometheus-cpp's Exposer calls Collect() on its own HTTP thread for every scrape; Collect()
 // takes one Backend::GetStats() snapshot (plain loads of the per-core counters) and one
-// Backend::GetPorts() (link and PMD counters) and turns them into metric families; it takes no
+// Backend::ListPorts() (link and PMD counters) and turns them into metric families; it takes no
 // lock that a strategy swap holds. Nothing on the packet path knows prometheus-cpp exists, and
 // there is no registry of live Counter objects to keep in sync: the data plane's counters are the
 // truth.

@@ -90,7 +90,7 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
   };
   if (key == "mode") {
     if (auto st = need(1); !st.ok()) return st;
-    auto m = ParseMode(w[1]);
+    auto m = ParseForwardingMode(w[1]);
     if (!m.ok()) return m.status();
     c.mode = *m;
   } else if (key == "strategy") {

@@ -72,7 +72,7 @@ std::vector<std::string> RestartOnlyChanges(const dpdk::DaemonConfig& a,
   };
   const dpdk::EngineConfig& x = a.engine;
   const dpdk::EngineConfig& y = b.engine;
-  cmp("mode", dpdk::ModeName(x.mode), dpdk::ModeName(y.mode));
+  cmp("mode", dpdk::ForwardingModeName(x.mode), dpdk::ForwardingModeName(y.mode));
   cmp("pool_ops", x.pool_ops, y.pool_ops);
   cmp("mbuf_cache", absl::StrCat(x.mbuf_cache), absl::StrCat(y.mbuf_cache));
   cmp("mbufs", absl::StrCat(x.mbufs), absl::StrCat(y.mbufs));
@@ -197,7 +197,7 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
                                   v.message()));
       }
       // The same pool-share bound as SetStrategy (server/core/pool_share.h).
-      if (absl::Status v = CheckPoolShare(*s, backend.GetInfo(), backend.GetPorts()); !v.ok()) {
+      if (absl::Status v = CheckPoolShare(*s, backend.GetInfo(), backend.ListPorts()); !v.ok()) {
         return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ",
                                   v.message()));
       }
@@ -211,9 +211,9 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
       routes_note = "routes changed but unused outside l3 mode (not applied)";
     } else {
       absl::StatusOr<std::map<Ipv4Prefix, NextHop>> want =
-          ResolveRoutes(text, next.engine.routes, backend.GetPorts());
+          ResolveRoutes(text, next.engine.routes, backend.ListPorts());
       if (!want.ok()) return error(std::string(want.status().message()));
-      RouteTable live = backend.GetRoutes();
+      RouteTable live = backend.ListRoutes();
       std::map<uint32_t, NextHop> hops;
       for (const RouteTable::NextHopEntry& n : live.next_hops) hops[n.id] = n.next_hop;
       std::map<Ipv4Prefix, NextHop> have;

@@ -31,7 +31,7 @@ commands:
   stats [--core=N ...]              one table of per-core counters and rates
   top [--interval=MS] [--count=N]   live per-core view, refreshed every interval (1000 ms)
   routes add PREFIX PORT DST_MAC    l3 mode: route a.b.c.d/len to a next hop
-  routes del PREFIX
+  routes delete PREFIX              (del: the same, the old word)
   routes list
   worker pause CORE | resume CORE   park / unpark one worker core
   audit                             conservation audit of the buffer pool

@@ -3,7 +3,7 @@
 //
 //   skbnfctl [flags] info | ports | strategy list|get|set SPEC [--dry-run] | stats | top
 //                    | strategy tune [CANDIDATE ...] [--dwell=D] [--rounds=N] [--apply|--dry-run]
-//                    | routes add PREFIX PORT DST_MAC | routes del PREFIX | routes list
+//                    | routes add PREFIX PORT DST_MAC | routes delete PREFIX | routes list
 //                    | worker pause|resume CORE | audit
 //
 // Exit codes: 0 success, 2 usage error (nothing sent), 1 the server refused or failed (its

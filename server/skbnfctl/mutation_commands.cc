@@ -12,7 +12,7 @@
 namespace skbnf::ctl {
 
 int Client::Routes(const std::vector<std::string>& p) {
-  const char* usage = "routes add PREFIX PORT DST_MAC | routes del PREFIX | routes list";
+  const char* usage = "routes add PREFIX PORT DST_MAC | routes delete PREFIX | routes list";
   if (p.size() < 2) throw UsageError{absl::StrCat("usage: skbnfctl ", usage)};
   if (p[1] == "add") {
     Need(p, 5, "routes add PREFIX PORT DST_MAC");
@@ -27,8 +27,8 @@ int Client::Routes(const std::vector<std::string>& p) {
     std::cout << "added " << p[2] << " via next hop " << r.next_hop_id() << "\n";
     return 0;
   }
-  if (p[1] == "del") {
-    Need(p, 3, "routes del PREFIX");
+  if (p[1] == "delete" || p[1] == "del") {  // the RPC's word; "del" still accepted (CHANGELOG.md)
+    Need(p, 3, "routes delete PREFIX");
     v1::DeleteRouteRequest req;
     req.set_prefix(p[2]);
     v1::DeleteRouteResponse r;

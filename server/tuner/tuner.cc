@@ -35,7 +35,7 @@ struct Sample {
   std::vector<PortInfo> ports;
 };
 
-Sample Take(const Backend& b) { return Sample{b.GetStats(), b.GetPorts()}; }
+Sample Take(const Backend& b) { return Sample{b.GetStats(), b.ListPorts()}; }
 
 uint64_t Diff(uint64_t now, uint64_t before) { return now >= before ? now - before : 0; }
 
@@ -313,7 +313,7 @@ absl::StatusOr<TunePlan> Tuner::Plan(const TuneRequest& r) const {
         absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(d);
         if (!spec.ok() || !c.backend().ValidateStrategy(*spec).ok()) continue;
         // a default that would hoard this pool (server/core/pool_share.h) is left out, not refused
-        if (!CheckPoolShare(*spec, c.backend().GetInfo(), c.backend().GetPorts()).ok()) continue;
+        if (!CheckPoolShare(*spec, c.backend().GetInfo(), c.backend().ListPorts()).ok()) continue;
         if (spec->ToString() != p.incumbent) p.candidates.push_back(spec->ToString());
       }
     }
@@ -322,7 +322,7 @@ absl::StatusOr<TunePlan> Tuner::Plan(const TuneRequest& r) const {
       if (s.code() == absl::StatusCode::kFailedPrecondition) return s;
       if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
       // the same pool-share bound as SetStrategy
-      s = CheckPoolShare(listed[i].second, c.backend().GetInfo(), c.backend().GetPorts());
+      s = CheckPoolShare(listed[i].second, c.backend().GetInfo(), c.backend().ListPorts());
       if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
       if (listed[i].first != p.incumbent) p.candidates.push_back(listed[i].first);
     }

@@ -26,7 +26,7 @@ constexpr char kHead[] =
     "mbufs 8192\n";
 
 std::map<std::string, std::string> Routes(const Backend& b) {
-  RouteTable t = b.GetRoutes();
+  RouteTable t = b.ListRoutes();
   std::map<uint32_t, NextHop> hops;
   for (const auto& n : t.next_hops) hops[n.id] = n.next_hop;
   std::map<std::string, std::string> out;

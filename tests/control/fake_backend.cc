@@ -181,7 +181,7 @@ bool FakeBackend::LinkUp() const {
   return options_.link_down_file.empty() || ::stat(options_.link_down_file.c_str(), &st) != 0;
 }
 
-std::vector<PortInfo> FakeBackend::GetPorts() const {
+std::vector<PortInfo> FakeBackend::ListPorts() const {
   std::vector<PortInfo> out;
   for (int p = 0; p < options_.ports; ++p) {
     PortInfo pi;
@@ -213,7 +213,6 @@ StatsSnapshot FakeBackend::GetStats() const {
   for (const auto& w : workers_) {
     CoreStats c;
     c.core = w->core;
-    c.lcore = static_cast<uint32_t>(w->core + 1);
     c.paused = w->paused.load(std::memory_order_relaxed);
     std::vector<int> ports = w->rx_ports;
     for (int t : w->tx_ports) {
@@ -254,7 +253,7 @@ StatsSnapshot FakeBackend::GetStats() const {
   return s;
 }
 
-RouteTable FakeBackend::GetRoutes() const {
+RouteTable FakeBackend::ListRoutes() const {
   std::lock_guard<std::mutex> l(routes_mu_);
   RouteTable t;
   for (const auto& [key, id] : routes_) t.routes.push_back({{key.first, key.second}, id});
@@ -266,7 +265,7 @@ RouteTable FakeBackend::GetRoutes() const {
 
 Health FakeBackend::GetHealth() const {
   Health h;
-  h.ports = GetPorts();
+  h.ports = ListPorts();
   for (const auto& w : workers_) {
     h.workers.push_back({w->core, static_cast<uint32_t>(w->core + 1), !stop_.load()});
   }
@@ -323,7 +322,7 @@ absl::Status FakeBackend::DeleteRoute(const Ipv4Prefix& prefix) {
   auto it = routes_.find(std::make_pair(prefix.addr, prefix.len));
   if (it == routes_.end()) return absl::NotFoundError("prefix: no such route");
   // The next hop keeps its id when its last route goes, as the engine's does (dpdk::Route::
-  // next_hop_id): an id is never given to another next hop. GetRoutes lists hops in use only.
+  // next_hop_id): an id is never given to another next hop. ListRoutes lists hops in use only.
   --next_hops_[it->second].routes;
   routes_.erase(it);
   return absl::OkStatus();

@@ -54,11 +54,11 @@ class FakeBackend final : public Backend {
   ~FakeBackend() override;
 
   Info GetInfo() const override;
-  std::vector<PortInfo> GetPorts() const override;
+  std::vector<PortInfo> ListPorts() const override;
   pool::StrategySpec GetStrategy() const override;
   uint64_t GetEpoch() const override;
   StatsSnapshot GetStats() const override;
-  RouteTable GetRoutes() const override;
+  RouteTable ListRoutes() const override;
   Health GetHealth() const override;
   bool LinkUp() const;
 

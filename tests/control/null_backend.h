@@ -14,11 +14,11 @@ namespace skbnf::control {
 class NullBackend : public Backend {
  public:
   Info GetInfo() const override { return {}; }
-  std::vector<PortInfo> GetPorts() const override { return {}; }
+  std::vector<PortInfo> ListPorts() const override { return {}; }
   pool::StrategySpec GetStrategy() const override { return {}; }
   uint64_t GetEpoch() const override { return 0; }
   StatsSnapshot GetStats() const override { return {}; }
-  RouteTable GetRoutes() const override { return {}; }
+  RouteTable ListRoutes() const override { return {}; }
   Health GetHealth() const override { return {}; }
   absl::Status ValidateStrategy(const pool::StrategySpec&) const override { return {}; }
   pool::SwapReport SwapStrategy(const pool::StrategySpec&, std::chrono::microseconds) override {

@@ -48,8 +48,8 @@ STEPS = [
     (["routes", "add", "10.0.0.1/8", "1", "02:00:00:00:00:aa"], []),
     (["routes", "add", "10.3.0.0/16", "7", "02:00:00:00:00:aa"], []),
     (["routes", "add", "10.3.0.0/16", "1", "01:00:5e:00:00:01"], []),
-    (["routes", "del", "10.0.0.0/8"], []),
-    (["routes", "del", "10.0.0.0/8"], []),
+    (["routes", "delete", "10.0.0.0/8"], []),
+    (["routes", "del", "10.0.0.0/8"], []),  # the old word still works (CHANGELOG.md)
     (["routes", "list"], []),
     (["worker", "pause", "1"], []),
     (["worker", "pause", "1"], []),

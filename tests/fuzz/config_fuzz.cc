@@ -36,7 +36,7 @@ using skbnf::dpdk::EngineConfig;
 std::string Print(const DaemonConfig& dc) {
   const EngineConfig& c = dc.engine;
   std::string s;
-  absl::StrAppend(&s, "mode ", skbnf::dpdk::ModeName(c.mode), "\n");
+  absl::StrAppend(&s, "mode ", skbnf::dpdk::ForwardingModeName(c.mode), "\n");
   if (!c.strategy.empty()) absl::StrAppend(&s, "strategy ", c.strategy, "\n");
   if (!c.pool_ops.empty()) absl::StrAppend(&s, "pool_ops ", c.pool_ops, "\n");
   absl::StrAppend(&s, "mbuf_cache ", c.mbuf_cache, "\nmbufs ", c.mbufs, "\nburst ", c.burst,

@@ -359,7 +359,7 @@ class Interpreter {
     absl::Status s;
     if (state_[core] == WorkerState::kRunning) {
       OnControl([&] { s = pool_->PauseWorker(core); });
-      FUZZ_CHECK(s.ok() && pool_->IsParked(core), "op %d: Pause(%d): %s", op_, core,
+      FUZZ_CHECK(s.ok() && pool_->IsPaused(core), "op %d: Pause(%d): %s", op_, core,
                  s.ToString().c_str());
       state_[core] = WorkerState::kParked;
       FUZZ_CHECK(LayerTotal(pool_->CoreGauges(core)) == 0, "op %d: parked core %d holds objects",
@@ -369,7 +369,7 @@ class Interpreter {
       // for OnControl from the moment Resume is asked.
       state_[core] = WorkerState::kRunning;
       OnControl([&] { s = pool_->ResumeWorker(core); });
-      FUZZ_CHECK(s.ok() && !pool_->IsParked(core), "op %d: Resume(%d): %s", op_, core,
+      FUZZ_CHECK(s.ok() && !pool_->IsPaused(core), "op %d: Resume(%d): %s", op_, core,
                  s.ToString().c_str());
     }
   }

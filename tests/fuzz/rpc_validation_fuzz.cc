@@ -104,7 +104,7 @@ State Read(const FakeBackend& b) {
   State s;
   s.spec = b.GetStrategy().ToString();
   s.epoch = b.GetEpoch();
-  skbnf::control::RouteTable t = b.GetRoutes();
+  skbnf::control::RouteTable t = b.ListRoutes();
   std::map<uint32_t, skbnf::control::NextHop> hops;
   for (const auto& h : t.next_hops) hops[h.id] = h.next_hop;
   for (const auto& r : t.routes) s.routes[{r.prefix.addr, r.prefix.len}] = hops[r.next_hop_id];

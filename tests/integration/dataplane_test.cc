@@ -86,8 +86,8 @@ struct Totals {
 Totals Sum(const EngineSnapshot& s) {
   Totals t;
   for (const WorkerSnapshot& w : s.workers) {
-    t.rx += w.rx_pkts;
-    t.tx += w.tx_pkts;
+    t.rx += w.rx_packets;
+    t.tx += w.tx_packets;
     t.dropped += w.dropped;
     t.nombuf += w.rx_nombuf;
     t.polls += w.polls;
@@ -172,8 +172,8 @@ class DataplaneTest : public ::testing::Test {
     return dir_;
   }
 
-  EngineConfig Config(Mode mode, std::vector<PortSpec> ports, std::vector<WorkerSpec> workers,
-                      const std::string& strategy = "magazine") {
+  EngineConfig Config(ForwardingMode mode, std::vector<PortSpec> ports,
+                      std::vector<WorkerSpec> workers, const std::string& strategy = "magazine") {
     EngineConfig c;
     c.mode = mode;
     c.strategy = strategy;
@@ -225,7 +225,7 @@ class DataplaneTest : public ::testing::Test {
 
   void ExpectExactAudit() {
     ASSERT_TRUE(engine_->Stop().ok());
-    const AuditResult& a = engine_->final_audit();
+    const AuditReport& a = engine_->final_audit();
     EXPECT_TRUE(a.exact);
     EXPECT_TRUE(a.ok) << a.message;
     EXPECT_EQ(a.available, a.populated) << a.message;
@@ -246,10 +246,10 @@ class DataplaneTest : public ::testing::Test {
 
 TEST_F(DataplaneTest, NullIoForwardsAndConserves) {
   const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  Engine& e = Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}));
+  Engine& e = Make(Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}));
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx > 1'000'000; }));
-  const AuditResult running = e.Audit();  // approximate while traffic flows
+  const AuditReport running = e.Audit();  // approximate while traffic flows
   EXPECT_FALSE(running.exact);
   EXPECT_TRUE(running.ok) << running.message;
   EXPECT_LE(running.available, running.populated);
@@ -288,7 +288,8 @@ TEST_F(DataplaneTest, PerLayerCountersSumToPacketCounts) {
   for (const Case& c : cases) {
     SCOPED_TRACE(c.spec);
     const std::string a = Vdev("net_null"), b = Vdev("net_null");
-    EngineConfig cfg = Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}, c.spec);
+    EngineConfig cfg =
+        Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}, c.spec);
     cfg.pool_debug = false;
     Engine& e = Make(cfg);
     ASSERT_TRUE(e.Start().ok());
@@ -332,11 +333,12 @@ TEST_F(DataplaneTest, PerLayerCountersSumToPacketCounts) {
 // into but nobody reads fills up, and the exact audit at stop still finds every mbuf.
 TEST_F(DataplaneTest, NetRingRingsAreDrainedForTheExactAudit) {
   const std::string src = Vdev("net_null"), ring = Vdev("net_ring");
-  Engine& e = Make(Config(Mode::kIo, {{src, ring, ""}, {ring, src, ""}}, {{1, {{src, 0}}}}));
+  Engine& e =
+      Make(Config(ForwardingMode::kIo, {{src, ring, ""}, {ring, src, ""}}, {{1, {{src, 0}}}}));
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).drops[kDropTxFull] > 0; }));
   ASSERT_TRUE(e.Stop().ok());
-  const AuditResult& a = e.final_audit();
+  const AuditReport& a = e.final_audit();
   EXPECT_TRUE(a.ok) << a.message;
   EXPECT_EQ(a.available, a.populated) << a.message;
   EXPECT_NE(a.message.find("taken back from net_ring rings"), std::string::npos) << a.message;
@@ -348,7 +350,7 @@ TEST_F(DataplaneTest, NetRingRingsAreDrainedForTheExactAudit) {
 // forward, each on its own TX queue of every port.
 TEST_F(DataplaneTest, TwoWorkersTwoQueuesDefaultAssignment) {
   const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  EngineConfig c = Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {}, "recycle+magazine");
+  EngineConfig c = Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {}, "recycle+magazine");
   c.rx_queues = 2;
   Engine& e = Make(c);
   ASSERT_EQ(e.WorkerLcores(), (std::vector<unsigned>{1, 2}));
@@ -360,7 +362,7 @@ TEST_F(DataplaneTest, TwoWorkersTwoQueuesDefaultAssignment) {
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] {
     const EngineSnapshot s = e.Snapshot();
-    return s.workers[0].tx_pkts > 100'000 && s.workers[1].tx_pkts > 100'000;
+    return s.workers[0].tx_packets > 100'000 && s.workers[1].tx_packets > 100'000;
   }));
   ExpectExactAudit();
   const EngineSnapshot s = e.Snapshot();
@@ -376,7 +378,7 @@ TEST_F(DataplaneTest, RingInEqualsOutPlusDrops) {
   rte_ring *arx, *atx, *brx, *btx;
   const std::string a = RingPort(&arx, &atx);
   const std::string b = RingPort(&brx, &btx, 512);  // small TX ring, not drained: tx_full
-  Engine& e = Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}}}}));
+  Engine& e = Make(Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}}}}));
   ASSERT_TRUE(e.Start().ok());
   constexpr uint32_t kN = 3000;
   std::vector<Frame> frames;
@@ -406,7 +408,7 @@ TEST_F(DataplaneTest, BusyCyclesCountOnlyPollsThatReceived) {
   rte_ring *arx, *atx, *brx, *btx;
   const std::string a = RingPort(&arx, &atx);
   const std::string b = RingPort(&brx, &btx);
-  Engine& e = Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}}}}));
+  Engine& e = Make(Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}}}}));
   const uint64_t tsc_start = rte_get_tsc_cycles();
   ASSERT_TRUE(e.Start().ok());
   EXPECT_EQ(e.Snapshot().tsc_hz, rte_get_tsc_hz());
@@ -420,10 +422,10 @@ TEST_F(DataplaneTest, BusyCyclesCountOnlyPollsThatReceived) {
   std::vector<Frame> frames;
   for (uint32_t i = 0; i < kN; ++i) frames.push_back(UdpFrame(0x0a000001, 0x0a000002 + i, 64));
   Inject(arx, frames);
-  // (busy_packets is added after forwarding, rx_pkts before: wait for the later one)
+  // (busy_packets is added after forwarding, rx_packets before: wait for the later one)
   ASSERT_TRUE(WaitFor([&] { return e.Snapshot().workers[0].busy_packets >= kN; }));
   const WorkerSnapshot busy = e.Snapshot().workers[0];
-  EXPECT_EQ(busy.rx_pkts, kN);
+  EXPECT_EQ(busy.rx_packets, kN);
   const uint64_t tsc_busy = rte_get_tsc_cycles();
   EXPECT_EQ(busy.busy_packets, kN);  // every received packet, each once
   EXPECT_GT(busy.busy_polls, 0u);
@@ -499,8 +501,9 @@ TEST_F(DataplaneTest, MacModeRewritesAddresses) {
   rte_ring *arx, *atx, *brx, *btx;
   const std::string a = RingPort(&arx, &atx);
   const std::string b = RingPort(&brx, &btx);
-  Engine& e = Make(Config(Mode::kMac, {{a, b, "02:00:00:00:00:aa"}, {b, a, "02:00:00:00:00:bb"}},
-                          {{1, {{a, 0}, {b, 0}}}}));
+  Engine& e =
+      Make(Config(ForwardingMode::kMac, {{a, b, "02:00:00:00:00:aa"}, {b, a, "02:00:00:00:00:bb"}},
+                  {{1, {{a, 0}, {b, 0}}}}));
   MacAddr mac_b{};
   for (const PortInfo& p : e.Ports()) {
     if (p.name == b) mac_b = p.mac;
@@ -593,7 +596,7 @@ TEST_P(L3PcapTest, OutputAndDropReasons) {
   const std::string src = Vdev("net_pcap", "rx_pcap=" + in);
   const std::string p1 = Vdev("net_pcap", "tx_pcap=" + o1);
   const std::string p2 = Vdev("net_pcap", "tx_pcap=" + o2);
-  EngineConfig c = Config(Mode::kL3, {{src, p1, ""}, {p1, src, ""}, {p2, src, ""}},
+  EngineConfig c = Config(ForwardingMode::kL3, {{src, p1, ""}, {p1, src, ""}, {p2, src, ""}},
                           {{1, {{src, 0}}}}, "recycle+magazine");
   c.burst = GetParam();
   c.routes = {{"10.0.0.0/8", p1, "02:00:00:00:aa:01"},
@@ -635,7 +638,7 @@ TEST_P(L3PcapTest, OutputAndDropReasons) {
     uint64_t got_bytes = 0;
     for (const Frame& f : *got) got_bytes += f.bytes.size();
     const PortCounters pc = e.Snapshot().workers.at(0).ports[ids[port]];
-    EXPECT_EQ(pc.tx_pkts, got->size()) << "port " << port;
+    EXPECT_EQ(pc.tx_packets, got->size()) << "port " << port;
     EXPECT_EQ(pc.tx_bytes, got_bytes) << "port " << port;
     for (size_t i = 0; i < got->size(); ++i) {
       const std::vector<uint8_t>& g = (*got)[i].bytes;
@@ -664,7 +667,8 @@ TEST_F(DataplaneTest, DefaultRouteForwardsWhatNoPrefixMatches) {
   const std::string in = RingPort(&irx, &itx);
   const std::string a = RingPort(&arx, &atx);
   const std::string b = RingPort(&brx, &btx);
-  EngineConfig c = Config(Mode::kL3, {{in, a, ""}, {a, in, ""}, {b, in, ""}}, {{1, {{in, 0}}}});
+  EngineConfig c =
+      Config(ForwardingMode::kL3, {{in, a, ""}, {a, in, ""}, {b, in, ""}}, {{1, {{in, 0}}}});
   c.routes = {{"10.0.0.0/8", a, "02:00:00:00:00:0a"}, {"0.0.0.0/0", b, "02:00:00:00:00:0b"}};
   Engine& e = Make(c);
   EXPECT_EQ(e.Routes().size(), 2u);
@@ -678,7 +682,7 @@ TEST_F(DataplaneTest, DefaultRouteForwardsWhatNoPrefixMatches) {
   auto via_default = Drain(btx);
   ASSERT_EQ(via_default.size(), 50u);
   EXPECT_EQ(via_default[0].bytes[5], 0x0b);
-  ASSERT_TRUE(e.DelRoute(Ipv4Prefix{0, 0}).ok());
+  ASSERT_TRUE(e.DeleteRoute(Ipv4Prefix{0, 0}).ok());
   Inject(irx, batch);
   ASSERT_TRUE(WaitFor([&] {
     const Totals t = Sum(e.Snapshot());
@@ -701,7 +705,8 @@ TEST_F(DataplaneTest, RoutesChangeWhileForwarding) {
   const std::string in = RingPort(&irx, &itx);
   const std::string a = RingPort(&arx, &atx);
   const std::string b = RingPort(&brx, &btx);
-  EngineConfig c = Config(Mode::kL3, {{in, a, ""}, {a, in, ""}, {b, in, ""}}, {{1, {{in, 0}}}});
+  EngineConfig c =
+      Config(ForwardingMode::kL3, {{in, a, ""}, {a, in, ""}, {b, in, ""}}, {{1, {{in, 0}}}});
   c.routes = {{"10.0.0.0/8", a, "02:00:00:00:00:0a"}};
   Engine& e = Make(c);
   std::vector<Frame> batch;
@@ -720,7 +725,7 @@ TEST_F(DataplaneTest, RoutesChangeWhileForwarding) {
   ASSERT_TRUE(prefix.ok());
   r.prefix = *prefix;
   r.port = PortId(b);
-  r.next_hop_mac = {0x02, 0, 0, 0, 0, 0x0b};
+  r.dst_mac = {0x02, 0, 0, 0, 0, 0x0b};
   ASSERT_TRUE(e.AddRoute(r).ok());
   EXPECT_EQ(e.Routes().size(), 2u);
   send();
@@ -728,11 +733,11 @@ TEST_F(DataplaneTest, RoutesChangeWhileForwarding) {
   ASSERT_EQ(via_b.size(), 100u);
   EXPECT_EQ(via_b[0].bytes[5], 0x0b);
   EXPECT_TRUE(Drain(atx).empty());
-  ASSERT_TRUE(e.DelRoute(r.prefix).ok());
+  ASSERT_TRUE(e.DeleteRoute(r.prefix).ok());
   send();
   EXPECT_EQ(Drain(atx).size(), 100u);
   EXPECT_TRUE(Drain(btx).empty());
-  EXPECT_EQ(e.DelRoute(r.prefix).code(), absl::StatusCode::kNotFound);
+  EXPECT_EQ(e.DeleteRoute(r.prefix).code(), absl::StatusCode::kNotFound);
   ExpectExactAudit();
 }
 
@@ -743,8 +748,8 @@ class StrategyTest : public DataplaneTest, public ::testing::WithParamInterface<
 
 TEST_P(StrategyTest, Forwards) {
   const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  Engine& e =
-      Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}, GetParam()));
+  Engine& e = Make(
+      Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}, GetParam()));
   EXPECT_EQ(e.strategy(), pool::StrategySpec::Parse(GetParam())->ToString());
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx > 200'000; }));
@@ -788,8 +793,8 @@ INSTANTIATE_TEST_SUITE_P(AllStrategies, StrategyTest,
 
 TEST_F(DataplaneTest, ThousandSwapsUnderTrafficLoseNothing) {
   const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  Engine& e =
-      Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}}}, {2, {{b, 0}}}}, "magazine"));
+  Engine& e = Make(Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}},
+                          {{1, {{a, 0}}}, {2, {{b, 0}}}}, "magazine"));
   ASSERT_TRUE(e.Start().ok());
   // Every spec the buffer core can run (testing::AllSpecs: each layer subset, with and without
   // prefetch), round-robin: a layer added later is swapped through here without an edit.
@@ -824,7 +829,7 @@ TEST_F(DataplaneTest, ThousandSwapsUnderTrafficLoseNothing) {
 
 TEST_F(DataplaneTest, BaselineRefusesSwapsWithReason) {
   const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  EngineConfig c = Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}});
+  EngineConfig c = Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}});
   c.pool_ops = "ring_mp_mc";
   Engine& e = Make(c);
   EXPECT_EQ(e.pool(), nullptr);
@@ -847,7 +852,7 @@ TEST_F(DataplaneTest, BaselineRefusesSwapsWithReason) {
 
 TEST_F(DataplaneTest, BadSwapSpecChangesNothing) {
   const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  Engine& e = Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}));
+  Engine& e = Make(Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}));
   ASSERT_TRUE(e.Start().ok());
   const uint64_t epoch = e.pool()->epoch();
   auto rep = e.SwapStrategy("magazine+recycle");  // wrong order
@@ -862,7 +867,7 @@ TEST_F(DataplaneTest, BadSwapSpecChangesNothing) {
 
 TEST_F(DataplaneTest, PauseAndResumeWorker) {
   const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  Engine& e = Make(Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}));
+  Engine& e = Make(Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}));
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx > 10'000; }));
   ASSERT_TRUE(e.PauseWorker(1, std::chrono::seconds(10)).ok());
@@ -904,8 +909,8 @@ TEST_F(DataplaneTest, PauseAndResumeWorker) {
 // stay exact: every core's allocs and frees are its packets, and nothing is lost.
 TEST_F(DataplaneTest, HostedLcacheSwapsUnderTrafficKeepCountsExact) {
   const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  EngineConfig cfg = Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}}}, {2, {{b, 0}}}},
-                            "lcache:size=64+headpool");
+  EngineConfig cfg = Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}},
+                            {{1, {{a, 0}}}, {2, {{b, 0}}}}, "lcache:size=64+headpool");
   cfg.pool_debug = false;
   Engine& e = Make(cfg);
   ASSERT_TRUE(e.Start().ok());
@@ -936,7 +941,7 @@ TEST_F(DataplaneTest, HostedLcacheSwapsUnderTrafficKeepCountsExact) {
   for (const WorkerSnapshot& w : snap.workers) {
     allocs += w.pool.allocs;
     frees += w.pool.frees;
-    EXPECT_EQ(w.pool.allocs, w.rx_pkts) << "lcore " << w.lcore;
+    EXPECT_EQ(w.pool.allocs, w.rx_packets) << "lcore " << w.lcore;
   }
   const Totals t = Sum(snap);
   EXPECT_EQ(t.rx, t.tx + t.dropped);
@@ -948,7 +953,8 @@ TEST_F(DataplaneTest, PoolExhaustionCountsNombufAndRecovers) {
   const std::string src = Vdev("net_null");
   rte_ring *hrx, *htx;
   const std::string hold = RingPort(&hrx, &htx, 8192);  // holds more than the pool has
-  EngineConfig c = Config(Mode::kIo, {{src, hold, ""}, {hold, src, ""}}, {{1, {{src, 0}}}});
+  EngineConfig c =
+      Config(ForwardingMode::kIo, {{src, hold, ""}, {hold, src, ""}}, {{1, {{src, 0}}}});
   c.mbufs = 1024;
   c.rx_ring = 256;
   c.tx_ring = 256;
@@ -991,13 +997,13 @@ TEST_F(DataplaneTest, AfPacketVethPair) {
   const std::string afa = Vdev("net_af_packet", "iface=" + va);
   const std::string afb = Vdev("net_af_packet", "iface=" + vb);
   // pcap -> af_packet(a) -> veth -> af_packet(b) -> pcap
-  Engine& e =
-      Make(Config(Mode::kIo, {{src, afa, ""}, {afa, src, ""}, {afb, sink, ""}, {sink, afb, ""}},
-                  {{1, {{src, 0}, {afb, 0}}}}, "recycle+magazine"));
+  Engine& e = Make(Config(ForwardingMode::kIo,
+                          {{src, afa, ""}, {afa, src, ""}, {afb, sink, ""}, {sink, afb, ""}},
+                          {{1, {{src, 0}, {afb, 0}}}}, "recycle+magazine"));
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] {
     const EngineSnapshot s = e.Snapshot();
-    return s.workers[0].ports[PortId(sink)].tx_pkts >= kN;
+    return s.workers[0].ports[PortId(sink)].tx_packets >= kN;
   }));
   const Totals t = Sum(e.Snapshot());
   ExpectExactAudit();
@@ -1034,12 +1040,12 @@ TEST_F(DataplaneTest, AfPacketTxFullAndLinkDownUp) {
   const std::string afa = Vdev("net_af_packet", "iface=" + va + ",framecnt=256");
   const std::string afb = Vdev("net_af_packet", "iface=" + vb);
   const std::string sink = Vdev("net_null");
-  Engine& e =
-      Make(Config(Mode::kIo, {{src, afa, ""}, {afa, src, ""}, {afb, sink, ""}, {sink, afb, ""}},
-                  {{1, {{src, 0}, {afb, 0}}}}, "recycle+magazine"));
+  Engine& e = Make(Config(ForwardingMode::kIo,
+                          {{src, afa, ""}, {afa, src, ""}, {afb, sink, ""}, {sink, afb, ""}},
+                          {{1, {{src, 0}, {afb, 0}}}}, "recycle+magazine"));
   ASSERT_TRUE(e.Start().ok());
   const uint16_t src_id = PortId(src), sink_id = PortId(sink);
-  auto sink_tx = [&] { return e.Snapshot().workers[0].ports[sink_id].tx_pkts; };
+  auto sink_tx = [&] { return e.Snapshot().workers[0].ports[sink_id].tx_packets; };
   auto tx_full = [&] { return e.Snapshot().workers[0].ports[src_id].drops[kDropTxFull]; };
   auto ip = [&](const std::string& state) {
     return std::system(("ip link set " + va + " " + state).c_str());
@@ -1088,9 +1094,9 @@ class AfXdpTest : public DataplaneTest {
     out_ = RingPort(&out_rx_, &out_tx_);
     const std::string afa = Vdev("net_af_xdp", "iface=" + va_);
     const std::string afb = Vdev("net_af_xdp", "iface=" + vb_);
-    EngineConfig c =
-        Config(Mode::kIo, {{in_, afa, ""}, {afa, in_, ""}, {afb, out_, ""}, {out_, afb, ""}},
-               {{1, {{in_, 0}, {afa, 0}, {afb, 0}, {out_, 0}}}}, "recycle+magazine");
+    EngineConfig c = Config(ForwardingMode::kIo,
+                            {{in_, afa, ""}, {afa, in_, ""}, {afb, out_, ""}, {out_, afb, ""}},
+                            {{1, {{in_, 0}, {afa, 0}, {afb, 0}, {out_, 0}}}}, "recycle+magazine");
     c.pool_ops = pool_ops;
     return Make(c);
   }
@@ -1140,7 +1146,7 @@ TEST_F(AfXdpTest, ForwardsThroughTheKernelAndStopAccountsForEveryMbuf) {
   const Totals t = Sum(e.Snapshot());
   EXPECT_EQ(t.dropped, 0u);
   ASSERT_TRUE(e.Stop().ok());
-  const AuditResult& a = e.final_audit();
+  const AuditReport& a = e.final_audit();
   EXPECT_TRUE(a.ok) << a.message;
   // What the kernel kept (counted from the rings) is exactly what the pool's counters say is out.
   EXPECT_EQ(a.available + a.held_by_pmd, a.populated) << a.message;
@@ -1156,7 +1162,7 @@ TEST_F(AfXdpTest, ForwardsThroughTheKernelAndStopAccountsForEveryMbuf) {
 void ExpectIdleStopExact(Engine& e) {
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(e.Stop().ok());
-  const AuditResult& a = e.final_audit();
+  const AuditReport& a = e.final_audit();
   EXPECT_TRUE(a.ok) << a.message;
   EXPECT_EQ(a.held_by_pmd, 0u) << a.message;
   EXPECT_EQ(a.available, a.populated) << a.message;
@@ -1176,7 +1182,7 @@ TEST_F(AfXdpTest, PlantedOneMbufLeakStillFailsTheAudit) {
   rte_mbuf* leak = rte_pktmbuf_alloc(e.mempool());  // allocated, never freed before Stop
   ASSERT_NE(leak, nullptr);
   ASSERT_TRUE(e.Stop().ok());
-  const AuditResult& a = e.final_audit();
+  const AuditReport& a = e.final_audit();
   EXPECT_FALSE(a.ok) << a.message;
   EXPECT_EQ(a.pool.handed_out, a.held_by_pmd + 1) << a.message;
   rte_pktmbuf_free(leak);

@@ -181,7 +181,7 @@ TEST(PoolTest, PausedWorkerIsDrainedAndSwitchedOnItsBehalf) {
   ASSERT_TRUE(t->RegisterWorker(1).ok());
   Worker w0(*t.pool, 0), w1(*t.pool, 1);
   ASSERT_TRUE(t->PauseWorker(1).ok());
-  EXPECT_TRUE(t->IsParked(1));
+  EXPECT_TRUE(t->IsPaused(1));
   EXPECT_EQ(t->CoreGauges(1).objects[static_cast<int>(Layer::kHeadPool)], 0u);
   const uint64_t before = w1.iterations();
   SwapReport r = t->Swap(Spec("magazine:size=8"));
@@ -194,7 +194,7 @@ TEST(PoolTest, PausedWorkerIsDrainedAndSwitchedOnItsBehalf) {
   EXPECT_EQ(w1.iterations(), before);  // it did not run while paused
   EXPECT_GT(w1.paused_iterations(), 0u);
   ASSERT_TRUE(t->ResumeWorker(1).ok());
-  EXPECT_FALSE(t->IsParked(1));  // resume returns once the worker runs again
+  EXPECT_FALSE(t->IsPaused(1));  // resume returns once the worker runs again
   while (w1.iterations() < before + 100) std::this_thread::yield();
   EXPECT_GT(t->CoreStats(1).layer[static_cast<int>(Layer::kMagazine)].alloc_hits, 0u);
   w0.Stop();
@@ -213,7 +213,7 @@ TEST(PoolTest, PauseOfAStuckWorkerTimesOutAndLeavesItRunning) {
   w0.Freeze(false);
   const uint64_t before = w0.iterations();
   while (w0.iterations() < before + 100) std::this_thread::yield();
-  EXPECT_FALSE(t->IsParked(0));
+  EXPECT_FALSE(t->IsPaused(0));
   EXPECT_EQ(t->PauseWorker(7).code(), absl::StatusCode::kInvalidArgument);
 }
 
@@ -223,9 +223,9 @@ TEST(PoolTest, PauseResumeCyclesAreEachAcknowledged) {
   Worker w0(*t.pool, 0);
   for (int i = 0; i < 200; ++i) {
     ASSERT_TRUE(t->PauseWorker(0).ok());
-    ASSERT_TRUE(t->IsParked(0));
+    ASSERT_TRUE(t->IsPaused(0));
     ASSERT_TRUE(t->ResumeWorker(0).ok());
-    ASSERT_FALSE(t->IsParked(0));
+    ASSERT_FALSE(t->IsPaused(0));
   }
   // Resuming a running worker is a no-op.
   EXPECT_TRUE(t->ResumeWorker(0).ok());
@@ -242,7 +242,7 @@ TEST(PoolTest, ResumeOfAFrozenWorkerReportsTheDeadline) {
   w0.Freeze(true);
   EXPECT_EQ(t->ResumeWorker(0, milliseconds(30)).code(), absl::StatusCode::kDeadlineExceeded);
   w0.Freeze(false);
-  while (t->IsParked(0)) std::this_thread::yield();  // it resumes when it gets there
+  while (t->IsPaused(0)) std::this_thread::yield();  // it resumes when it gets there
   w0.Stop();
 }
 

@@ -131,7 +131,7 @@ TEST_P(StressTest, ThousandsOfSwapsUnderLoadLoseAndDuplicateNothing) {
       const int c = static_cast<int>(rng() % kWorkers);
       if (t->PauseWorker(c).ok()) {
         ++paused;
-        EXPECT_TRUE(t->IsParked(c));
+        EXPECT_TRUE(t->IsPaused(c));
         SwapReport r = t->Swap(specs[rng() % specs.size()]);
         if (r.status.ok())
           ++ok;
