@@ -282,7 +282,7 @@ inline bool HostActive(const DriverPool* dp, int core) {
 //    to the full path instead of looking again each time.
 //  - skbnfd keeps one entry: its worker's slot (Pool::WorkerSlot), whatever runs on it; the
 //    strategy changes at every swap, so each call reads the slot's kind (Pool::WorkerPutOne,
-//    WorkerGetOne, WorkerHotListGet), and a slot whose kind does not fit (another top layer,
+//    WorkerGetOne, WorkerBurstGet), and a slot whose kind does not fit (another top layer,
 //    a hosted lcache, the debug switch, an unregistered worker) declines and the call takes
 //    the full path. skbnfd's pools have no foreign owners (OpAlloc registers them only in a
 //    foreign application), so a cached worker slot stays a worker's.
@@ -500,7 +500,7 @@ int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
 #else
   if (__builtin_expect(IsCachedPool(t.wk_mp, mp), 1)) {
     if (n == 1 ? pool::Pool::WorkerGetOne(*t.wk, objs)
-               : pool::Pool::WorkerHotListGet(*t.wk, objs, n)) {
+               : pool::Pool::WorkerBurstGet(*t.wk, objs, n)) {
       return 0;
     }
   }

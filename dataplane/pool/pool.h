@@ -203,8 +203,8 @@ class BasicPool final : public PoolCore {
   // the three calls below read the slot's fast-path kind on every call, and decline (false,
   // nothing done) whenever it does not name the hit they serve — after an unregistration
   // (ResetSlot: kind 0), with the debug switch or a hosted lcache (kind 0), or when another
-  // layer is on top. They are the same hits as PutOneFast/GetOneFast and the chain's
-  // hot-list answer, counted the same way; the caller must be the slot's worker.
+  // layer is on top. They are the same hits as PutOneFast/GetOneFast and the top layer's burst
+  // hit (hot list, loaded magazine), counted the same way; the caller must be the slot's worker.
   CoreSlot* WorkerSlot(int core) {
     if (static_cast<unsigned>(core) >= kMaxCores) return nullptr;
     Slot& s = slots_[core];
@@ -219,12 +219,18 @@ class BasicPool final : public PoolCore {
     Slot& s = static_cast<Slot&>(base);
     return s.fast != 0 && GetOne(s, obj);
   }
-  // A burst wholly from the hot list when the head pool is the top layer: what Get does then
-  // (HeadPool::Get's hit, the core's allocs, the prefetch modifier), without the chain's
-  // indirect call.
-  static bool WorkerHotListGet(CoreSlot& base, void** objs, unsigned n) {
+  // A burst wholly from the top layer's own state when it is the head pool (the hot list) or
+  // the magazine layer (the loaded magazine): what Get does then (the layer's hit, the core's
+  // allocs, the prefetch modifier), without the chain's indirect call.
+  static bool WorkerBurstGet(CoreSlot& base, void** objs, unsigned n) {
     Slot& s = static_cast<Slot&>(base);
-    if (s.fast != kSingleHit<HeadPool> || !HeadPool::GetFromHotList(s, objs, n)) return false;
+    if (s.fast == kSingleHit<HeadPool>) {
+      if (!HeadPool::GetFromHotList(s, objs, n)) return false;
+    } else if (s.fast == kSingleHit<MagazineLayer>) {
+      if (!MagazineLayer::GetFromLoaded(s, objs, n)) return false;
+    } else {
+      return false;
+    }
     s.counters.allocs.Add(n);
     if (__builtin_expect(s.fast_prefetch, 0)) {
       for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);

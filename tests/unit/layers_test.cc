@@ -528,7 +528,7 @@ TEST(FastPathTest, ForeignSlotPairServesAndCountsAsTheFullPath) {
 }
 
 // skbnfd's ops cache each worker thread's slot (skbnf_mempool.cc, ThreadSlots) and call
-// WorkerPutOne / WorkerGetOne / WorkerHotListGet on it, taking Put/Get when they decline. Two
+// WorkerPutOne / WorkerGetOne / WorkerBurstGet on it, taking Put/Get when they decline. Two
 // pools fed the same random operations, one through the full path only, one through the
 // cached slot first, swapped together through every spec: after every operation they must have
 // handed out the same objects (by populate index) and hold and count exactly the same.
@@ -572,7 +572,7 @@ TEST(FastPathTest, WorkerSlotCallsAreTheFullPathAcrossSwaps) {
       std::vector<void*> a(n), b(n);
       const bool ok_a = full->Get(kCore, a.data(), n);
       bool ok_b;
-      if (n == 1 ? Pool::WorkerGetOne(*s, b.data()) : Pool::WorkerHotListGet(*s, b.data(), n)) {
+      if (n == 1 ? Pool::WorkerGetOne(*s, b.data()) : Pool::WorkerBurstGet(*s, b.data(), n)) {
         ok_b = true;
         ++served_inline;
       } else {
@@ -636,7 +636,7 @@ TEST(FastPathTest, WorkerSlotCallsAreTheFullPathAcrossSwaps) {
   const uint64_t in_store = fast->in_store();
   void* x;
   EXPECT_FALSE(Pool::WorkerGetOne(*s, &x));
-  EXPECT_FALSE(Pool::WorkerHotListGet(*s, o, 4));
+  EXPECT_FALSE(Pool::WorkerBurstGet(*s, o, 4));
   EXPECT_FALSE(Pool::WorkerPutOne(*s, fast.objects[0], tag));
   EXPECT_EQ(fast->in_store(), in_store);
   // A foreign owner's slot is never a worker's.
