@@ -311,6 +311,71 @@ def gen_summary(r):
     return "\n".join(lines)
 
 
+# Issue 23 item 5: instructions per packet of skbnf's own layers before / after, by function.
+ITEM5 = "issue23_item5"
+ITEM5_ROWS = [  # (config in <exp>_callgrind.csv, bound on the ratio to native or None)
+    ("skbnfd headpool", 1.10),
+    ("testpmd+plugin headpool", 1.05),
+    ("skbnfd magazine", None),
+    ("skbnfd lcache+headpool", None),
+    ("skbnfd ring_mp_mc", None),
+]
+ITEM5_COLUMNS = ["testpmd+plugin headpool", "skbnfd headpool", "skbnfd magazine"]
+
+
+def _item5_runs(r, side):
+    rows = {x["config"]: x for x in r.csv(ITEM5, side, "headline_callgrind.csv")}
+    cmd = open(r.path(ITEM5, side, "COMMAND")).read().strip()
+    return rows, cmd
+
+
+def _item5_functions(r, side, row):
+    import callgrind_breakdown  # bench/, on sys.path
+    tag = re.sub(r"[^A-Za-z0-9_.+-]+", "_", row["key"])
+    funcs = callgrind_breakdown.per_function(r.path(ITEM5, side, "callgrind",
+                                                    f"{tag}.t0.callgrind"))
+    return funcs, int(row["packets"])
+
+
+def gen_item5(r):
+    import callgrind_breakdown  # bench/, on sys.path
+    runs = {side: _item5_runs(r, side) for side in ("before", "after")}
+    ipp = {side: {c: int(x["instructions"]) / int(x["packets"])
+                  for c, x in runs[side][0].items() if int(x["packets"])}
+           for side in runs}
+    out = ["Callgrind instructions per forwarded packet (the forwarding thread only; io, two "
+           "net_null ports, one lcore, 2 MiB hugepages), each run's testpmd native beside it:",
+           "",
+           "| configuration | before | after | after / native | bound | met |",
+           "|---|---:|---:|---:|---:|---|"]
+    nat = {side: ipp[side]["testpmd native"] for side in ipp}
+    out.append(f"| testpmd native | {nat['before']:.1f} | {nat['after']:.1f} | 1.000 | | |")
+    for c, bound in ITEM5_ROWS:
+        b, a = ipp["before"].get(c), ipp["after"].get(c)
+        if a is None:
+            continue
+        q = a / nat["after"]
+        met = "" if bound is None else ("yes" if q <= bound else "**no**")
+        out.append(f"| {c} | {b:.1f} | {a:.1f} | {q:.3f} | "
+                   f"{'' if bound is None else f'≤ {bound:.2f}'} | {met} |")
+    out += ["", "By function, per packet (before -> after; `librte_net_null@…`: net_null's "
+            "functions, stripped of their names in Debian's DPDK; the TX one frees each mbuf "
+            "through the pool's enqueue, the RX one refills a burst through its dequeue):", ""]
+    cols = [("native", *_item5_functions(r, "after", runs["after"][0]["testpmd native"]))]
+    for c in ITEM5_COLUMNS:
+        short = c.replace("testpmd+plugin ", "plugin ").replace("skbnfd ", "")
+        for side in ("before", "after"):
+            cols.append((f"{short} {side}", *_item5_functions(r, side, runs[side][0][c])))
+    out += callgrind_breakdown.table(cols)
+    m = json.load(open(r.path(ITEM5, "after", "machine.json")))
+    out += ["", f"Machine: {m['cpu_model']}, {m['cores']} cores (VM), {m['distro']}, kernel "
+            f"{m['kernel']}, DPDK {m['dpdk']}, {m['valgrind']}; callgrind counts do not depend "
+            f"on the load. Raw: `bench/results/{ITEM5}/{{before,after}}/` "
+            f"(`headline_callgrind.csv`, the kept callgrind files, `COMMAND`). Before: "
+            f"`{runs['before'][1].splitlines()[-1]}`; after: `{runs['after'][1].splitlines()[-1]}`."]
+    return "\n".join(out)
+
+
 GENERATORS = {
     "protocol": gen_protocol,
     "readme": gen_readme,
@@ -320,6 +385,7 @@ GENERATORS = {
     "cachesim": gen_cachesim,
     "nohuge-headline-reading": gen_nohuge_headline_reading,
     "exp7-reading": gen_exp7_reading,
+    "issue23-item5": gen_item5,
 }
 
 

@@ -228,13 +228,9 @@ int OpAlloc(rte_mempool* mp) {
   return 0;
 }
 
-#ifdef SKBNF_MEMPOOL_PLUGIN
 void ForgetThreadSlots(const rte_mempool* mp);
-#endif
 void OpFree(rte_mempool* mp) {
-#ifdef SKBNF_MEMPOOL_PLUGIN
   ForgetThreadSlots(mp);
-#endif
   if (DriverPool* dp = Driver(mp); dp != nullptr && dp->caches != nullptr) {
     mp->cache_size = 0;
     rte_free(dp->caches);
@@ -274,58 +270,47 @@ inline bool HostActive(const DriverPool* dp, int core) {
          dp->tally[core].t.active.load(std::memory_order_relaxed) != 0;
 }
 
-// The full paths, out of line: the inline part of OpEnqueue/OpDequeue is only the
-// single-object hit of the top layer (Pool::PutOneFast), so that it needs no stack frame and
-// everything else is one tail call (net_null frees one mbuf per enqueue: this is per packet).
-[[gnu::noinline]] int EnqueueSlow(rte_mempool* mp, void* const* objs, unsigned n) {
-  DriverPool* dp = Driver(mp);
-  const int core = LcoreCore();
-  if (HostActive(dp, core)) {
-    HostEnqueue(dp, core, objs, n);
-  } else if (dp->foreign) {
-    dp->pool->ForeignPut(core, objs, n);
-  } else {
-    dp->pool->Put(core, objs, n);
-  }
-  return 0;
-}
-[[gnu::noinline]] int DequeueSlow(rte_mempool* mp, void** objs, unsigned n) {
-  DriverPool* dp = Driver(mp);
-  const int core = LcoreCore();
-  if (HostActive(dp, core)) return HostDequeue(dp, core, objs, n);
-  const bool ok = dp->foreign ? dp->pool->ForeignGet(core, objs, n) : dp->pool->Get(core, objs, n);
-  return ok ? 0 : -ENOBUFS;
-}
-
-// The plugin's per-thread slot cache. A foreign application frees one mbuf per call (net_null,
-// PMDs' TX completion without fast free): finding the thread's slot from mp (pool_data, the
-// pool, the lcore id, its bound, the slot's address, the kind of its fast path) is half of
-// that call. So each thread keeps, per fast-path kind, the last pool it used and its slot
-// there; the call then compares mp with the cached pool and goes straight to the push.
-//  - Only an EAL lcore's registered foreign slot is cached (Pool::ForeignFastSlot): an EAL
-//    lcore's id never moves to another thread, and a foreign slot's strategy is fixed until
-//    the pool is freed.
+// Per-thread slot caches. Finding the calling thread's slot from mp (pool_data, the pool, the
+// lcore id, its bound, the slot's address, whether the pool is foreign) is a third of a
+// single-object free or more, and PMDs free one mbuf per call (net_null, TX completion without
+// fast free): so each thread keeps the slot it used last, keyed by the rte_mempool pointer, and
+// a call compares mp and goes straight to the layer.
+//  - The plugin (foreign applications) keeps one entry per fast-path kind (a foreign slot's
+//    strategy is fixed for the pool's life: Pool::ForeignFastSlot); a pool with no slot to
+//    cache for this thread (top layer without a single-object hit: lcache, recycle, slab; or a
+//    thread that is not an EAL lcore) is remembered too (none_mp), so its calls go straight
+//    to the full path instead of looking again each time.
+//  - skbnfd keeps one entry: its worker's slot (Pool::WorkerSlot), whatever runs on it; the
+//    strategy changes at every swap, so each call reads the slot's kind (Pool::WorkerPutOne,
+//    WorkerGetOne, WorkerBurstGet), and a slot whose kind does not fit (another top layer,
+//    a hosted lcache, the debug switch, an unregistered worker) declines and the call takes
+//    the full path. skbnfd's pools have no foreign owners (OpAlloc registers them only in a
+//    foreign application), so a cached worker slot stays a worker's.
+//  - Only an EAL lcore's slot is cached: an EAL lcore's id never moves to another thread
+//    (a non-EAL thread's does, with rte_thread_unregister/register).
 //  - OpFree clears every thread's entries for the pool (a later pool may get the same
-//    address): each thread that caches registers its entry, and unregisters it at exit.
-//  - One entry per kind: a thread alternating between two pools of one kind takes the slow
-//    path each time it switches (correct, just not faster).
-//  - A pool with no slot to cache for this thread (its strategy's top layer has no
-//    single-object hit: lcache, recycle, slab; or a thread that is not an EAL lcore) is
-//    remembered too (none_mp), so that its calls go straight to the full path instead of
-//    looking again each time.
-// skbnfd's copy does not cache: its workers' strategies change at every swap.
-#ifdef SKBNF_MEMPOOL_PLUGIN
+//    address): each thread that caches registers its entries, and unregisters them at exit.
+//  - A thread alternating between two pools (of one kind, in the plugin) takes the full path
+//    each time it switches: correct, just not faster.
 struct ThreadSlots {
-  const rte_mempool* hp_mp;  // written by OpFree on other threads: __atomic relaxed
-  pool::CoreSlot* hp;
+  const rte_mempool* hp_mp;  // the mp fields are written by OpFree on other threads:
+  pool::CoreSlot* hp;        // __atomic relaxed
   pool::Pool* hp_pool;
   const rte_mempool* mg_mp;
   pool::CoreSlot* mg;
   pool::Pool* mg_pool;
   const rte_mempool* none_mp;
+  const rte_mempool* wk_mp;  // skbnfd: the worker's slot
+  pool::CoreSlot* wk;
   bool registered;
 };
+// skbnfd's copy is linked into executables only: local-exec TLS, so that the compare against
+// the cached pool is one instruction with %fs as its base (initial-exec needs a GOT load too).
+#ifdef SKBNF_MEMPOOL_PLUGIN
 constinit thread_local ThreadSlots t_slots{};
+#else
+[[gnu::tls_model("local-exec")]] constinit thread_local ThreadSlots t_slots{};
+#endif
 
 struct ThreadSlotsRegistry {
   std::mutex mu;
@@ -345,6 +330,14 @@ ThreadSlotsRegistry& Registry() {
   }();
   return *r;
 }
+void RegisterThreadSlots(ThreadSlots& t) {
+  if (t.registered) return;
+  ThreadSlotsRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  r.threads.push_back(&t);
+  (void)pthread_setspecific(r.exit_key, &t);
+  t.registered = true;
+}
 inline const rte_mempool* CachedPool(const rte_mempool* const& field) {
   return __atomic_load_n(&field, __ATOMIC_RELAXED);
 }
@@ -360,7 +353,61 @@ inline bool IsCachedPool(const rte_mempool* const& field, const rte_mempool* mp)
   return CachedPool(field) == mp;
 #endif
 }
+void ForgetThreadSlots(const rte_mempool* mp) {
+  ThreadSlotsRegistry& r = Registry();
+  std::lock_guard<std::mutex> lock(r.mu);
+  for (ThreadSlots* t : r.threads) {
+    if (CachedPool(t->hp_mp) == mp) __atomic_store_n(&t->hp_mp, nullptr, __ATOMIC_RELAXED);
+    if (CachedPool(t->mg_mp) == mp) __atomic_store_n(&t->mg_mp, nullptr, __ATOMIC_RELAXED);
+    if (CachedPool(t->none_mp) == mp) __atomic_store_n(&t->none_mp, nullptr, __ATOMIC_RELAXED);
+    if (CachedPool(t->wk_mp) == mp) __atomic_store_n(&t->wk_mp, nullptr, __ATOMIC_RELAXED);
+  }
+}
+// The calling thread's lcore when it is an EAL lcore (its id stays its own), else kNoCore.
+inline int EalLcoreCore() {
+  const int core = LcoreCore();
+  return core != kNoCore && rte_eal_lcore_role(static_cast<unsigned>(core)) == ROLE_RTE ? core
+                                                                                        : kNoCore;
+}
 
+// skbnfd: caches the calling thread's worker slot of mp when it has one (a registered worker
+// on an EAL lcore). Out of line, on the full paths of threads that have not cached mp.
+[[gnu::noinline]] void CacheWorkerSlot(const rte_mempool* mp, DriverPool* dp) {
+  pool::CoreSlot* s = dp->foreign ? nullptr : dp->pool->WorkerSlot(EalLcoreCore());
+  if (s == nullptr) return;
+  ThreadSlots& t = t_slots;
+  RegisterThreadSlots(t);
+  t.wk = s;
+  __atomic_store_n(&t.wk_mp, mp, __ATOMIC_RELAXED);
+}
+
+// The full paths, out of line: the inline part of OpEnqueue/OpDequeue is only the
+// single-object hit of the top layer (and the burst from a head pool's hot list), so that it
+// needs no stack frame and everything else is one tail call (net_null frees one mbuf per
+// enqueue: this is per packet). skbnfd's copy caches the thread's worker slot here.
+[[gnu::noinline]] int EnqueueSlow(rte_mempool* mp, void* const* objs, unsigned n) {
+  DriverPool* dp = Driver(mp);
+  const int core = LcoreCore();
+  if (HostActive(dp, core)) {
+    HostEnqueue(dp, core, objs, n);
+  } else if (dp->foreign) {
+    dp->pool->ForeignPut(core, objs, n);
+  } else {
+    dp->pool->Put(core, objs, n);
+  }
+  if (!kPluginBuild && !IsCachedPool(t_slots.wk_mp, mp)) CacheWorkerSlot(mp, dp);
+  return 0;
+}
+[[gnu::noinline]] int DequeueSlow(rte_mempool* mp, void** objs, unsigned n) {
+  DriverPool* dp = Driver(mp);
+  const int core = LcoreCore();
+  if (!kPluginBuild && !IsCachedPool(t_slots.wk_mp, mp)) CacheWorkerSlot(mp, dp);
+  if (HostActive(dp, core)) return HostDequeue(dp, core, objs, n);
+  const bool ok = dp->foreign ? dp->pool->ForeignGet(core, objs, n) : dp->pool->Get(core, objs, n);
+  return ok ? 0 : -ENOBUFS;
+}
+
+#ifdef SKBNF_MEMPOOL_PLUGIN
 // Caches the calling thread's slot of mp when there is one to cache. Out of line.
 void CacheThreadSlot(rte_mempool* mp) {
   int kind = 0;
@@ -371,13 +418,7 @@ void CacheThreadSlot(rte_mempool* mp) {
     s = nullptr;  // (recycle's single-object free needs the recycle check: no entry for it)
   }
   ThreadSlots& t = t_slots;
-  if (!t.registered) {
-    ThreadSlotsRegistry& r = Registry();
-    std::lock_guard<std::mutex> lock(r.mu);
-    r.threads.push_back(&t);
-    (void)pthread_setspecific(r.exit_key, &t);
-    t.registered = true;
-  }
+  RegisterThreadSlots(t);
   if (s == nullptr) {
     __atomic_store_n(&t.none_mp, mp, __ATOMIC_RELAXED);
   } else if (kind == pool::Pool::kSingleHit<pool::HeadPool>) {
@@ -388,15 +429,6 @@ void CacheThreadSlot(rte_mempool* mp) {
     t.mg = s;
     t.mg_pool = p;
     __atomic_store_n(&t.mg_mp, mp, __ATOMIC_RELAXED);
-  }
-}
-void ForgetThreadSlots(const rte_mempool* mp) {
-  ThreadSlotsRegistry& r = Registry();
-  std::lock_guard<std::mutex> lock(r.mu);
-  for (ThreadSlots* t : r.threads) {
-    if (CachedPool(t->hp_mp) == mp) __atomic_store_n(&t->hp_mp, nullptr, __ATOMIC_RELAXED);
-    if (CachedPool(t->mg_mp) == mp) __atomic_store_n(&t->mg_mp, nullptr, __ATOMIC_RELAXED);
-    if (CachedPool(t->none_mp) == mp) __atomic_store_n(&t->none_mp, nullptr, __ATOMIC_RELAXED);
   }
 }
 
@@ -425,55 +457,52 @@ void ForgetThreadSlots(const rte_mempool* mp) {
 #endif  // SKBNF_MEMPOOL_PLUGIN
 
 // The plugin is loaded by foreign applications (every lcore a foreign owner): its ops go
-// through the thread's cached slot (above). skbnfd's copy serves its registered workers and
-// inlines their single-object hit; the worker pair is not safe on a foreign owner's slot, so
-// it tests which kind of pool this is.
+// through the thread's cached foreign slot. skbnfd's copy serves its registered workers
+// through the thread's cached worker slot.
 int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
+  ThreadSlots& t = t_slots;
 #ifdef SKBNF_MEMPOOL_PLUGIN
-  {
-    ThreadSlots& t = t_slots;
-    if (IsCachedPool(t.hp_mp, mp)) {
-      if (__builtin_expect(n == 1, 1) &&
-          pool::Pool::ForeignPutOne<pool::HeadPool>(*t.hp, objs[0])) {
-        return 0;
-      }
-    } else if (IsCachedPool(t.mg_mp, mp)) {
-      if (__builtin_expect(n == 1, 1) &&
-          pool::Pool::ForeignPutOne<pool::MagazineLayer>(*t.mg, objs[0])) {
-        return 0;
-      }
-    } else if (!IsCachedPool(t.none_mp, mp)) {
-      return PluginEnqueueMiss(mp, objs, n);
+  if (IsCachedPool(t.hp_mp, mp)) {
+    if (__builtin_expect(n == 1, 1) && pool::Pool::ForeignPutOne<pool::HeadPool>(*t.hp, objs[0])) {
+      return 0;
     }
-    return EnqueueSlow(mp, objs, n);
+  } else if (IsCachedPool(t.mg_mp, mp)) {
+    if (__builtin_expect(n == 1, 1) &&
+        pool::Pool::ForeignPutOne<pool::MagazineLayer>(*t.mg, objs[0])) {
+      return 0;
+    }
+  } else if (!IsCachedPool(t.none_mp, mp)) {
+    return PluginEnqueueMiss(mp, objs, n);
   }
 #else
-  const DriverPool* dp = Driver(mp);
-  if (__builtin_expect(n == 1 && !dp->foreign, 1)) {
-    const auto port_of = [dp](const void* o) {
-      return RecyclePort(static_cast<const rte_mbuf*>(o), dp->min_buf_len);
-    };
-    if (dp->pool->PutOneFast(LcoreCore(), objs[0], port_of)) return 0;
+  if (__builtin_expect(n == 1, 1)) {
+    if (IsCachedPool(t.wk_mp, mp)) {
+      // The recycle check reads the pool's data room only when recycle is the top layer.
+      const auto port_of = [mp](const void* o) {
+        return RecyclePort(static_cast<const rte_mbuf*>(o), Driver(mp)->min_buf_len);
+      };
+      if (pool::Pool::WorkerPutOne(*t.wk, objs[0], port_of)) return 0;
+    }
   }
-  return EnqueueSlow(mp, objs, n);
 #endif
+  return EnqueueSlow(mp, objs, n);
 }
 
 int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
+  ThreadSlots& t = t_slots;
 #ifdef SKBNF_MEMPOOL_PLUGIN
-  {
-    // The burst a PMD refills with, from a cached head-pool slot, inline and frameless; the
-    // rest (single objects, the magazine, misses) is one tail call.
-    ThreadSlots& t = t_slots;
-    if (n != 1) {
-      if (IsCachedPool(t.hp_mp, mp) && pool::Pool::ForeignHotListGet(*t.hp, objs, n)) return 0;
-    }
-    return PluginDequeueRest(mp, objs, n);
+  // The burst a PMD refills with, from a cached head-pool slot, inline and frameless; the
+  // rest (single objects, the magazine, misses) is one tail call.
+  if (n != 1) {
+    if (IsCachedPool(t.hp_mp, mp) && pool::Pool::ForeignHotListGet(*t.hp, objs, n)) return 0;
   }
+  return PluginDequeueRest(mp, objs, n);
 #else
-  const DriverPool* dp = Driver(mp);
-  if (__builtin_expect(n == 1 && !dp->foreign, 1) && dp->pool->GetOneFast(LcoreCore(), objs)) {
-    return 0;
+  if (__builtin_expect(IsCachedPool(t.wk_mp, mp), 1)) {
+    if (n == 1 ? pool::Pool::WorkerGetOne(*t.wk, objs)
+               : pool::Pool::WorkerBurstGet(*t.wk, objs, n)) {
+      return 0;
+    }
   }
   return DequeueSlow(mp, objs, n);
 #endif

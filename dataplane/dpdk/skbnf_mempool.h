@@ -45,7 +45,9 @@
 //            registers its workers (Pool::RegisterWorker with their RX ports) and calls
 //            Pool::Quiesce at the top of each poll loop, so strategies can be swapped while
 //            traffic flows, and a failing Get reclaims from other workers through their
-//            quiescent points (pool.h, "No stranded objects").
+//            quiescent points (pool.h, "No stranded objects"). Each worker thread caches its
+//            slot (Pool::WorkerSlot; skbnf_mempool.cc, ThreadSlots): a call compares `mp` and
+//            goes straight to the top layer's hit, whatever strategy the slot runs now.
 //   plugin   libskbnf_mempool.so, loaded by any DPDK 22.11 application with `-d` and chosen
 //            with `--mbuf-pool-ops-name=skbnf`. Nobody registers workers there, so every EAL
 //            lcore is registered as a foreign owner when the pool is made: it has no

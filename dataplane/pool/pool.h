@@ -194,6 +194,49 @@ class BasicPool final : public PoolCore {
     *kind = s.fast;
     return &s;
   }
+  // ---- a host that caches its worker's slot (skbnfd's ops, per thread; skbnf_mempool.cc)
+  // Finding the caller's slot from its core id (the bound, the other-threads slot, the
+  // multiply) is a third of a single-object free; a host whose threads keep their slot can
+  // skip it. `core`'s slot while `core` is a registered worker (not a foreign owner), else
+  // nullptr. The address holds for the pool's life, and only the worker itself (or control,
+  // while it is parked or unregistered) changes what runs on the slot, at quiescent points: so
+  // the three calls below read the slot's fast-path kind on every call, and decline (false,
+  // nothing done) whenever it does not name the hit they serve — after an unregistration
+  // (ResetSlot: kind 0), with the debug switch or a hosted lcache (kind 0), or when another
+  // layer is on top. They are the same hits as PutOneFast/GetOneFast and the top layer's burst
+  // hit (hot list, loaded magazine), counted the same way; the caller must be the slot's worker.
+  CoreSlot* WorkerSlot(int core) {
+    if (static_cast<unsigned>(core) >= kMaxCores) return nullptr;
+    Slot& s = slots_[core];
+    return Owned(s) && !s.foreign ? &s : nullptr;
+  }
+  template <class PortOf = NoRecycleCheck>
+  static bool WorkerPutOne(CoreSlot& base, void* obj, const PortOf& port_of = PortOf()) {
+    Slot& s = static_cast<Slot&>(base);
+    return PutOneAt<0, /*kLastUntested=*/false>(s, s.fast, obj, port_of);
+  }
+  static bool WorkerGetOne(CoreSlot& base, void** obj) {
+    Slot& s = static_cast<Slot&>(base);
+    return s.fast != 0 && GetOne(s, obj);
+  }
+  // A burst wholly from the top layer's own state when it is the head pool (the hot list) or
+  // the magazine layer (the loaded magazine): what Get does then (the layer's hit, the core's
+  // allocs, the prefetch modifier), without the chain's indirect call.
+  static bool WorkerBurstGet(CoreSlot& base, void** objs, unsigned n) {
+    Slot& s = static_cast<Slot&>(base);
+    if (s.fast == kSingleHit<HeadPool>) {
+      if (!HeadPool::GetFromHotList(s, objs, n)) return false;
+    } else if (s.fast == kSingleHit<MagazineLayer>) {
+      if (!MagazineLayer::GetFromLoaded(s, objs, n)) return false;
+    } else {
+      return false;
+    }
+    s.counters.allocs.Add(n);
+    if (__builtin_expect(s.fast_prefetch, 0)) {
+      for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
+    }
+    return true;
+  }
   // The RX port the worker is about to refill (recycle). -1: none.
   void SetRxPort(int core, int port) { slots_[core].rx_port = port; }
 

@@ -23,6 +23,7 @@
 #include <filesystem>
 #include <functional>
 #include <map>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -947,6 +948,120 @@ TEST_F(DataplaneTest, HostedLcacheSwapsUnderTrafficKeepCountsExact) {
   EXPECT_EQ(t.rx, t.tx + t.dropped);
   EXPECT_EQ(allocs, t.rx);
   EXPECT_EQ(frees, t.rx);
+}
+
+// skbnfd's ops keep each worker thread's slot (skbnf_mempool.cc, ThreadSlots): the inline hits
+// of the cached slot read its kind on every call, so swaps between every top layer with a hit
+// (and pauses, which the control thread acts through) keep the counts exact with the debug
+// switch off (the production path): every core's allocs and frees are its packets, each
+// layer's hits + misses what the layer above asked, and the exit audit is exact.
+TEST_F(DataplaneTest, SwapsBetweenInlineHitsUnderTrafficKeepCountsExact) {
+  const std::string a = Vdev("net_null"), b = Vdev("net_null");
+  EngineConfig cfg =
+      Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}}}, {2, {{b, 0}}}}, "headpool");
+  cfg.pool_debug = false;
+  Engine& e = Make(cfg);
+  ASSERT_TRUE(e.Start().ok());
+  const char* specs[] = {"magazine",
+                         "recycle+headpool",
+                         "headpool:hot_list_len=16",
+                         "recycle+magazine",
+                         "headpool+magazine",
+                         "magazine:size=8,prefetch",
+                         "headpool,prefetch",
+                         "slab",
+                         "headpool"};
+  for (int i = 0; i < 90; ++i) {
+    if (i % 30 == 15) {
+      ASSERT_TRUE(e.PauseWorker(1, std::chrono::seconds(10)).ok());
+      auto rep = e.SwapStrategy(specs[i % 9], std::chrono::seconds(10));  // on its behalf
+      ASSERT_TRUE(rep.ok()) << rep.status();
+      ASSERT_TRUE(rep->status.ok()) << rep->status;
+      ASSERT_TRUE(e.ResumeWorker(1, std::chrono::seconds(10)).ok());
+    } else {
+      auto rep = e.SwapStrategy(specs[i % 9], std::chrono::seconds(10));
+      ASSERT_TRUE(rep.ok()) << rep.status();
+      ASSERT_TRUE(rep->status.ok()) << rep->status;
+    }
+    if (i % 10 == 0) {
+      const uint64_t before = Sum(e.Snapshot()).tx;
+      ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx > before + 10'000; }));
+    }
+  }
+  ASSERT_TRUE(e.Stop().ok());
+  EXPECT_TRUE(e.final_audit().ok) << e.final_audit().message;
+  EXPECT_TRUE(e.final_audit().exact);
+  const EngineSnapshot snap = e.Snapshot();
+  uint64_t allocs = 0, frees = 0;
+  for (const WorkerSnapshot& w : snap.workers) {
+    allocs += w.pool.allocs;
+    frees += w.pool.frees;
+    EXPECT_EQ(w.pool.allocs, w.rx_pkts) << "lcore " << w.lcore;
+    // Each layer's traffic: hits + misses never exceed what the core handed out / took back.
+    for (int l = 0; l < pool::kNumLayers; ++l) {
+      EXPECT_LE(w.pool.layer[l].alloc_hits + w.pool.layer[l].alloc_misses, w.pool.allocs);
+    }
+  }
+  const Totals t = Sum(snap);
+  EXPECT_EQ(t.rx, t.tx + t.dropped);
+  EXPECT_EQ(allocs, t.rx);
+  EXPECT_EQ(frees, t.rx);
+}
+
+// The same cache keyed by the rte_mempool pointer: a pool made where a freed one was (same name
+// and size: DPDK hands it the same memory) must be served by its own slot, not through the
+// freed pool's. The main lcore is the worker here (an EAL lcore: its slot is cached).
+TEST_F(DataplaneTest, WorkerSlotCacheServesAPoolMadeWhereAFreedOneWas) {
+  constexpr unsigned kMbufs = 64;
+  const int core = static_cast<int>(rte_lcore_id());
+  const auto make = [&] {
+    auto mp = CreatePktmbufPool("wscache", kMbufs, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                static_cast<int>(rte_socket_id()), {.strategy = "headpool"});
+    EXPECT_TRUE(mp.ok()) << mp.status();
+    if (!mp.ok()) return static_cast<rte_mempool*>(nullptr);
+    EXPECT_TRUE(PoolOf(*mp)->RegisterWorker(core).ok());
+    return *mp;
+  };
+  rte_mempool* a = make();
+  ASSERT_NE(a, nullptr);
+  // Single-object calls cache this thread's slot of `a` and leave mbufs on its hot list.
+  rte_mbuf* m[8];
+  for (rte_mbuf*& x : m) ASSERT_NE(x = rte_pktmbuf_alloc(a), nullptr);
+  for (rte_mbuf* x : m) rte_pktmbuf_free(x);
+  ASSERT_EQ(PoolOf(a)->CoreGauges(core).objects[static_cast<int>(pool::Layer::kHeadPool)], 8u);
+  const void* a_addr = a;
+  rte_mempool_free(a);
+  rte_mempool* b = make();
+  ASSERT_NE(b, nullptr);
+  if (static_cast<const void*>(b) != a_addr) {
+    (void)PoolOf(b)->UnregisterWorker(core);
+    rte_mempool_free(b);
+    GTEST_SKIP() << "the new pool did not get the freed pool's address: nothing to check here";
+  }
+  std::set<void*> own;
+  rte_mempool_obj_iter(
+      b,
+      [](rte_mempool*, void* arg, void* obj, unsigned) {
+        static_cast<std::set<void*>*>(arg)->insert(obj);
+      },
+      &own);
+  ASSERT_EQ(own.size(), kMbufs);
+  std::vector<rte_mbuf*> got;
+  for (unsigned i = 0; i < kMbufs; ++i) {
+    rte_mbuf* x = rte_pktmbuf_alloc(b);
+    ASSERT_NE(x, nullptr) << i;
+    EXPECT_EQ(own.count(x), 1u) << "mbuf " << i << " is not one of the new pool's";
+    got.push_back(x);
+    if (i == 0) rte_pktmbuf_free(rte_pktmbuf_alloc(b));  // a single get and put on the way
+  }
+  EXPECT_EQ(rte_pktmbuf_alloc(b), nullptr) << "the new pool handed out more than it holds";
+  for (rte_mbuf* x : got) rte_pktmbuf_free(x);
+  EXPECT_EQ(rte_mempool_avail_count(b), kMbufs);
+  const pool::CoreCountersSnapshot c = PoolOf(b)->CoreStats(core);
+  EXPECT_EQ(c.allocs, kMbufs + 1);
+  EXPECT_EQ(c.frees, kMbufs + 1);
+  ASSERT_TRUE(PoolOf(b)->UnregisterWorker(core).ok());
+  rte_mempool_free(b);
 }
 
 TEST_F(DataplaneTest, PoolExhaustionCountsNombufAndRecovers) {
