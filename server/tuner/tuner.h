@@ -203,6 +203,7 @@ class Tuner {
   Status GetStatus() const;
 
  private:
+  friend class TuneRun;  // Run's phases (tuner.cc)
   void SetState(const char* state, const std::string& candidate);
 
   Mutations& door_;
