@@ -353,14 +353,14 @@ absl::StatusOr<TunePlan> Tuner::Plan(const TuneRequest& r) const {
 }
 
 void Tuner::SetState(const char* state, const std::string& candidate) {
-  std::lock_guard<std::mutex> l(status_mu_);
+  absl::MutexLock l(&status_mu_);
   status_.state = state;
   status_.candidate = candidate;
   status_.running = std::string(state) != "idle";
 }
 
 Tuner::Status Tuner::GetStatus() const {
-  std::lock_guard<std::mutex> l(status_mu_);
+  absl::MutexLock l(&status_mu_);
   return status_;
 }
 
@@ -681,7 +681,7 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
   run.Restore(run.Decision());
   run.Finish();
   {
-    std::lock_guard<std::mutex> l(status_mu_);
+    absl::MutexLock l(&status_mu_);
     status_.runs[static_cast<int>(run.rep.outcome)]++;
     status_.last = std::make_shared<const TuneReport>(run.rep);
   }
