@@ -15,6 +15,8 @@ PKGS=(
   python3-yaml python3-matplotlib nodejs docker.io debootstrap
   # fuzzing (tests/fuzz): clang 14; the libFuzzer/ASan/UBSan runtimes are in libclang-rt-14-dev
   clang-14 libclang-rt-14-dev
+  # the function-size stage (tests/function_size/check.sh)
+  clang-tidy-14
   # benchmarks (bench/run): the allocators experiment 6 loads with LD_PRELOAD
   libjemalloc2 libtcmalloc-minimal4 libmimalloc2.0
 )

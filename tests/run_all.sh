@@ -4,7 +4,9 @@
 #   1. installs missing Debian packages (deploy/deps.sh)
 #   2. Release build with warnings as errors, every test (unit + integration) via ctest; then
 #      clang's -Wthread-safety over every dataplane/ and server/ unit of that build, and a
-#      planted lock violation that must fail to compile (tests/thread_safety/check.sh)
+#      planted lock violation that must fail to compile (tests/thread_safety/check.sh); then
+#      clang-tidy's readability-function-size (120 lines) over the same units, and a planted
+#      121-line function that must be reported (tests/function_size/check.sh)
 #   3. ASan+UBSan build of everything, the unit, integration and control tests run via ctest
 #   4. ThreadSanitizer build of the buffer-core unit tests (also over the toy layer) and the
 #      mempool driver tests (the plugin in a two-lcore DPDK program); no suppressions (the
@@ -39,6 +41,8 @@ ctest --test-dir "$B" --output-on-failure -j 1 --timeout 900
 
 echo "== clang -Wthread-safety over dataplane/ and server/, and a planted violation that must fail"
 bash tests/thread_safety/check.sh "$B"
+echo "== clang-tidy readability-function-size (120 lines) over common/, dataplane/ and server/"
+bash tests/function_size/check.sh "$B"
 
 echo "== ASan+UBSan build: unit, integration and control tests ($BA)"
 cmake -S . -B "$BA" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKBNF_WERROR=ON \

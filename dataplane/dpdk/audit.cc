@@ -86,7 +86,12 @@ AuditReport Engine::Audit() {
     r.ok = false;
     r.message = absl::StrCat("audit not taken: ", status.message());
   }
-  for (Worker* w : parked) (void)e.ResumeLocked(*w, std::chrono::milliseconds(500));
+  // A worker the audit parked and could not resume is reported with the audit, never dropped.
+  for (Worker* w : parked) {
+    if (absl::Status st = e.ResumeLocked(*w, std::chrono::milliseconds(500)); !st.ok()) {
+      absl::StrAppend(&r.message, r.message.empty() ? "" : "; ", "after the audit: ", st.message());
+    }
+  }
   return r;
 }
 

@@ -115,6 +115,7 @@ absl::Status Engine::Stop() {
   e.stop.store(true, std::memory_order_relaxed);
   for (auto& w : e.workers) rte_eal_wait_lcore(w->lcore);
   if (e.pool != nullptr) {
+    // NOT_FOUND (the only error) means the worker never registered: nothing to unregister.
     for (auto& w : e.workers) (void)e.pool->UnregisterWorker(static_cast<int>(w->lcore));
   }
   // Drain: stopping and closing the ports releases every mbuf their queues hold, except what

@@ -220,7 +220,13 @@ int OpAlloc(rte_mempool* mp) {
     unsigned lc;
     RTE_LCORE_FOREACH(lc) {
       if (lc < static_cast<unsigned>(kMaxCores)) {
-        (void)dp->pool->RegisterForeignCore(static_cast<int>(lc));
+        // Fails only for a core out of range or already registered, neither possible on a
+        // fresh pool; should it ever, the pool is refused rather than run with a core short.
+        if (absl::Status st = dp->pool->RegisterForeignCore(static_cast<int>(lc)); !st.ok()) {
+          Fail(mp, absl::InternalError(absl::StrCat("skbnf mempool '", mp->name, "': lcore ", lc,
+                                                    ": ", st.message())));
+          return -EINVAL;
+        }
       }
     }
   }

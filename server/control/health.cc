@@ -86,7 +86,7 @@ void HealthPublisher::Update() {
 void HealthPublisher::Watchdog() {
   const int64_t age_ns = NowNs() - last_read_ns_.load();
   const bool live = age_ns <= std::chrono::nanoseconds(timing_.stale).count();
-  std::lock_guard<std::mutex> l(live_mu_);
+  absl::MutexLock l(&live_mu_);
   if (static_cast<int>(live) == live_) return;
   Publish(kLivenessService, live);
   if (live_ != -1 || !live) {

@@ -31,10 +31,11 @@
 #include <atomic>
 #include <chrono>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "server/core/backend.h"
 #include "server/core/periodic.h"
 
@@ -76,8 +77,8 @@ class HealthPublisher {
   const HealthTiming timing_;
   std::atomic<int64_t> last_read_ns_{0};  // steady_clock of the last completed backend read
   std::string last_readiness_;            // Update() only: what was logged last
-  std::mutex live_mu_;                    // orders Watchdog's liveness changes and their logs
-  int live_ = -1;                         // guarded by live_mu_
+  absl::Mutex live_mu_;                   // orders Watchdog's liveness changes and their logs
+  int live_ ABSL_GUARDED_BY(live_mu_) = -1;
   std::unique_ptr<Periodic> thread_;
   std::unique_ptr<Periodic> watchdog_;
 };

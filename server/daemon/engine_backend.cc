@@ -66,7 +66,7 @@ Info EngineBackend::GetInfo() const {
 }
 
 std::vector<PortInfo> EngineBackend::ListPorts() const {
-  std::lock_guard<std::mutex> l(ports_mu_);
+  absl::MutexLock l(&ports_mu_);
   return engine_.Ports();
 }
 

@@ -31,10 +31,11 @@
 #define SKBNF_SERVER_DAEMON_ENGINE_BACKEND_H_
 
 #include <map>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
 #include "dataplane/dpdk/engine.h"
 #include "server/core/backend.h"
 
@@ -70,8 +71,8 @@ class EngineBackend final : public Backend {
   const std::vector<std::string> eal_args_;
   const unsigned main_lcore_;
   const std::chrono::steady_clock::time_point started_ = std::chrono::steady_clock::now();
-  std::map<int, int> peers_;  // port -> peer port (io/mac TX), fixed once the engine runs
-  mutable std::mutex ports_mu_;
+  std::map<int, int> peers_;      // port -> peer port (io/mac TX), fixed once the engine runs
+  mutable absl::Mutex ports_mu_;  // serialises engine_.Ports() (it reads the PMDs' stats)
 };
 
 }  // namespace skbnf::control

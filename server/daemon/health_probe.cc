@@ -147,7 +147,11 @@ int main(int argc, char** argv) {
     return 1;
   }
   std::vector<grpc::Slice> slices;
-  (void)response.Dump(&slices);
+  if (grpc::Status dumped = response.Dump(&slices); !dumped.ok()) {
+    std::fprintf(stderr, "skbnf_health: %s: unreadable response: %s\n", flags["addr"].c_str(),
+                 dumped.error_message().c_str());
+    return 1;
+  }
   std::string body;
   for (const grpc::Slice& s : slices)
     body.append(reinterpret_cast<const char*>(s.begin()), s.size());

@@ -124,7 +124,7 @@ int Run(int argc, char** argv) {
     EngineBackend backend(engine, eal_args, dpdk::EalMainLcore());
     auto control = ControlPlane::Start(backend, OptionsFromFlags());
     if (!control.ok()) {
-      (void)engine.Stop();
+      (void)engine.Stop();  // start-up already failed: that error is the one reported
       return Fail(control.status());
     }
     auto reload_metrics = std::make_shared<ConfigReloadMetrics>();  // also without --config
@@ -135,7 +135,7 @@ int Run(int argc, char** argv) {
                                            ResolveNetworkPorts);
       if (!started.ok()) {
         (*control)->Shutdown();
-        (void)engine.Stop();
+        (void)engine.Stop();  // start-up already failed: that error is the one reported
         return Fail(started.status());
       }
       reloader = std::move(*started);
@@ -149,7 +149,9 @@ int Run(int argc, char** argv) {
     }
     reloader.reset();        // before the control plane it mutates through
     (*control)->Shutdown();  // before the engine stops
-    (void)engine.Stop();
+    if (absl::Status st = engine.Stop(); !st.ok()) {
+      std::fprintf(stderr, "skbnfd: stopping the engine: %s\n", std::string(st.message()).c_str());
+    }
     rc = console.PrintSummary();
   }
   dpdk::EalCleanup();

@@ -50,16 +50,15 @@ void Put(MetricFamily& f, std::vector<ClientMetric::Label> labels, double v) {
 
 double D(uint64_t v) { return static_cast<double>(v); }
 
-}  // namespace
+constexpr MetricType C = MetricType::Counter;
+constexpr MetricType G = MetricType::Gauge;
 
-std::vector<MetricFamily> MetricsCollector::Collect() const {
-  StatsSnapshot now = backend_.GetStats();
-  std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
-  const double secs = before ? Seconds(now.taken - before->taken) : 0;
-  Families fam;
-  constexpr MetricType C = MetricType::Counter;
-  constexpr MetricType G = MetricType::Gauge;
+// Collect() is one function per metric group, called in exposition order; each adds its
+// families to `fam` in the order a scrape shows them.
 
+// Per core and port: packets, bytes, drops, rates; the worker loop; the pool per core.
+void CollectCores(Families& fam, const StatsSnapshot& now,
+                  const std::optional<StatsSnapshot>& before, double secs) {
   MetricFamily& pkts =
       fam.Add("skbnf_port_packets_total", "Packets per core, port and direction.", C);
   MetricFamily& bytes = fam.Add("skbnf_port_bytes_total", "Bytes per core, port and direction.", C);
@@ -175,8 +174,10 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   Put(fam.Add("skbnf_worker_tsc_hz",
               "Frequency of the TSC the busy-cycle counters count (cycles per second).", G),
       {}, D(tsc_hz));
+}
 
-  // Per port: what the PMD counted, and the link.
+// Per port: what the PMD counted, and the link.
+void CollectPorts(Families& fam, const std::vector<PortInfo>& ports) {
   MetricFamily& port_info = fam.Add(
       "skbnf_port_info", "A port's identity (value always 1): name, driver, device, MAC.", G);
   MetricFamily& link_up =
@@ -196,7 +197,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
       fam.Add("skbnf_port_pmd_tx_errors_total", "Failed transmits (oerrors).", C);
   MetricFamily& pmd_nombuf = fam.Add("skbnf_port_pmd_rx_nombuf_total",
                                      "RX mbuf allocation failures the PMD counted (rx_nombuf).", C);
-  for (const PortInfo& p : backend_.ListPorts()) {
+  for (const PortInfo& p : ports) {
     const std::string port = absl::StrCat(p.id);
     Put(port_info,
         {{"port", port},
@@ -219,7 +220,9 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
     Put(pmd_oerr, {{"port", port}}, D(p.pmd.oerrors));
     Put(pmd_nombuf, {{"port", port}}, D(p.pmd.rx_nombuf));
   }
+}
 
+void CollectPoolObjects(Families& fam, const StatsSnapshot& now) {
   MetricFamily& objects = fam.Add("skbnf_pool_objects", "Pool objects by where they are now.", G);
   Put(objects, {{"state", "store"}}, D(now.pool.in_store));
   Put(objects, {{"state", "depot"}}, D(now.pool.in_depots));
@@ -243,13 +246,15 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   Put(fam.Add("skbnf_pool_reclaimed_objects_total",
               "Objects reclaimed from other cores' layers into the store.", C),
       {}, D(now.pool.reclaimed_objects));
+}
 
+void CollectStrategy(Families& fam, const std::string& spec, uint64_t epoch) {
   Put(fam.Add("skbnf_strategy_info", "The buffer strategy in force (value always 1).", G),
-      {{"spec", StrategyText(backend_, pool_)}}, 1);
-  Put(fam.Add("skbnf_strategy_epoch", "Epoch of the strategy in force.", G), {},
-      D(backend_.GetEpoch()));
+      {{"spec", spec}}, 1);
+  Put(fam.Add("skbnf_strategy_epoch", "Epoch of the strategy in force.", G), {}, D(epoch));
+}
 
-  SwapMetrics::Snapshot sw = swaps_.Get();
+void CollectSwaps(Families& fam, const SwapMetrics::Snapshot& sw) {
   MetricFamily& swaps =
       fam.Add("skbnf_strategy_swaps_total", "Strategy swaps run through the API, by result.", C);
   for (int r = 0; r < SwapMetrics::kNumResults; ++r) {
@@ -268,47 +273,48 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   }
   h.histogram.bucket.push_back({sw.observations, std::numeric_limits<double>::infinity()});
   hist.metric.push_back(std::move(h));
+}
 
-  if (tuner_ != nullptr) {
-    const Tuner::Status t = tuner_->GetStatus();
-    Put(fam.Add("skbnf_tune_running", "1 while a live strategy tune runs.", G), {},
-        t.running ? 1 : 0);
-    MetricFamily& state = fam.Add("skbnf_tune_state", "1 for the tuner's current state.", G);
-    for (const char* st : {"idle", "baseline", "settling", "measuring", "finishing"}) {
-      Put(state, {{"state", st}}, t.state == st ? 1 : 0);
-    }
-    MetricFamily& cand = fam.Add("skbnf_tune_candidate_info",
-                                 "The strategy under test by the tuner (value always 1).", G);
-    if (!t.candidate.empty()) Put(cand, {{"spec", t.candidate}}, 1);
-    MetricFamily& runs = fam.Add("skbnf_tune_runs_total", "Strategy tunes ended, by outcome.", C);
-    for (int o = 0; o < kNumTuneOutcomes; ++o) {
-      Put(runs, {{"outcome", TuneOutcomeName(static_cast<TuneOutcome>(o))}}, D(t.runs[o]));
-    }
-    MetricFamily& last =
-        fam.Add("skbnf_tune_last_result_info", "Outcome of the last tune (value always 1).", G);
-    MetricFamily& last_cpp =
-        fam.Add("skbnf_tune_last_cycles_per_packet",
-                "Median cycles per packet of each ranked candidate in the last tune.", G);
-    MetricFamily& last_start = fam.Add("skbnf_tune_last_start_timestamp_seconds",
-                                       "When the last tune started (unix time).", G);
-    MetricFamily& last_end = fam.Add("skbnf_tune_last_end_timestamp_seconds",
-                                     "When the last tune ended (unix time).", G);
-    if (t.last != nullptr) {
-      const TuneReport& r = *t.last;
-      Put(last,
-          {{"outcome", TuneOutcomeName(r.outcome)},
-           {"incumbent", r.incumbent},
-           {"winner", r.winner},
-           {"final_spec", r.final_spec}},
-          1);
-      for (const TuneCandidate& c : r.candidates) {
-        if (c.rank > 0) Put(last_cpp, {{"spec", c.spec}}, c.median_cycles_per_packet);
-      }
-      Put(last_start, {}, D(r.started_unix_ms) / 1e3);
-      Put(last_end, {}, D(r.started_unix_ms + r.duration_ms) / 1e3);
-    }
+void CollectTuner(Families& fam, const Tuner::Status& t) {
+  Put(fam.Add("skbnf_tune_running", "1 while a live strategy tune runs.", G), {},
+      t.running ? 1 : 0);
+  MetricFamily& state = fam.Add("skbnf_tune_state", "1 for the tuner's current state.", G);
+  for (const char* st : {"idle", "baseline", "settling", "measuring", "finishing"}) {
+    Put(state, {{"state", st}}, t.state == st ? 1 : 0);
   }
+  MetricFamily& cand = fam.Add("skbnf_tune_candidate_info",
+                               "The strategy under test by the tuner (value always 1).", G);
+  if (!t.candidate.empty()) Put(cand, {{"spec", t.candidate}}, 1);
+  MetricFamily& runs = fam.Add("skbnf_tune_runs_total", "Strategy tunes ended, by outcome.", C);
+  for (int o = 0; o < kNumTuneOutcomes; ++o) {
+    Put(runs, {{"outcome", TuneOutcomeName(static_cast<TuneOutcome>(o))}}, D(t.runs[o]));
+  }
+  MetricFamily& last =
+      fam.Add("skbnf_tune_last_result_info", "Outcome of the last tune (value always 1).", G);
+  MetricFamily& last_cpp =
+      fam.Add("skbnf_tune_last_cycles_per_packet",
+              "Median cycles per packet of each ranked candidate in the last tune.", G);
+  MetricFamily& last_start = fam.Add("skbnf_tune_last_start_timestamp_seconds",
+                                     "When the last tune started (unix time).", G);
+  MetricFamily& last_end =
+      fam.Add("skbnf_tune_last_end_timestamp_seconds", "When the last tune ended (unix time).", G);
+  if (t.last != nullptr) {
+    const TuneReport& r = *t.last;
+    Put(last,
+        {{"outcome", TuneOutcomeName(r.outcome)},
+         {"incumbent", r.incumbent},
+         {"winner", r.winner},
+         {"final_spec", r.final_spec}},
+        1);
+    for (const TuneCandidate& c : r.candidates) {
+      if (c.rank > 0) Put(last_cpp, {{"spec", c.spec}}, c.median_cycles_per_packet);
+    }
+    Put(last_start, {}, D(r.started_unix_ms) / 1e3);
+    Put(last_end, {}, D(r.started_unix_ms + r.duration_ms) / 1e3);
+  }
+}
 
+void CollectBuild(Families& fam) {
   const BuildInfo& bi = GetBuildInfo();
   Put(fam.Add("skbnf_build_info", "Build of the running binary (value always 1).", G),
       {{"version", bi.version},
@@ -316,6 +322,22 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
        {"compiler", bi.compiler},
        {"build_type", bi.build_type}},
       1);
+}
+
+}  // namespace
+
+std::vector<MetricFamily> MetricsCollector::Collect() const {
+  StatsSnapshot now = backend_.GetStats();
+  std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
+  const double secs = before ? Seconds(now.taken - before->taken) : 0;
+  Families fam;
+  CollectCores(fam, now, before, secs);
+  CollectPorts(fam, backend_.ListPorts());
+  CollectPoolObjects(fam, now);
+  CollectStrategy(fam, StrategyText(backend_, pool_), backend_.GetEpoch());
+  CollectSwaps(fam, swaps_.Get());
+  if (tuner_ != nullptr) CollectTuner(fam, tuner_->GetStatus());
+  CollectBuild(fam);
   return fam.Take();
 }
 

@@ -72,6 +72,48 @@ absl::Status CheckNetworkRef(absl::string_view port) {
   return absl::OkStatus();
 }
 
+// port <name> [peer=<name>] [dst_mac=<mac>]
+absl::Status ParsePort(const std::vector<absl::string_view>& w, EngineConfig& c) {
+  PortSpec p;
+  p.name = std::string(w[1]);
+  if (absl::Status st = CheckNetworkRef(p.name); !st.ok()) return st;
+  std::vector<std::pair<std::string, std::string>> opts;
+  if (auto st = Options(w, 2, {"peer", "dst_mac"}, &opts); !st.ok()) return st;
+  for (const auto& [k, v] : opts) (k == "peer" ? p.peer : p.dst_mac) = v;
+  if (absl::Status st = CheckNetworkRef(p.peer); !st.ok()) return st;
+  if (!p.dst_mac.empty()) {
+    if (auto m = net::ParseMac(p.dst_mac); !m.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat("dst_mac ", m.status().message()));
+    }
+  }
+  c.ports.push_back(p);
+  return absl::OkStatus();
+}
+
+// routes_random <count> <port> [seed=<n>] [min_len=<n>] [max_len=<n>]
+absl::Status ParseRoutesRandom(const std::vector<absl::string_view>& w, EngineConfig& c) {
+  uint32_t count = 0;
+  if (auto st = ParseUint(w[1], 1u << 20, &count); !st.ok()) return st;
+  std::vector<std::pair<std::string, std::string>> opts;
+  if (auto st = Options(w, 3, {"seed", "min_len", "max_len"}, &opts); !st.ok()) return st;
+  uint64_t seed = 1;
+  uint8_t lo = 16, hi = 24;
+  for (const auto& [k, v] : opts) {
+    absl::Status st = k == "seed"      ? ParseUint(v, ~0ull, &seed)
+                      : k == "min_len" ? ParseUint(v, 32, &lo)
+                                       : ParseUint(v, 32, &hi);
+    if (!st.ok()) return st;
+  }
+  if (lo < 9 || hi < lo) {
+    return absl::InvalidArgumentError("routes_random: need 9 <= min_len <= max_len <= 32");
+  }
+  // The port by network is checked as `route` checks it (the printed routes must parse).
+  if (absl::Status st = CheckNetworkRef(w[2]); !st.ok()) return st;
+  auto routes = RandomRoutes(count, std::string(w[2]), seed, lo, hi);
+  c.routes.insert(c.routes.end(), routes.begin(), routes.end());
+  return absl::OkStatus();
+}
+
 absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc) {
   EngineConfig& c = dc.engine;
   const absl::string_view key = w[0];
@@ -127,19 +169,7 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
     for (size_t i = 1; i < w.size(); ++i) dc.eal.emplace_back(w[i]);
   } else if (key == "port") {
     if (auto st = need(1); !st.ok()) return st;
-    PortSpec p;
-    p.name = std::string(w[1]);
-    if (absl::Status st = CheckNetworkRef(p.name); !st.ok()) return st;
-    std::vector<std::pair<std::string, std::string>> opts;
-    if (auto st = Options(w, 2, {"peer", "dst_mac"}, &opts); !st.ok()) return st;
-    for (const auto& [k, v] : opts) (k == "peer" ? p.peer : p.dst_mac) = v;
-    if (absl::Status st = CheckNetworkRef(p.peer); !st.ok()) return st;
-    if (!p.dst_mac.empty()) {
-      if (auto m = net::ParseMac(p.dst_mac); !m.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat("dst_mac ", m.status().message()));
-      }
-    }
-    c.ports.push_back(p);
+    return ParsePort(w, c);
   } else if (key == "worker") {
     if (auto st = need(2); !st.ok()) return st;
     WorkerSpec ws;
@@ -167,25 +197,7 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
     c.routes.push_back(r);
   } else if (key == "routes_random") {
     if (auto st = need(2); !st.ok()) return st;
-    uint32_t count = 0;
-    if (auto st = ParseUint(w[1], 1u << 20, &count); !st.ok()) return st;
-    std::vector<std::pair<std::string, std::string>> opts;
-    if (auto st = Options(w, 3, {"seed", "min_len", "max_len"}, &opts); !st.ok()) return st;
-    uint64_t seed = 1;
-    uint8_t lo = 16, hi = 24;
-    for (const auto& [k, v] : opts) {
-      absl::Status st = k == "seed"      ? ParseUint(v, ~0ull, &seed)
-                        : k == "min_len" ? ParseUint(v, 32, &lo)
-                                         : ParseUint(v, 32, &hi);
-      if (!st.ok()) return st;
-    }
-    if (lo < 9 || hi < lo) {
-      return absl::InvalidArgumentError("routes_random: need 9 <= min_len <= max_len <= 32");
-    }
-    // The port by network is checked as `route` checks it (the printed routes must parse).
-    if (absl::Status st = CheckNetworkRef(w[2]); !st.ok()) return st;
-    auto routes = RandomRoutes(count, std::string(w[2]), seed, lo, hi);
-    c.routes.insert(c.routes.end(), routes.begin(), routes.end());
+    return ParseRoutesRandom(w, c);
   } else {
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown directive '", key,

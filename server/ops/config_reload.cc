@@ -152,6 +152,52 @@ double Now() {
   return std::chrono::duration<double>(std::chrono::system_clock::now().time_since_epoch()).count();
 }
 
+// Validates a changed strategy line as SetStrategy would; `spec` is set when the strategy must be
+// swapped (a changed line naming the strategy in force needs no swap). The error's message is
+// the reload's.
+absl::Status CheckStrategyChange(const std::string& text, const dpdk::DaemonConfig& next,
+                                 const dpdk::DaemonConfig& applied, Backend& backend,
+                                 std::optional<pool::StrategySpec>& spec) {
+  if (next.engine.strategy != applied.engine.strategy) {
+    absl::StatusOr<pool::StrategySpec> s = pool::StrategySpec::Parse(next.engine.strategy);
+    if (!s.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ", s.status().message()));
+    }
+    if (*s != backend.GetStrategy()) {
+      if (absl::Status v = backend.ValidateStrategy(*s); !v.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(LineOf(text, "strategy"), "strategy ",
+                                                       next.engine.strategy, ": ", v.message()));
+      }
+      // The same pool-share bound as SetStrategy (server/core/pool_share.h).
+      if (absl::Status v = CheckPoolShare(*s, backend.GetInfo(), backend.ListPorts()); !v.ok()) {
+        return absl::InvalidArgumentError(absl::StrCat(LineOf(text, "strategy"), "strategy ",
+                                                       next.engine.strategy, ": ", v.message()));
+      }
+      spec = *s;
+    }
+  }
+  return absl::OkStatus();
+}
+
+// The route changes that turn the live table into `want`: what to delete, what to add.
+void DiffRoutes(const RouteTable& live, const std::map<Ipv4Prefix, NextHop>& want,
+                std::vector<std::pair<Ipv4Prefix, NextHop>>& to_delete,
+                std::vector<std::pair<Ipv4Prefix, NextHop>>& to_add) {
+  std::map<uint32_t, NextHop> hops;
+  for (const RouteTable::NextHopEntry& n : live.next_hops) hops[n.id] = n.next_hop;
+  std::map<Ipv4Prefix, NextHop> have;
+  for (const RouteTable::Route& r : live.routes) have[r.prefix] = hops[r.next_hop_id];
+  for (const auto& [p, nh] : have) {
+    auto it = want.find(p);
+    if (it == want.end() || !(it->second == nh)) to_delete.emplace_back(p, nh);
+  }
+  for (const auto& [p, nh] : want) {
+    auto it = have.find(p);
+    if (it == have.end() || !(it->second == nh)) to_add.emplace_back(p, nh);
+  }
+}
+
 }  // namespace
 
 const char* ReloadResultName(ReloadResult::Kind k) {
@@ -185,24 +231,8 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
 
   // Validate every changed part before applying any.
   std::optional<pool::StrategySpec> spec;
-  if (next.engine.strategy != applied.engine.strategy) {
-    absl::StatusOr<pool::StrategySpec> s = pool::StrategySpec::Parse(next.engine.strategy);
-    if (!s.ok()) {
-      return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ",
-                                s.status().message()));
-    }
-    if (*s != backend.GetStrategy()) {
-      if (absl::Status v = backend.ValidateStrategy(*s); !v.ok()) {
-        return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ",
-                                  v.message()));
-      }
-      // The same pool-share bound as SetStrategy (server/core/pool_share.h).
-      if (absl::Status v = CheckPoolShare(*s, backend.GetInfo(), backend.ListPorts()); !v.ok()) {
-        return error(absl::StrCat(LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ",
-                                  v.message()));
-      }
-      spec = *s;
-    }
+  if (absl::Status st = CheckStrategyChange(text, next, applied, backend, spec); !st.ok()) {
+    return error(std::string(st.message()));
   }
   std::vector<std::pair<Ipv4Prefix, NextHop>> to_delete, to_add;
   std::string routes_note;
@@ -213,19 +243,7 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
       absl::StatusOr<std::map<Ipv4Prefix, NextHop>> want =
           ResolveRoutes(text, next.engine.routes, backend.ListPorts());
       if (!want.ok()) return error(std::string(want.status().message()));
-      RouteTable live = backend.ListRoutes();
-      std::map<uint32_t, NextHop> hops;
-      for (const RouteTable::NextHopEntry& n : live.next_hops) hops[n.id] = n.next_hop;
-      std::map<Ipv4Prefix, NextHop> have;
-      for (const RouteTable::Route& r : live.routes) have[r.prefix] = hops[r.next_hop_id];
-      for (const auto& [p, nh] : have) {
-        auto it = want->find(p);
-        if (it == want->end() || !(it->second == nh)) to_delete.emplace_back(p, nh);
-      }
-      for (const auto& [p, nh] : *want) {
-        auto it = have.find(p);
-        if (it == have.end() || !(it->second == nh)) to_add.emplace_back(p, nh);
-      }
+      DiffRoutes(backend.ListRoutes(), *want, to_delete, to_add);
     }
   }
 

@@ -68,7 +68,10 @@ void Client::Json(const google::protobuf::Message& m, bool one_line) const {
   o.always_print_primitive_fields = true;
   o.preserve_proto_field_names = true;
   std::string out;
-  (void)google::protobuf::util::MessageToJsonString(m, &out, o);
+  if (auto st = google::protobuf::util::MessageToJsonString(m, &out, o); !st.ok()) {
+    std::cerr << "skbnfctl: cannot print the answer as JSON: " << st.ToString() << std::endl;
+    return;
+  }
   std::cout << out << (one_line || out.empty() || out.back() != '\n' ? "\n" : "");
 }
 void Client::Need(const std::vector<std::string>& p, size_t n, const char* what) {

@@ -353,35 +353,78 @@ absl::StatusOr<TunePlan> Tuner::Plan(const TuneRequest& r) const {
 }
 
 void Tuner::SetState(const char* state, const std::string& candidate) {
-  std::lock_guard<std::mutex> l(status_mu_);
+  absl::MutexLock l(&status_mu_);
   status_.state = state;
   status_.candidate = candidate;
   status_.running = std::string(state) != "idle";
 }
 
 Tuner::Status Tuner::GetStatus() const {
-  std::lock_guard<std::mutex> l(status_mu_);
+  absl::MutexLock l(&status_mu_);
   return status_;
 }
 
-absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<bool()>& cancelled,
-                                      const std::function<bool(const TuneProgress&)>& progress) {
-  bool idle = false;
-  if (!running_.compare_exchange_strong(idle, true)) {
-    const Status s = GetStatus();
-    return absl::FailedPreconditionError(
-        absl::StrCat("a tune is already running (", s.state, s.candidate.empty() ? "" : " ",
-                     s.candidate, "); one at a time: wait for it to end or cancel it"));
-  }
-  struct Idle {
-    Tuner* t;
-    ~Idle() {
-      t->SetState("idle", "");
-      t->running_.store(false);
-    }
-  } idle_at_exit{this};
+// One tune in progress (Tuner::Run): its phases, one function each, in the order Run calls them
+// (start, baseline, rounds, decision, restore, finish), over the state they share. The names are
+// the locals Run had before it was split (issue 21: no function over 120 lines).
+class TuneRun {
+ public:
+  TuneRun(Tuner& tuner, const TunePlan& p, const std::function<bool()>& is_cancelled,
+          const std::function<bool(const TuneProgress&)>& on_progress)
+      : tuner_(tuner),
+        door_(tuner.door_),
+        backend_(tuner.backend_),
+        plan(p),
+        cancelled(is_cancelled),
+        progress(on_progress) {}
+
+  enum class Stop { kNone, kCancelled, kAborted };
+  enum class Swap { kOk, kAborted, kFailed };
+
+  void Start();
+  // FAILED_PRECONDITION when the baseline saw no traffic (nothing swapped).
+  absl::Status Baseline();
+  void Rounds();
+  // The strategy to leave in force; sets the report's outcome and reason.
+  std::string Decision();
+  void Restore(const std::string& target);
+  // The end sample and the table; then Tuner::Run records the report and calls Done.
+  void Finish();
+  void Done();
 
   TuneReport rep;
+
+ private:
+  void SetState(const char* state, const std::string& candidate) {
+    tuner_.SetState(state, candidate);
+  }
+  Stop check();
+  Stop wait(milliseconds d);
+  // Puts `spec` in force (nothing to do when it is), only while the epoch is still the tune's.
+  Swap swap_locked(Change& c, const std::string& spec);
+  Swap swap_to(const std::string& spec);
+  void MeasureVisit(TuneCandidate& c, uint32_t round, TuneProgress& pr);
+
+  Tuner& tuner_;
+  Mutations& door_;
+  Backend& backend_;
+  const TunePlan& plan;
+  const std::function<bool()>& cancelled;
+  const std::function<bool(const TuneProgress&)>& progress;
+  Clock::time_point t0;
+  uint32_t visits = 0;
+  // The epoch the tune's own last swap produced (or found): anything else is another client.
+  uint64_t epoch = 0;
+  std::string in_force;
+  std::string swap_error;
+  Stop stop = Stop::kNone;
+  bool failed = false;
+  Sample tune_start;
+  std::vector<TuneCandidate> cands;
+  uint32_t visit = 0;
+};
+
+void TuneRun::Start() {
   rep.incumbent = plan.incumbent;
   rep.rounds = plan.rounds;
   rep.dwell = plan.dwell;
@@ -391,68 +434,64 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
   rep.started_unix_ms = static_cast<uint64_t>(
       std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count());
-  const auto t0 = Clock::now();
-  const uint32_t visits = plan.rounds * static_cast<uint32_t>(plan.candidates.size());
+  t0 = Clock::now();
+  visits = plan.rounds * static_cast<uint32_t>(plan.candidates.size());
   Log(absl::StrCat("started: ", plan.candidates.size(), " candidates (",
                    absl::StrJoin(plan.candidates, " "), "), incumbent ", plan.incumbent, ", ",
                    plan.rounds, " rounds, dwell ", plan.dwell.count(), " ms, settle ",
                    plan.settle.count(), " ms, seed ", plan.seed,
                    plan.apply ? ", apply" : ", dry run"));
-
-  // The epoch the tune's own last swap produced (or found): anything else is another client.
-  uint64_t epoch;
-  std::string in_force;
   door_.Run(ChangeSource::kTune, [&](Change& c) {
     epoch = c.backend().GetEpoch();
     in_force = c.backend().GetStrategy().ToString();
   });
-  enum class Stop { kNone, kCancelled, kAborted };
-  auto check = [&] {
-    if (cancelled()) return Stop::kCancelled;
-    if (backend_.GetEpoch() != epoch) return Stop::kAborted;
-    return Stop::kNone;
-  };
-  auto wait = [&](milliseconds d) {
-    const auto deadline = Clock::now() + d;
-    for (;;) {
-      const Stop s = check();
-      if (s != Stop::kNone) return s;
-      const auto now = Clock::now();
-      if (now >= deadline) return Stop::kNone;
-      std::this_thread::sleep_for(std::min<Clock::duration>(kPollEvery, deadline - now));
-    }
-  };
-  enum class Swap { kOk, kAborted, kFailed };
-  std::string swap_error;
-  // Puts `spec` in force (nothing to do when it is), only while the epoch is still the tune's.
-  auto swap_locked = [&](Change& c, const std::string& spec) {
-    if (c.backend().GetEpoch() != epoch) return Swap::kAborted;
-    if (in_force == spec) return Swap::kOk;
-    absl::StatusOr<pool::StrategySpec> parsed = pool::StrategySpec::Parse(spec);  // canonical
-    if (!parsed.ok()) {  // every spec here came from Plan's canonical forms
-      swap_error = absl::StrCat("swap to ", spec, ": ", parsed.status().message());
-      return Swap::kFailed;
-    }
-    pool::SwapReport r = c.SwapStrategy(*parsed, plan.quiesce_timeout);
-    rep.swaps++;
-    epoch = c.backend().GetEpoch();
-    in_force = c.backend().GetStrategy().ToString();
-    if (!r.status.ok()) {
-      swap_error =
-          absl::StrCat("swap to ", spec, " failed", r.rolled_back ? " and was rolled back" : "",
-                       ": ", r.status.message());
-      return Swap::kFailed;
-    }
-    return Swap::kOk;
-  };
-  auto swap_to = [&](const std::string& spec) {
-    return door_.Run(ChangeSource::kTune, [&](Change& c) { return swap_locked(c, spec); });
-  };
+  stop = in_force == plan.incumbent ? Stop::kNone : Stop::kAborted;
+}
 
-  Stop stop = in_force == plan.incumbent ? Stop::kNone : Stop::kAborted;
-  bool failed = false;
-  // Baseline: the incumbent, before anything is swapped.
-  Sample tune_start;
+TuneRun::Stop TuneRun::check() {
+  if (cancelled()) return Stop::kCancelled;
+  if (backend_.GetEpoch() != epoch) return Stop::kAborted;
+  return Stop::kNone;
+}
+
+TuneRun::Stop TuneRun::wait(milliseconds d) {
+  const auto deadline = Clock::now() + d;
+  for (;;) {
+    const Stop s = check();
+    if (s != Stop::kNone) return s;
+    const auto now = Clock::now();
+    if (now >= deadline) return Stop::kNone;
+    std::this_thread::sleep_for(std::min<Clock::duration>(kPollEvery, deadline - now));
+  }
+}
+
+TuneRun::Swap TuneRun::swap_locked(Change& c, const std::string& spec) {
+  if (c.backend().GetEpoch() != epoch) return Swap::kAborted;
+  if (in_force == spec) return Swap::kOk;
+  absl::StatusOr<pool::StrategySpec> parsed = pool::StrategySpec::Parse(spec);  // canonical
+  if (!parsed.ok()) {  // every spec here came from Plan's canonical forms
+    swap_error = absl::StrCat("swap to ", spec, ": ", parsed.status().message());
+    return Swap::kFailed;
+  }
+  pool::SwapReport r = c.SwapStrategy(*parsed, plan.quiesce_timeout);
+  rep.swaps++;
+  epoch = c.backend().GetEpoch();
+  in_force = c.backend().GetStrategy().ToString();
+  if (!r.status.ok()) {
+    swap_error =
+        absl::StrCat("swap to ", spec, " failed", r.rolled_back ? " and was rolled back" : "", ": ",
+                     r.status.message());
+    return Swap::kFailed;
+  }
+  return Swap::kOk;
+}
+
+TuneRun::Swap TuneRun::swap_to(const std::string& spec) {
+  return door_.Run(ChangeSource::kTune, [&](Change& c) { return swap_locked(c, spec); });
+}
+
+// Baseline: the incumbent, before anything is swapped.
+absl::Status TuneRun::Baseline() {
   if (stop == Stop::kNone) {
     SetState("baseline", plan.incumbent);
     Sample a = Take(backend_);
@@ -479,14 +518,16 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
       if (!progress(pr)) stop = Stop::kCancelled;
     }
   }
+  return absl::OkStatus();
+}
 
-  std::vector<TuneCandidate> cands(plan.candidates.size());
+void TuneRun::Rounds() {
+  cands.resize(plan.candidates.size());
   for (size_t i = 0; i < cands.size(); ++i) {
     cands[i].spec = plan.candidates[i];
     cands[i].incumbent = plan.candidates[i] == plan.incumbent;
   }
   std::mt19937_64 rng(plan.seed);
-  uint32_t visit = 0;
   for (uint32_t round = 1; round <= plan.rounds && stop == Stop::kNone && !failed; ++round) {
     std::vector<size_t> order;
     for (size_t i = 0; i < cands.size(); ++i) {
@@ -511,39 +552,44 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
       if (!progress(pr)) stop = Stop::kCancelled;
       if (stop == Stop::kNone) stop = wait(plan.settle);
       if (stop != Stop::kNone) break;
-      SetState("measuring", c.spec);
-      const Sample a = Take(backend_);
-      stop = wait(plan.dwell);
-      if (stop != Stop::kNone) break;
-      TuneMeasurement m = Measure(a, Take(backend_));
-      m.round = round;
-      m.spec = c.spec;
-      DisqualifyAgainst(m, rep.baseline);
-      c.rx_nombuf += m.rx_nombuf;
-      for (const auto& d : m.drops) c.drops += d.second;
-      if (m.disqualified) {
-        c.disqualified = true;
-        c.disqualified_reason = absl::StrCat("round ", round, ": ", m.disqualified_reason);
-      } else {
-        c.cycles_per_packet.push_back(m.cycles_per_packet);
-        c.packets_per_second.push_back(m.packets_per_second);
-      }
-      Log(absl::StrFormat("round %d/%d %s: %.1f cycles/packet, %s pps, rx_nombuf %d%s", round,
-                          plan.rounds, c.spec, m.cycles_per_packet, HumanRate(m.packets_per_second),
-                          m.rx_nombuf,
-                          m.disqualified ? ", disqualified: " + m.disqualified_reason : ""));
-      rep.measurements.push_back(std::move(m));
-      pr.phase = TuneProgress::Phase::kMeasured;
-      pr.measurement = &rep.measurements.back();
-      if (!progress(pr)) stop = Stop::kCancelled;
+      MeasureVisit(c, round, pr);
       if (stop != Stop::kNone) break;
     }
   }
-
   ScoreAndRank(cands);
   if (!cands.empty() && cands[0].rank == 1) rep.winner = cands[0].spec;
+}
 
-  // Decide.
+// One candidate's dwell in one round, after its settle: measured, judged against the baseline.
+void TuneRun::MeasureVisit(TuneCandidate& c, uint32_t round, TuneProgress& pr) {
+  SetState("measuring", c.spec);
+  const Sample a = Take(backend_);
+  stop = wait(plan.dwell);
+  if (stop != Stop::kNone) return;
+  TuneMeasurement m = Measure(a, Take(backend_));
+  m.round = round;
+  m.spec = c.spec;
+  DisqualifyAgainst(m, rep.baseline);
+  c.rx_nombuf += m.rx_nombuf;
+  for (const auto& d : m.drops) c.drops += d.second;
+  if (m.disqualified) {
+    c.disqualified = true;
+    c.disqualified_reason = absl::StrCat("round ", round, ": ", m.disqualified_reason);
+  } else {
+    c.cycles_per_packet.push_back(m.cycles_per_packet);
+    c.packets_per_second.push_back(m.packets_per_second);
+  }
+  Log(absl::StrFormat("round %d/%d %s: %.1f cycles/packet, %s pps, rx_nombuf %d%s", round,
+                      plan.rounds, c.spec, m.cycles_per_packet, HumanRate(m.packets_per_second),
+                      m.rx_nombuf,
+                      m.disqualified ? ", disqualified: " + m.disqualified_reason : ""));
+  rep.measurements.push_back(std::move(m));
+  pr.phase = TuneProgress::Phase::kMeasured;
+  pr.measurement = &rep.measurements.back();
+  if (!progress(pr)) stop = Stop::kCancelled;
+}
+
+std::string TuneRun::Decision() {
   std::string target = plan.incumbent;
   if (stop == Stop::kAborted) {
     rep.outcome = TuneOutcome::kAborted;
@@ -562,6 +608,10 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
     rep.reason = d.reason;
     target = d.target;
   }
+  return target;
+}
+
+void TuneRun::Restore(const std::string& target) {
   if (rep.outcome != TuneOutcome::kAborted) {
     SetState("finishing", "");
     const Swap sw = swap_to(target);
@@ -578,6 +628,9 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
       }
     }
   }
+}
+
+void TuneRun::Finish() {
   rep.candidates = std::move(cands);
   const Sample end = Take(backend_);
   rep.final_spec = backend_.GetStrategy().ToString();
@@ -590,11 +643,9 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
   rep.duration_ms =
       static_cast<uint64_t>(std::chrono::duration_cast<milliseconds>(Clock::now() - t0).count());
   LogTable(rep);
-  {
-    std::lock_guard<std::mutex> l(status_mu_);
-    status_.runs[static_cast<int>(rep.outcome)]++;
-    status_.last = std::make_shared<const TuneReport>(rep);
-  }
+}
+
+void TuneRun::Done() {
   TuneProgress done;
   done.phase = TuneProgress::Phase::kDone;
   done.round = plan.rounds;
@@ -602,8 +653,40 @@ absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<
   done.visit = visit;
   done.visits = visits;
   done.report = &rep;
+  // kDone is the last event: the tune is over, so a client gone now cancels nothing.
   (void)progress(done);
-  return rep;
+}
+
+absl::StatusOr<TuneReport> Tuner::Run(const TunePlan& plan, const std::function<bool()>& cancelled,
+                                      const std::function<bool(const TuneProgress&)>& progress) {
+  bool idle = false;
+  if (!running_.compare_exchange_strong(idle, true)) {
+    const Status s = GetStatus();
+    return absl::FailedPreconditionError(
+        absl::StrCat("a tune is already running (", s.state, s.candidate.empty() ? "" : " ",
+                     s.candidate, "); one at a time: wait for it to end or cancel it"));
+  }
+  struct Idle {
+    Tuner* t;
+    ~Idle() {
+      t->SetState("idle", "");
+      t->running_.store(false);
+    }
+  } idle_at_exit{this};
+
+  TuneRun run(*this, plan, cancelled, progress);
+  run.Start();
+  if (absl::Status s = run.Baseline(); !s.ok()) return s;
+  run.Rounds();
+  run.Restore(run.Decision());
+  run.Finish();
+  {
+    absl::MutexLock l(&status_mu_);
+    status_.runs[static_cast<int>(run.rep.outcome)]++;
+    status_.last = std::make_shared<const TuneReport>(run.rep);
+  }
+  run.Done();
+  return std::move(run.rep);
 }
 
 }  // namespace skbnf::control

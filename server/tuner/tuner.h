@@ -55,12 +55,13 @@
 #include <cstdint>
 #include <functional>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <utility>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "server/core/backend.h"
 #include "server/core/mutations.h"
 #include "server/core/swap_metrics.h"
@@ -203,13 +204,14 @@ class Tuner {
   Status GetStatus() const;
 
  private:
+  friend class TuneRun;  // Run's phases (tuner.cc)
   void SetState(const char* state, const std::string& candidate);
 
   Mutations& door_;
   Backend& backend_;  // reads only (samples, epoch); every change goes through door_
   std::atomic<bool> running_{false};
-  mutable std::mutex status_mu_;
-  Status status_;
+  mutable absl::Mutex status_mu_;
+  Status status_ ABSL_GUARDED_BY(status_mu_);
 };
 
 }  // namespace skbnf::control

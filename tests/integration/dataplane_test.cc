@@ -958,7 +958,7 @@ TEST_F(DataplaneTest, HostedLcacheSwapsUnderTrafficKeepCountsExact) {
 TEST_F(DataplaneTest, SwapsBetweenInlineHitsUnderTrafficKeepCountsExact) {
   const std::string a = Vdev("net_null"), b = Vdev("net_null");
   EngineConfig cfg =
-      Config(Mode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}}}, {2, {{b, 0}}}}, "headpool");
+      Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}}}, {2, {{b, 0}}}}, "headpool");
   cfg.pool_debug = false;
   Engine& e = Make(cfg);
   ASSERT_TRUE(e.Start().ok());
@@ -996,7 +996,7 @@ TEST_F(DataplaneTest, SwapsBetweenInlineHitsUnderTrafficKeepCountsExact) {
   for (const WorkerSnapshot& w : snap.workers) {
     allocs += w.pool.allocs;
     frees += w.pool.frees;
-    EXPECT_EQ(w.pool.allocs, w.rx_pkts) << "lcore " << w.lcore;
+    EXPECT_EQ(w.pool.allocs, w.rx_packets) << "lcore " << w.lcore;
     // Each layer's traffic: hits + misses never exceed what the core handed out / took back.
     for (int l = 0; l < pool::kNumLayers; ++l) {
       EXPECT_LE(w.pool.layer[l].alloc_hits + w.pool.layer[l].alloc_misses, w.pool.allocs);

@@ -31,31 +31,7 @@ rm -f /tmp/skbnf-planted.$$
 echo "ok: the planted violation is refused (requires holding mutex 'mu_')"
 
 # 1. the daemon's translation units, with the release build's include paths and defines.
-mapfile -t cmds < <(/usr/bin/python3 - "$B/compile_commands.json" "$SRC" <<'PY'
-import json, os, shlex, sys
-db, src = sys.argv[1], os.path.realpath(sys.argv[2])
-for e in json.load(open(db)):
-    f = e["file"]
-    real = os.path.realpath(os.path.join(e["directory"], f))
-    if not real.startswith((src + "/server/", src + "/dataplane/", src + "/common/")):
-        continue
-    args = shlex.split(e["command"])[1:]
-    if args and args[0].endswith(("c++", "g++", "gcc", "cc", "clang++")):
-        args = args[1:]  # ccache <compiler> ...
-    keep, skip = [], False
-    for a in args:
-        if skip:
-            skip = False
-            continue
-        if a in ("-o", "-MF", "-MT"):
-            skip = True
-            continue
-        if a in ("-c", "-MD", "-Werror") or a.startswith("-W"):
-            continue
-        keep.append(a)
-    print(e["directory"] + "\t" + f + "\t" + " ".join(shlex.quote(k) for k in keep))
-PY
-)
+mapfile -t cmds < <(/usr/bin/python3 "$SRC/tests/support/compile_units.py" "$B/compile_commands.json" "$SRC")
 ((${#cmds[@]} > 0)) || { echo "FAIL: no common/, dataplane/ or server/ unit in $B/compile_commands.json"; exit 1; }
 # One clang per unit, as many at once as there are CPUs; -Wno-everything first, so only the
 # thread-safety diagnostics (enabled after it) are reported, as errors.
