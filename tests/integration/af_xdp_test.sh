@@ -43,6 +43,15 @@ for p in "skbva skbvb" "xa ka" "xb kb"; do
     ip -n "$NS" link set "$i" up
   done
 done
+# Pairs for the two-worker test.
+for p in "mxa mka" "mxb mkb"; do
+  set -- $p
+  ip -n "$NS" link add "$1" type veth peer name "$2"
+  for i in "$1" "$2"; do
+    in_ns sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+    ip -n "$NS" link set "$i" up
+  done
+done
 mac() { ip -n "$NS" -j link show "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'; }
 
 # 1. The engine's AF_XDP tests.
@@ -55,6 +64,15 @@ for t in ForwardsThroughTheKernelAndStopAccountsForEveryMbuf IdleStopGivesBackTh
   grep -q "\[  PASSED  \] 1 test" "$OUT" || fail "AfXdpTest.$t: did not pass"
   echo "ok: AfXdpTest.$t"
 done
+# Two workers sharing each port's TX queue (frees on the other core): per-core sums, ring
+# occupancy = the pool's in flight, the 10 ms no-stranding check, exact audit. (Why not two RX
+# queues of one AF_XDP port on veth: dataplane_test.cc, AfXdpTwoWorkersTest.)
+in_ns env SKBNF_IT_XDP_2W=mxa,mka,mxb,mkb "$GTEST" \
+  --gtest_filter="AfXdpTwoWorkersTest.SharedTxQueuesExactAuditPerCoreSumsAndNoStranding" \
+  >"$OUT" 2>&1 || fail "AfXdpTwoWorkersTest"
+grep -q "\[  PASSED  \] 1 test" "$OUT" || fail "AfXdpTwoWorkersTest: did not pass"
+echo "ok: AfXdpTwoWorkersTest (2 workers, shared TX queues):"
+grep "^parked with\|^per-core sums\|^no stranding\|^  10 ms" "$OUT" | sed 's/^/  /'
 
 # 2. skbnfd.
 EAL=(-l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-xdp-$$"
