@@ -304,6 +304,21 @@ grpc::Status ControlService::SetStrategyLocked(Change& change, grpc::ServerConte
   return grpc::Status::OK;
 }
 
+namespace {
+// Stats.port_rings: the ports whose PMD says how many mbufs its rings hold (PortInfo).
+void FillPortRings(const std::vector<PortInfo>& ports, v1::Stats* resp) {
+  for (const PortInfo& p : ports) {
+    if (!p.has_ring_mbufs) continue;
+    v1::PortRingMbufs* r = resp->add_port_rings();
+    r->set_port(static_cast<uint32_t>(p.id));
+    r->set_name(p.name);
+    r->set_rx_mbufs(p.rx_ring_mbufs);
+    r->set_tx_mbufs(p.tx_ring_mbufs);
+    r->set_source(p.ring_mbufs_source);
+  }
+}
+}  // namespace
+
 grpc::Status ControlService::GetStats(grpc::ServerContext*, const v1::GetStatsRequest* req,
                                       v1::Stats* resp) {
   std::vector<int> cores;
@@ -313,6 +328,7 @@ grpc::Status ControlService::GetStats(grpc::ServerContext*, const v1::GetStatsRe
   std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
   FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
             cores, resp);
+  FillPortRings(backend_.GetPorts(), resp);
   return grpc::Status::OK;
 }
 
@@ -348,6 +364,7 @@ grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::Watc
     v1::Stats msg;
     FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
               cores, &msg);
+    FillPortRings(backend_.GetPorts(), &msg);
     if (!writer->Write(msg)) return grpc::Status::OK;  // client went away
   }
   return grpc::Status::OK;
