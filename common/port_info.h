@@ -44,6 +44,14 @@ struct PortInfo {
   uint32_t link_speed_mbps = 0;  // 0: unknown / none
   bool has_pmd_stats = false;    // pmd read (rte_eth_stats_get)
   PmdStats pmd;
+  // Mbufs sitting in the port's rings now ("where are my buffers"), counted from the PMD's own
+  // rings, not from the pool: RX = handed to the PMD for receiving and not yet received (DPDK's
+  // RX descriptors; AF_XDP: fill ring + the kernel's buffer pool + RX ring), TX = handed to
+  // the PMD for sending and not yet freed (AF_XDP: TX ring + in the kernel + completion ring).
+  // Unset where the PMD does not tell (then the pool's in-flight total is all there is).
+  bool has_ring_mbufs = false;
+  std::string ring_mbufs_source;  // how they were counted, e.g. "af_xdp_rings"
+  uint64_t rx_ring_mbufs = 0, tx_ring_mbufs = 0;
 };
 
 }  // namespace skbnf::dpdk

@@ -203,6 +203,46 @@ int64_t HeldInKernel(const std::map<uint64_t, XskSocket>& socks) {
 
 }  // namespace
 
+// Ring occupancy while the port runs ("where are my buffers", issue 22 item 6). Which socket
+// belongs to which port: the kernel here has no AF_XDP sock_diag (CONFIG_XDP_SOCKETS_DIAG,
+// which would give ifindex and queue), and the socket takes no getsockname, so the engine
+// records the inodes that appear across each rte_eth_rx_queue_setup (port_setup.cc: the PMD's
+// eth_rx_queue_setup -> xsk_configure creates the socket there; its TX queue q uses RX queue
+// q's socket). Per socket, the mbufs the PMD has handed over and not yet taken back:
+//   rx = fill producer - RX consumer   (on the fill ring, inside the kernel's xsk_buff_pool
+//                                       -- incl. buffers of frames dropped for a full RX
+//                                       ring, which go back to its free list -- on the RX ring)
+//   tx = TX producer - completion consumer  (on the TX ring, in the kernel's skb, on the
+//                                       completion ring until pull_umem_cq frees it)
+// Both read with acquire loads while workers run: each index is exact, the pair a moment's
+// picture. libxdp maps the fill and completion rings on the UMEM's first socket (it reuses the
+// UMEM's fd for it), which is the queue's socket unless shared_umem=1 (unknown then).
+std::set<uint64_t> XdpSocketInodes() {
+  std::set<uint64_t> out;
+  for (const auto& [ino, s] : XdpSockets()) out.insert(ino);
+  return out;
+}
+
+XskRingMbufs XdpRingMbufs(const std::vector<uint64_t>& inodes) {
+  XskRingMbufs r;
+  if (inodes.empty()) return r;
+  const std::map<uint64_t, XskSocket> socks = XdpSockets();
+  for (uint64_t ino : inodes) {
+    auto it = socks.find(ino);
+    if (it == socks.end()) return XskRingMbufs{};
+    const XskSocket& s = it->second;
+    // Consumers first: a consumer never passes its producer, so reading it first keeps
+    // producer - consumer from going negative when both move between the loads.
+    const Indices rx = RingIndices(s, kRx), cq = RingIndices(s, kCompletion);
+    const Indices fill = RingIndices(s, kFill), tx = RingIndices(s, kTx);
+    if (!rx.mapped || !fill.mapped) return XskRingMbufs{};
+    r.rx += static_cast<uint32_t>(fill.prod - rx.cons);
+    if (tx.mapped && cq.mapped) r.tx += static_cast<uint32_t>(tx.prod - cq.cons);
+  }
+  r.known = true;
+  return r;
+}
+
 XskTakeBack Engine::Impl::TakeBackFromXdpRings() {
   XskTakeBack r;
   bool any = false;

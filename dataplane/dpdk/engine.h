@@ -244,6 +244,29 @@ class Engine {
   // that core and rolls back. 0 turns it off. Costs the packet path one predictable branch.
   void SetTestStall(unsigned lcore, std::chrono::milliseconds stall);
 
+  // Test hook (tests only): the no-stranding check of issue 22. The worker on `lcore`, after
+  // its next quiescent point, allocates mbufs one at a time (rte_mempool_get from its own
+  // lcore: its layers, the depot, the store, then the reclaim of other cores' layers) until it
+  // holds `want`; a refusal is retried, as a PMD retries its RX refill at its next poll, until
+  // `give_up` of its own TSC has passed. Then one more Get, which must be refused (nothing
+  // beyond `want` was free), and everything is freed. The time is the worker's own TSC from
+  // the first Get to the one that completed `want` (not the caller's wait), so a test can hold
+  // it to a bound; `want` is the pool's size minus what the PMDs' rings hold, counted
+  // independently (PortInfo::rx_ring_mbufs/tx_ring_mbufs). Not with an `lcache` strategy (the
+  // lcore cache's counting is per poll region). FailedPrecondition off a running worker;
+  // DeadlineExceeded when the worker does not answer within `timeout`.
+  struct AllocateAllResult {
+    uint64_t count = 0;       // mbufs held at the end (== want unless it gave up)
+    bool extra = false;       // the Get after `want` succeeded: more was free than said
+    uint64_t tsc_cycles = 0;  // first Get to the one completing `want` (or giving up)
+    uint64_t tsc_hz = 0;
+    uint64_t refusals = 0;       // Gets refused (and retried) on the way
+    uint64_t first_refusal = 0;  // mbufs held at the first refusal
+  };
+  absl::StatusOr<AllocateAllResult> TestAllocateAll(
+      unsigned lcore, uint64_t want, std::chrono::milliseconds give_up,
+      std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+
   // On success, the next-hop id of the route (Route::next_hop_id).
   absl::StatusOr<uint32_t> AddRoute(const Route& route);
   absl::Status DeleteRoute(const Ipv4Prefix& prefix);

@@ -16,6 +16,7 @@
 #include <map>
 #include <memory>
 #include <mutex>
+#include <set>
 #include <string>
 #include <vector>
 
@@ -81,6 +82,9 @@ struct PortState {
   uint16_t nb_rxq = 0, nb_txq = 0;
   uint16_t rx_ring = 0, tx_ring = 0;
   bool tx_shared = false;
+  // net_af_xdp: the inodes of the XDP sockets its RX queues created (queue order), recorded
+  // around rte_eth_rx_queue_setup; their rings say how many mbufs the port holds.
+  std::vector<uint64_t> xsk_inodes;
   // Set by Engine::Start once rte_eth_dev_start succeeded, cleared when the port is stopped;
   // read by Ports() from the health thread.
   std::atomic<bool> started{false};
@@ -99,6 +103,15 @@ struct Worker {
   // epoch is published. 0: off.
   std::atomic<uint32_t> test_stall_ms{0};
   uint64_t test_seen_epoch = 0;  // worker-private
+  // Test hook (Engine::TestAllocateAll): the control side sizes `objs` and sets want and the
+  // deadline, then `alloc_all` (release); the worker, after its quiescent point, allocates
+  // (forward.cc TestAllocateAll), writes the results and clears the flag.
+  std::atomic<bool> alloc_all{false};
+  std::vector<void*> alloc_all_objs;
+  uint64_t alloc_all_want = 0, alloc_all_deadline_cycles = 0;
+  uint64_t alloc_all_count = 0, alloc_all_cycles = 0, alloc_all_refusals = 0;
+  uint64_t alloc_all_first_refusal = 0;
+  bool alloc_all_extra = false;
   WorkerCounters c;
 };
 
@@ -116,6 +129,17 @@ struct XskTakeBack {
   std::string ToString() const;
   void Free();  // after the ports closed: nothing in the kernel refers to them any more
 };
+
+// af_xdp_rings.cc. The inodes of this process's AF_XDP sockets now.
+std::set<uint64_t> XdpSocketInodes();
+// Mbufs held by the rings of these sockets, from the rings' shared producer/consumer indices:
+// rx = fill producer - RX consumer, tx = TX producer - completion consumer. `known` false when
+// a socket or its rings cannot be found.
+struct XskRingMbufs {
+  bool known = false;
+  uint64_t rx = 0, tx = 0;
+};
+XskRingMbufs XdpRingMbufs(const std::vector<uint64_t>& inodes);
 
 struct Engine::Impl {
   EngineConfig config;

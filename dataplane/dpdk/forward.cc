@@ -224,6 +224,38 @@ void TestStall(Worker& w, const pool::Pool* pool) {
   w.test_seen_epoch = pool->epoch();
 }
 
+// Engine::TestAllocateAll (tests only): allocate one mbuf at a time; a refusal is retried (as a
+// PMD retries its RX refill at its next poll) until `want` are held or the deadline passes;
+// then one more Get, which must be refused. Timed by this core's TSC; everything freed after.
+void TestAllocateAll(Engine::Impl& e, Worker& w) {
+  std::vector<void*>& objs = w.alloc_all_objs;
+  const uint64_t want = std::min<uint64_t>(w.alloc_all_want, objs.size() - 1);
+  const uint64_t t0 = rte_rdtsc();
+  const uint64_t give_up = t0 + w.alloc_all_deadline_cycles;
+  uint64_t n = 0, refusals = 0, first_refusal = 0;
+  uint64_t t = t0;
+  while (n < want) {
+    if (rte_mempool_get(e.mp, &objs[n]) == 0) {
+      ++n;
+      continue;
+    }
+    if (refusals++ == 0) first_refusal = n;
+    t = rte_rdtsc();
+    if (t > give_up) break;
+  }
+  if (n == want) t = rte_rdtsc();
+  if (refusals == 0) first_refusal = n;
+  const bool extra = rte_mempool_get(e.mp, &objs[n]) == 0;  // must be refused
+  if (extra) ++n;
+  if (n > 0) rte_mempool_put_bulk(e.mp, objs.data(), static_cast<unsigned>(n));
+  w.alloc_all_count = extra ? n - 1 : n;
+  w.alloc_all_extra = extra;
+  w.alloc_all_cycles = t - t0;
+  w.alloc_all_refusals = refusals;
+  w.alloc_all_first_refusal = first_refusal;
+  w.alloc_all.store(false, std::memory_order_release);
+}
+
 // The lcore cache's regions (skbnf_mempool.h, "DPDK's lcore cache plays the lcache layer"):
 // at each mark, the balance since the previous one of what the cache handed out or took back:
 // len0 - len1 + taken from below - given below. One PMD call (or one forward) per region.
@@ -325,6 +357,10 @@ int RunWorker(Worker& w) {
     }
     if (__builtin_expect(w.parked.load(std::memory_order_relaxed), 0)) {
       w.parked.store(false, std::memory_order_release);
+    }
+    if (__builtin_expect(w.alloc_all.load(std::memory_order_acquire), 0)) {
+      TestAllocateAll(e, w);
+      busy_from = 0;
     }
     const uint64_t poll_start = busy_from != 0 ? busy_from : rte_rdtsc();
     // Whether the lcore cache plays the lcache layer changes only at the quiescent point.

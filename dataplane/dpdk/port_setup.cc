@@ -167,10 +167,20 @@ absl::Status Engine::Impl::SetUpPorts() {
     ps.tx_ring = ntx;
     ps.socket_id = rte_eth_dev_socket_id(id);
     const int socket = ps.socket_id < 0 ? static_cast<int>(rte_socket_id()) : ps.socket_id;
+    const bool af_xdp = ps.driver == "net_af_xdp";
+    ps.xsk_inodes.clear();
     for (uint16_t q = 0; q < ps.nb_rxq; ++q) {
+      // net_af_xdp creates queue q's XDP socket here: the new inode is this port's
+      // (af_xdp_rings.cc).
+      const std::set<uint64_t> before = af_xdp ? XdpSocketInodes() : std::set<uint64_t>{};
       if (int rc = rte_eth_rx_queue_setup(id, q, nrx, socket, nullptr, mp); rc != 0) {
         return absl::InternalError(
             absl::StrCat("port ", id, " (", ps.name, "): RX queue ", q, ": ", rte_strerror(-rc)));
+      }
+      if (af_xdp) {
+        for (uint64_t ino : XdpSocketInodes()) {
+          if (before.count(ino) == 0) ps.xsk_inodes.push_back(ino);
+        }
       }
     }
     for (uint16_t q = 0; q < ps.nb_txq; ++q) {
@@ -317,6 +327,13 @@ std::vector<PortInfo> Engine::Ports() const {
         p.pmd.ierrors = st.ierrors;
         p.pmd.oerrors = st.oerrors;
         p.pmd.rx_nombuf = st.rx_nombuf;
+      }
+      if (ps.started.load() && !ps.xsk_inodes.empty()) {
+        const XskRingMbufs m = XdpRingMbufs(ps.xsk_inodes);
+        p.has_ring_mbufs = m.known;
+        p.ring_mbufs_source = "af_xdp_rings";
+        p.rx_ring_mbufs = m.rx;
+        p.tx_ring_mbufs = m.tx;
       }
     }
     out.push_back(std::move(p));

@@ -305,6 +305,21 @@ grpc::Status ControlService::SetStrategyLocked(Change& change, grpc::ServerConte
   return grpc::Status::OK;
 }
 
+namespace {
+// Stats.port_rings: the ports whose PMD says how many mbufs its rings hold (PortInfo).
+void FillPortRings(const std::vector<PortInfo>& ports, v1::Stats* resp) {
+  for (const PortInfo& p : ports) {
+    if (!p.has_ring_mbufs) continue;
+    v1::PortRingMbufs* r = resp->add_port_rings();
+    r->set_port(static_cast<uint32_t>(p.id));
+    r->set_name(p.name);
+    r->set_rx_mbufs(p.rx_ring_mbufs);
+    r->set_tx_mbufs(p.tx_ring_mbufs);
+    r->set_source(p.ring_mbufs_source);
+  }
+}
+}  // namespace
+
 grpc::Status ControlService::GetStats(grpc::ServerContext*, const v1::GetStatsRequest* req,
                                       v1::Stats* resp) {
   std::vector<int> cores;
@@ -314,6 +329,7 @@ grpc::Status ControlService::GetStats(grpc::ServerContext*, const v1::GetStatsRe
   std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
   FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
             cores, lcores_, resp);
+  FillPortRings(backend_.ListPorts(), resp);
   return grpc::Status::OK;
 }
 
@@ -349,6 +365,7 @@ grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::Watc
     v1::Stats msg;
     FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
               cores, lcores_, &msg);
+    FillPortRings(backend_.ListPorts(), &msg);
     if (!writer->Write(msg)) return grpc::Status::OK;  // client went away
   }
   return grpc::Status::OK;

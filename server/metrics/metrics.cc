@@ -50,6 +50,22 @@ void Put(MetricFamily& f, std::vector<ClientMetric::Label> labels, double v) {
 
 double D(uint64_t v) { return static_cast<double>(v); }
 
+// skbnf_port_ring_mbufs{port,direction}: mbufs sitting in a port's RX / TX rings, for the ports
+// whose PMD tells (PortInfo::has_ring_mbufs; AF_XDP: its XDP rings' indices). Ports that do not
+// tell have no sample: their buffers are in skbnf_pool_objects{state="in_flight"} only.
+void AddPortRingMbufs(Families& fam, const std::vector<PortInfo>& ports) {
+  MetricFamily& f = fam.Add("skbnf_port_ring_mbufs",
+                            "Mbufs sitting in the port's RX or TX rings now, counted from the "
+                            "PMD's rings (AF_XDP: fill+RX, TX+completion).",
+                            MetricType::Gauge);
+  for (const PortInfo& p : ports) {
+    if (!p.has_ring_mbufs) continue;
+    const std::string port = absl::StrCat(p.id);
+    Put(f, {{"port", port}, {"direction", "rx"}}, D(p.rx_ring_mbufs));
+    Put(f, {{"port", port}, {"direction", "tx"}}, D(p.tx_ring_mbufs));
+  }
+}
+
 constexpr MetricType C = MetricType::Counter;
 constexpr MetricType G = MetricType::Gauge;
 
@@ -332,7 +348,9 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   const double secs = before ? Seconds(now.taken - before->taken) : 0;
   Families fam;
   CollectCores(fam, now, before, secs);
-  CollectPorts(fam, backend_.ListPorts());
+  const std::vector<PortInfo> ports = backend_.ListPorts();
+  CollectPorts(fam, ports);
+  AddPortRingMbufs(fam, ports);
   CollectPoolObjects(fam, now);
   CollectStrategy(fam, StrategyText(backend_, pool_), backend_.GetEpoch());
   CollectSwaps(fam, swaps_.Get());

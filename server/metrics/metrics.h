@@ -23,6 +23,9 @@
 //   skbnf_port_pmd_rx_errors_total{port}              counter  ierrors
 //   skbnf_port_pmd_tx_errors_total{port}              counter  oerrors
 //   skbnf_port_pmd_rx_nombuf_total{port}              counter  rx_nombuf (PMD allocation fails)
+//   skbnf_port_ring_mbufs{port,direction}             gauge    mbufs in the port's RX/TX rings,
+//                                                              where the PMD tells (AF_XDP); no
+//                                                              sample for a port that does not
 //   skbnf_core_packets_per_second{core,direction}     gauge    over the sampler's window
 //   skbnf_worker_polls_total{core}                    counter  poll-loop iterations
 //   skbnf_worker_busy_polls_total{core}               counter  iterations with packets

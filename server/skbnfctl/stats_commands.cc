@@ -37,6 +37,11 @@ void Client::PrintStats(const v1::Stats& s) const {
            absl::StrCat(c.pool().alloc_failures())});
   }
   t.Print(std::cout);
+  // Where the buffers are: in each port's rings, where the PMD tells.
+  for (const v1::PortRingMbufs& r : s.port_rings()) {
+    std::cout << "port " << r.port() << " " << r.name() << " ring mbufs: rx " << r.rx_mbufs()
+              << " tx " << r.tx_mbufs() << " (" << r.source() << ")\n";
+  }
   std::cout << "per-layer allocs (hit/miss) per core:\n";
   Table l(
       {"CORE", "LAYER", "OBJECTS", "ALLOC_HIT", "ALLOC_MISS", "FREE_HIT", "FREE_MISS", "ALLOC/S"});

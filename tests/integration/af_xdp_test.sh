@@ -14,11 +14,12 @@
 #      at the stated rate).
 # Why the audit used to fail (exit 1 on every stop, issue 22) and what Stop does about it:
 # dataplane/dpdk/af_xdp_rings.cc.
-# Usage: af_xdp_test.sh <dataplane_integration_tests> <skbnfd> [frames (default 2000)]
+# Usage: af_xdp_test.sh <dataplane_integration_tests> <skbnfd> [frames (default 2000)] [skbnfctl]
 set -euo pipefail
 GTEST=$1
 SKBNFD=$2
 COUNT=${3:-2000}
+CTLBIN=${4:-}  # skbnfctl: ring occupancy against the pool's in flight (skipped without it)
 RATE=1000  # frames per second: the stated low rate at which no frame may be lost
 HERE=$(cd "$(dirname "$0")" && pwd)
 NS=skbnf-xdp-$$
@@ -36,7 +37,17 @@ if ! err=$(ip netns add "$NS" 2>&1); then
   exit 77
 fi
 in_ns() { ip netns exec "$NS" "$@"; }
+ip -n "$NS" link set lo up  # skbnfctl reaches skbnfd on 127.0.0.1 inside the namespace
 for p in "skbva skbvb" "xa ka" "xb kb"; do
+  set -- $p
+  ip -n "$NS" link add "$1" type veth peer name "$2"
+  for i in "$1" "$2"; do
+    in_ns sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+    ip -n "$NS" link set "$i" up
+  done
+done
+# Pairs for the two-worker test.
+for p in "mxa mka" "mxb mkb"; do
   set -- $p
   ip -n "$NS" link add "$1" type veth peer name "$2"
   for i in "$1" "$2"; do
@@ -56,6 +67,15 @@ for t in ForwardsThroughTheKernelAndStopAccountsForEveryMbuf IdleStopGivesBackTh
   grep -q "\[  PASSED  \] 1 test" "$OUT" || fail "AfXdpTest.$t: did not pass"
   echo "ok: AfXdpTest.$t"
 done
+# Two workers sharing each port's TX queue (frees on the other core): per-core sums, ring
+# occupancy = the pool's in flight, the 10 ms no-stranding check, exact audit. (Why not two RX
+# queues of one AF_XDP port on veth: dataplane_test.cc, AfXdpTwoWorkersTest.)
+in_ns env SKBNF_IT_XDP_2W=mxa,mka,mxb,mkb "$GTEST" \
+  --gtest_filter="AfXdpTwoWorkersTest.SharedTxQueuesExactAuditPerCoreSumsAndNoStranding" \
+  >"$OUT" 2>&1 || fail "AfXdpTwoWorkersTest"
+grep -q "\[  PASSED  \] 1 test" "$OUT" || fail "AfXdpTwoWorkersTest: did not pass"
+echo "ok: AfXdpTwoWorkersTest (2 workers, shared TX queues):"
+grep "^parked with\|^per-core sums\|^no stranding\|^  10 ms" "$OUT" | sed 's/^/  /'
 
 # 2. skbnfd.
 EAL=(-l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-xdp-$$"
@@ -142,9 +162,36 @@ for _ in $(seq 300); do
   sleep 0.1
 done
 grep -q "^mode l3" "$OUT" || fail "skbnfd not forwarding in l3"
-RES=$(in_ns python3 "$HERE/raw_traffic.py" --tx ka --rx kb --count "$COUNT" --rate "$RATE" \
-      --dst-mac "$XA" --src-mac "$KA" --expect-dst-mac "$KB" --expect-src-mac "$XB" \
-      --dst-spread 50)
+in_ns python3 "$HERE/raw_traffic.py" --tx ka --rx kb --count "$COUNT" --rate "$RATE" \
+  --dst-mac "$XA" --src-mac "$KA" --expect-dst-mac "$KB" --expect-src-mac "$XB" \
+  --dst-spread 50 >"$OUT.res" &
+TPID=$!
+if [ -n "$CTLBIN" ]; then
+  # Where the buffers are, as a user sees it (skbnfctl stats: Stats.port_rings), while frames
+  # flow: with the worker parked (its layers flushed), the mbufs in the two ports' rings (from
+  # the XDP rings' indices) must be exactly the pool's in flight (from the pool), and non-zero.
+  ADDR=$(grep -o "gRPC on [0-9.]*:[0-9]*" "$OUT" | awk '{print $3}')
+  # Frames flowing: wait (bounded) until skbnfd has received some.
+  for _ in $(seq 100); do
+    in_ns "$CTLBIN" --addr="$ADDR" stats >"$OUT.stats" 2>&1 || fail "skbnfctl stats"
+    awk '$1 ~ /^[0-9]+$/ && $6 > 0 {f=1} END {exit !f}' "$OUT.stats" && break
+    sleep 0.05
+  done
+  in_ns "$CTLBIN" --addr="$ADDR" worker pause 1 >/dev/null || fail "skbnfctl worker pause"
+  in_ns "$CTLBIN" --addr="$ADDR" stats >"$OUT.stats" 2>&1 || fail "skbnfctl stats"
+  in_ns "$CTLBIN" --addr="$ADDR" worker resume 1 >/dev/null || fail "skbnfctl worker resume"
+  python3 - "$OUT.stats" <<'PY' || { cat "$OUT.stats"; fail "ring mbufs != pool in flight"; }
+import re, sys
+text = open(sys.argv[1]).read()
+rings = [(int(a), int(b)) for a, b in re.findall(r"ring mbufs: rx (\d+) tx (\d+) \(af_xdp_rings\)", text)]
+in_flight = int(re.search(r"in flight (\d+)", text).group(1))
+total = sum(a + b for a, b in rings)
+print(f"ok: skbnfctl stats with frames flowing, worker parked: port rings {rings} = {total}, pool in flight {in_flight}")
+sys.exit(0 if len(rings) == 2 and total > 0 and total == in_flight else 1)
+PY
+fi
+wait "$TPID" || fail "raw_traffic.py"
+RES=$(cat "$OUT.res")
 kill -TERM "$PID"
 set +e; wait "$PID"; rc=$?; set -e
 PID=

@@ -6,6 +6,8 @@
 //
 // No test asserts a rate or a duration: waits are bounded liveness checks ("until N packets
 // came out, at most 20 s"), and every assertion is about counts, contents or audits.
+#include <linux/if_packet.h>
+#include <net/if.h>
 #include <rte_bus_vdev.h>
 #include <rte_cycles.h>
 #include <rte_eal.h>
@@ -16,11 +18,14 @@
 #include <rte_mbuf.h>
 #include <rte_ring.h>
 #include <sched.h>
+#include <sys/socket.h>
 #include <unistd.h>
 
 #include <chrono>
+#include <cstdio>
 #include <cstdlib>
 #include <filesystem>
+#include <fstream>
 #include <functional>
 #include <map>
 #include <set>
@@ -29,6 +34,7 @@
 #include <vector>
 
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_split.h"
 #include "common/net_text.h"
 #include "dataplane/dpdk/engine.h"
 #include "dataplane/dpdk/l3_packet.h"
@@ -1301,6 +1307,234 @@ TEST_F(AfXdpTest, PlantedOneMbufLeakStillFailsTheAudit) {
   EXPECT_FALSE(a.ok) << a.message;
   EXPECT_EQ(a.pool.handed_out, a.held_by_pmd + 1) << a.message;
   rte_pktmbuf_free(leak);
+}
+
+// ---------------------------------------------------------------------------------------------
+// Two workers over AF_XDP ports that hold buffers (issue 22 items 5 and 6). af_xdp_test.sh sets
+// SKBNF_IT_XDP_2W=<xa>,<ka>,<xb>,<kb> (two veth pairs in its namespace).
+//
+// Why not two RX queues of one AF_XDP port (the issue's first choice): DPDK 22.11's net_af_xdp
+// takes its queue limit from ETHTOOL_GCHANNELS' max_combined and treats 0 as one queue
+// (drivers/net/af_xdp/rte_eth_af_xdp.c get_iface_info: "If the device says it has no channels,
+// then all traffic is sent to a single stream, so max queues = 1"), and veth reports only
+// rx/tx channels, never combined ones (drivers/net/veth.c veth_get_channels), so
+// `queue_count=2` on a veth created with numrxqueues 2 is refused at probe ("Specified queue
+// count 2 is larger than combined queue count 1"; start_queue=1 likewise). RSS over two queues
+// of one port with buffers in the rings is integration.ovs_dpdk's 2-queue run (virtio, n_rxq 2).
+// Here, what the multi-queue item checks that needs a PMD holding buffers:
+//   ka -> xa (worker A, lcore 1) -> io -> xb -> kb, and kb -> xb (worker B, lcore 2) -> xa -> ka.
+//   net_af_xdp has one TX queue per port here, so both workers share each port's TX queue
+//   (under its lock), and the PMD frees a sent mbuf when a later TX call on that queue reaps the
+//   completion ring (pull_umem_cq), whichever worker makes it: frees arrive on the other core.
+// Checked:
+//   - per-core RX/TX sum to each port's PMD counts and to the frames the kernel sent;
+//   - ring occupancy (PortInfo::rx_ring_mbufs/tx_ring_mbufs, from the XDP rings' indices) is
+//     non-zero with traffic flowing and equals, with the workers parked, the pool's in-flight
+//     count (populated - available), an independent source;
+//   - no stranding: traffic stopped (worker A's queue idle, its layers holding objects), worker B
+//     allocates until the pool refuses: exactly populated - what the rings hold, within 10 ms of
+//     B's own TSC (Engine::TestAllocateAll);
+//   - Stop: exact audit.
+class AfXdpTwoWorkersTest : public DataplaneTest {
+ protected:
+  void SetUp() override {
+    const char* env = std::getenv("SKBNF_IT_XDP_2W");
+    if (env == nullptr) GTEST_SKIP() << "needs af_xdp_test.sh (netns + veth pairs)";
+    v_ = absl::StrSplit(env, ',');
+    ASSERT_EQ(v_.size(), 4u) << env;
+  }
+
+  // Sends `n` frames on a kernel interface from a packet socket (64 flows).
+  static uint64_t Send(int fd, const std::string& iface, uint32_t first, uint32_t n) {
+    sockaddr_ll to{};
+    to.sll_family = AF_PACKET;
+    to.sll_ifindex = static_cast<int>(if_nametoindex(iface.c_str()));
+    to.sll_halen = 6;
+    uint64_t sent = 0;
+    for (uint32_t i = first; i < first + n; ++i) {
+      Frame f = UdpFrame(Ip(10, 0, 0, 1), Ip(10, 0, 1, i % 250), 64, 100,
+                         static_cast<uint16_t>(1024 + i % 64));
+      if (sendto(fd, f.bytes.data(), f.bytes.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                 sizeof(to)) == static_cast<ssize_t>(f.bytes.size())) {
+        ++sent;
+      }
+    }
+    return sent;
+  }
+
+  std::vector<std::string> v_;
+};
+
+struct Rings {
+  uint64_t rx = 0, tx = 0;
+  bool known = true;
+  uint64_t total() const { return rx + tx; }
+};
+
+Rings RingMbufs(Engine& e) {
+  Rings r;
+  for (const PortInfo& p : e.Ports()) {
+    r.known &= p.has_ring_mbufs;
+    r.rx += p.rx_ring_mbufs;
+    r.tx += p.tx_ring_mbufs;
+  }
+  return r;
+}
+
+// Times the kernel preempted the thread whose name ends in `comm` (DPDK names its lcore threads
+// "lcore-worker-<lcore>" or "rte-worker-<lcore>"): nonvoluntary_ctxt_switches of
+// /proc/self/task/<tid>/status. -1 if not found.
+int64_t Preemptions(const std::string& comm) {
+  std::error_code ec;
+  for (const auto& t : std::filesystem::directory_iterator("/proc/self/task", ec)) {
+    std::ifstream c(t.path() / "comm");
+    std::string name;
+    std::getline(c, name);
+    if (name.size() < comm.size() ||
+        name.compare(name.size() - comm.size(), comm.size(), comm) != 0) {
+      continue;
+    }
+    std::ifstream status(t.path() / "status");
+    std::string line;
+    while (std::getline(status, line)) {
+      if (line.rfind("nonvoluntary_ctxt_switches:", 0) == 0) {
+        return std::stoll(line.substr(line.find(':') + 1));
+      }
+    }
+  }
+  return -1;
+}
+
+TEST_F(AfXdpTwoWorkersTest, SharedTxQueuesExactAuditPerCoreSumsAndNoStranding) {
+  const std::string xa = Vdev("net_af_xdp", "iface=" + v_[0]);
+  const std::string xb = Vdev("net_af_xdp", "iface=" + v_[2]);
+  Engine& e = Make(Config(Mode::kIo, {{xa, xb, ""}, {xb, xa, ""}}, {{1, {{xa, 0}}}, {2, {{xb, 0}}}},
+                          "recycle+magazine"));
+  ASSERT_TRUE(e.Start().ok());
+  const uint16_t a_id = PortId(xa), b_id = PortId(xb);
+  for (const PortInfo& p : e.Ports()) {
+    EXPECT_TRUE(p.has_ring_mbufs) << p.name;
+    EXPECT_EQ(p.ring_mbufs_source, "af_xdp_rings");
+    EXPECT_TRUE(p.tx_shared) << p.name;
+  }
+  const int fd = socket(AF_PACKET, SOCK_RAW, 0);
+  ASSERT_GE(fd, 0);
+  auto rx_total = [&] { return Sum(e.Snapshot()).rx; };
+
+  // Traffic both ways in chunks (each waited for, bounded: nothing dropped for lack of room);
+  // halfway, with frames still arriving, both workers parked: ring occupancy == in flight.
+  constexpr uint32_t kChunk = 200, kChunks = 16;
+  uint64_t sent_a = 0, sent_b = 0;
+  bool checked_in_flight = false;
+  for (uint32_t k = 0; k < kChunks; ++k) {
+    sent_a += Send(fd, v_[1], k * kChunk, kChunk);
+    sent_b += Send(fd, v_[3], k * kChunk, kChunk);
+    if (k == kChunks / 2) {
+      ASSERT_TRUE(e.PauseWorker(1).ok());
+      ASSERT_TRUE(e.PauseWorker(2).ok());
+      const Rings r = RingMbufs(e);
+      const uint64_t in_flight = e.mempool_info().populated - rte_mempool_avail_count(e.mempool());
+      const Rings r2 = RingMbufs(e);
+      ASSERT_TRUE(e.ResumeWorker(1).ok());
+      ASSERT_TRUE(e.ResumeWorker(2).ok());
+      ASSERT_TRUE(r.known);
+      EXPECT_GT(r.rx, 0u);
+      EXPECT_GT(r.tx, 0u) << "the last sends are reaped only by a later TX call";
+      EXPECT_EQ(r.total(), r2.total()) << "rings moved while the workers were parked";
+      EXPECT_EQ(r.total(), in_flight) << "rx " << r.rx << " tx " << r.tx;
+      checked_in_flight = true;
+      std::printf("parked with traffic flowing: rings rx %lu + tx %lu = pool in flight %lu\n",
+                  static_cast<unsigned long>(r.rx), static_cast<unsigned long>(r.tx),
+                  static_cast<unsigned long>(in_flight));
+    }
+    ASSERT_TRUE(WaitFor([&] { return rx_total() >= sent_a + sent_b; }, 5s))
+        << "received " << rx_total() << " of " << sent_a + sent_b;
+  }
+  close(fd);
+  ASSERT_TRUE(checked_in_flight);
+  ASSERT_EQ(sent_a + sent_b, uint64_t{2} * kChunk * kChunks);
+
+  // Per-core sums against the ports' totals (the PMD's own counters) and what was sent.
+  const EngineSnapshot s = e.Snapshot();
+  uint64_t rx[2] = {}, tx[2] = {};
+  for (const WorkerSnapshot& w : s.workers) {
+    for (int i = 0; i < 2; ++i) {
+      const uint16_t id = i == 0 ? a_id : b_id;
+      rx[i] += w.ports[id].rx_pkts;
+      tx[i] += w.ports[id].tx_pkts;
+    }
+    EXPECT_GT(w.rx_pkts, 0u) << "worker " << w.lcore;
+    EXPECT_GT(w.tx_pkts, 0u) << "worker " << w.lcore;
+  }
+  EXPECT_EQ(rx[0], sent_a);
+  EXPECT_EQ(rx[1], sent_b);
+  EXPECT_EQ(Sum(s).dropped, 0u);
+  for (const PortInfo& p : e.Ports()) {
+    ASSERT_TRUE(p.has_pmd_stats);
+    const int i = p.id == a_id ? 0 : 1;
+    EXPECT_EQ(p.pmd.ipackets, rx[i]) << p.name;
+    EXPECT_EQ(p.pmd.opackets, tx[i]) << p.name;
+  }
+  std::printf("per-core sums = PMD counts: %s rx %lu tx %lu, %s rx %lu tx %lu\n", xa.c_str(),
+              static_cast<unsigned long>(rx[0]), static_cast<unsigned long>(tx[0]), xb.c_str(),
+              static_cast<unsigned long>(rx[1]), static_cast<unsigned long>(tx[1]));
+
+  // No stranding: worker A idle with objects in its layers; worker B takes everything not in
+  // the rings, within 10 ms of its own clock.
+  uint64_t a_layers = 0;
+  for (const WorkerSnapshot& w : e.Snapshot().workers) {
+    if (w.lcore != 1) continue;
+    for (uint64_t n : w.gauges.objects) a_layers += n;
+  }
+  EXPECT_GT(a_layers, 0u) << "worker A's layers hold nothing: no reclaim would be exercised";
+  const Rings before = RingMbufs(e);
+  const uint64_t populated = e.mempool_info().populated;
+  const uint64_t want = populated - before.total();
+  // Both workers busy-poll on their own lcores; on this host (2 vCPUs shared by several jobs)
+  // the kernel may preempt either for a scheduler slice (the reclaimer then waits out its
+  // reclaim_wait, 1 ms, and the refused Get is retried), which no pool can shorten: more than
+  // 10 ms fails the test unless a worker was preempted during the call (then it is reported).
+  const int64_t pre_a0 = Preemptions("-worker-1"), pre_b0 = Preemptions("-worker-2");
+  ASSERT_GE(pre_a0, 0) << "no thread *-worker-1";
+  ASSERT_GE(pre_b0, 0) << "no thread *-worker-2";
+  auto got = e.TestAllocateAll(2, want, 100ms);
+  const int64_t pre_a = Preemptions("-worker-1") - pre_a0;
+  const int64_t pre_b = Preemptions("-worker-2") - pre_b0;
+  const Rings after = RingMbufs(e);
+  ASSERT_TRUE(got.ok()) << got.status();
+  ASSERT_EQ(before.total(), after.total()) << "rings moved during the check";
+  const double ms = 1e3 * static_cast<double>(got->tsc_cycles) / static_cast<double>(got->tsc_hz);
+  std::printf(
+      "no stranding: worker 2 allocated %lu of populated %lu - in rings %lu = %lu in "
+      "%.3f ms of its TSC (%lu refusals, the first at %lu; worker 1's layers held %lu; "
+      "reclaims %lu, timed out %lu)\n",
+      static_cast<unsigned long>(got->count), static_cast<unsigned long>(populated),
+      static_cast<unsigned long>(before.total()), static_cast<unsigned long>(want), ms,
+      static_cast<unsigned long>(got->refusals), static_cast<unsigned long>(got->first_refusal),
+      static_cast<unsigned long>(a_layers), static_cast<unsigned long>(e.pool()->reclaims()),
+      static_cast<unsigned long>(e.pool()->reclaim_timeouts()));
+  EXPECT_EQ(got->count, want);
+  EXPECT_FALSE(got->extra) << "more was free than the pool's size minus the rings";
+  // Over 10 ms is allowed only when the scheduler preempted a worker during the call.
+  EXPECT_TRUE(ms <= 10.0 || pre_a + pre_b > 0) << ms << " ms with neither worker preempted";
+  if (ms <= 10.0) {
+    std::printf("  10 ms bound held: %.3f ms (workers preempted during the call: A %ld, B %ld)\n",
+                ms, static_cast<long>(pre_a), static_cast<long>(pre_b));
+  } else {
+    std::printf(
+        "  10 ms bound exceeded (%.3f ms) with worker A preempted %ld, B %ld times by the "
+        "host's scheduler: not the pool's doing, reported, not failed\n",
+        ms, static_cast<long>(pre_a), static_cast<long>(pre_b));
+  }
+
+  // Stop: what the kernel kept is counted from its rings, and the pool agrees exactly.
+  ASSERT_TRUE(e.Stop().ok());
+  const AuditResult& a = e.final_audit();
+  EXPECT_TRUE(a.ok) << a.message;
+  EXPECT_EQ(a.available + a.held_by_pmd, a.populated) << a.message;
+  EXPECT_EQ(a.pool.handed_out, a.held_by_pmd) << a.message;
+  EXPECT_EQ(a.pool.double_frees, 0u);
+  EXPECT_NE(a.message.find("taken back from 2 AF_XDP socket(s)"), std::string::npos) << a.message;
 }
 
 }  // namespace
