@@ -1408,7 +1408,7 @@ int64_t Preemptions(const std::string& comm) {
 TEST_F(AfXdpTwoWorkersTest, SharedTxQueuesExactAuditPerCoreSumsAndNoStranding) {
   const std::string xa = Vdev("net_af_xdp", "iface=" + v_[0]);
   const std::string xb = Vdev("net_af_xdp", "iface=" + v_[2]);
-  Engine& e = Make(Config(Mode::kIo, {{xa, xb, ""}, {xb, xa, ""}}, {{1, {{xa, 0}}}, {2, {{xb, 0}}}},
+  Engine& e = Make(Config(ForwardingMode::kIo, {{xa, xb, ""}, {xb, xa, ""}}, {{1, {{xa, 0}}}, {2, {{xb, 0}}}},
                           "recycle+magazine"));
   ASSERT_TRUE(e.Start().ok());
   const uint16_t a_id = PortId(xa), b_id = PortId(xb);
@@ -1460,11 +1460,11 @@ TEST_F(AfXdpTwoWorkersTest, SharedTxQueuesExactAuditPerCoreSumsAndNoStranding) {
   for (const WorkerSnapshot& w : s.workers) {
     for (int i = 0; i < 2; ++i) {
       const uint16_t id = i == 0 ? a_id : b_id;
-      rx[i] += w.ports[id].rx_pkts;
-      tx[i] += w.ports[id].tx_pkts;
+      rx[i] += w.ports[id].rx_packets;
+      tx[i] += w.ports[id].tx_packets;
     }
-    EXPECT_GT(w.rx_pkts, 0u) << "worker " << w.lcore;
-    EXPECT_GT(w.tx_pkts, 0u) << "worker " << w.lcore;
+    EXPECT_GT(w.rx_packets, 0u) << "worker " << w.lcore;
+    EXPECT_GT(w.tx_packets, 0u) << "worker " << w.lcore;
   }
   EXPECT_EQ(rx[0], sent_a);
   EXPECT_EQ(rx[1], sent_b);
@@ -1529,7 +1529,7 @@ TEST_F(AfXdpTwoWorkersTest, SharedTxQueuesExactAuditPerCoreSumsAndNoStranding) {
 
   // Stop: what the kernel kept is counted from its rings, and the pool agrees exactly.
   ASSERT_TRUE(e.Stop().ok());
-  const AuditResult& a = e.final_audit();
+  const AuditReport& a = e.final_audit();
   EXPECT_TRUE(a.ok) << a.message;
   EXPECT_EQ(a.available + a.held_by_pmd, a.populated) << a.message;
   EXPECT_EQ(a.pool.handed_out, a.held_by_pmd) << a.message;
