@@ -3,10 +3,11 @@
 # The whole test suite, as CI runs it (.ci/run calls this):
 #   1. installs missing Debian packages (deploy/deps.sh)
 #   2. Release build with warnings as errors, every test (unit + integration) via ctest; then
-#      clang's -Wthread-safety over every dataplane/ and server/ unit of that build, and a
-#      planted lock violation that must fail to compile (tests/thread_safety/check.sh); then
-#      clang-tidy's readability-function-size (120 lines) over the same units, and a planted
-#      121-line function that must be reported (tests/function_size/check.sh)
+#      a planted lock violation that must fail to compile under clang's -Wthread-safety
+#      (tests/thread_safety/check.sh --planted-only); then one clang-tidy run over every
+#      common/, dataplane/ and server/ unit of that build with readability-function-size (120
+#      lines) and -Wthread-safety, both as errors, and a planted 121-line function and the planted
+#      lock violation that it must report (tests/function_size/check.sh)
 #   3. ASan+UBSan build of everything, the unit, integration and control tests run via ctest
 #   4. ThreadSanitizer build of the buffer-core unit tests (also over the toy layer) and the
 #      mempool driver tests (the plugin in a two-lcore DPDK program); no suppressions (the
@@ -39,9 +40,10 @@ cmake --build "$B" -j "$JOBS"
 echo "== tests (release)"
 ctest --test-dir "$B" --output-on-failure -j 1 --timeout 900
 
-echo "== clang -Wthread-safety over dataplane/ and server/, and a planted violation that must fail"
-bash tests/thread_safety/check.sh "$B"
-echo "== clang-tidy readability-function-size (120 lines) over common/, dataplane/ and server/"
+echo "== clang -Wthread-safety: a planted violation that must fail to compile"
+bash tests/thread_safety/check.sh "$B" --planted-only
+echo "== clang-tidy over common/, dataplane/ and server/: readability-function-size (120 lines) and"
+echo "   -Wthread-safety as errors, one parse per unit; planted violations of both must be reported"
 bash tests/function_size/check.sh "$B"
 
 echo "== ASan+UBSan build: unit, integration and control tests ($BA)"

@@ -13,16 +13,23 @@
 #      finding is printed once however many units include it.
 # Lines are clang-tidy's: from the line of a body's opening brace to its closing brace's, comments
 # and blank lines included; a lambda's lines count in the function that holds it.
+# The same clang-tidy run also reports clang's thread-safety analysis (-Wthread-safety, its
+# diagnostics as errors): each unit is parsed once for both checks, which keeps the two stages of
+# issue 21 inside their CI budget. tests/thread_safety/check.sh keeps its own planted violation
+# and can still run the analysis alone (without --planted-only); here the planted violation is
+# run through clang-tidy too, so this run is shown to catch one.
 # Usage: check.sh <release build dir>   (SKBNF_FS_ONLY=<part of a path>: only the units it names)
 set -euo pipefail
 B=${1:?usage: check.sh <build dir>}
 SRC=$(cd "$(dirname "$0")/../.." && pwd -P)
 TIDY=${SKBNF_CLANG_TIDY:-clang-tidy-14}
 command -v "$TIDY" >/dev/null || { echo "FAIL: $TIDY not found (deploy/deps.sh installs clang-tidy-14)"; exit 1; }
-CONFIG='{Checks: "-*,readability-function-size", WarningsAsErrors: "readability-function-size",
+CONFIG='{Checks: "-*,readability-function-size,clang-diagnostic-thread-safety*",
+  WarningsAsErrors: "readability-function-size,clang-diagnostic-thread-safety*",
   CheckOptions: [{key: readability-function-size.LineThreshold, value: 120},
                  {key: readability-function-size.StatementThreshold, value: 4294967295}]}'
-export TIDY CONFIG
+TS_ARGS='--extra-arg=-Wthread-safety'
+export TIDY CONFIG TS_ARGS
 HEADERS="^$SRC/(common|dataplane|server)/"
 
 # 1. the planted functions first.
@@ -34,6 +41,11 @@ if grep -q "PlantedAtLimit" <<<"$out"; then
   echo "$out"; echo "FAIL: a 120-line function was reported: the threshold is not 120"; exit 1
 fi
 echo "ok: the planted 121-line function is reported, the 120-line one is not"
+out=$("$TIDY" --quiet --config="$CONFIG" $TS_ARGS "$SRC/tests/thread_safety/planted_violation.cc" \
+      -- -std=c++20 2>&1 || true)
+grep -q "requires holding mutex 'mu_'" <<<"$out" || {
+  echo "$out"; echo "FAIL: the planted lock violation was not reported by this run"; exit 1; }
+echo "ok: the planted lock violation is reported (requires holding mutex 'mu_')"
 
 # 2. the daemon's translation units, with the release build's include paths and defines; one
 # clang-tidy per unit, as many at once as there are CPUs.
@@ -42,15 +54,15 @@ mapfile -t cmds < <(/usr/bin/python3 "$SRC/tests/support/compile_units.py" "$B/c
 findings=$(printf '%s\n' "${cmds[@]}" | ONLY="${SKBNF_FS_ONLY:-}" xargs -d '\n' -P "$(nproc)" -I{} \
   bash -c 'IFS=$'"'"'\t'"'"' read -r dir file args <<<"$1"
            [ -n "$ONLY" ] && [[ "$file" != *"$ONLY"* ]] && exit 0
-           if ! out=$(cd "$dir" && eval "\"$TIDY\" --quiet --config=\"\$CONFIG\" \
+           if ! out=$(cd "$dir" && eval "\"$TIDY\" --quiet --config=\"\$CONFIG\" $TS_ARGS \
                         --header-filter=\"$2\" \"$file\" -- $args" 2>&1); then
              # a finding, or a unit clang cannot parse (also a failure: nothing was checked)
-             grep -E "(error|warning):|note: [0-9]+ lines" <<<"$out" || echo "FAIL: $file: $out"
+             grep -E "(error|warning):|note: [0-9]+ lines|requires|note: mutex" <<<"$out" || echo "FAIL: $file: $out"
            fi' _ {} "$HEADERS" | sort -u)
 n=${#cmds[@]}
 if [ -n "$findings" ]; then
   echo "$findings"
-  echo "function-size: $n translation units; functions over 120 lines: $(grep -c 'exceeds' <<<"$findings" || true)"
+  echo "function-size + thread-safety: $n translation units; functions over 120 lines: $(grep -c 'exceeds' <<<"$findings" || true); lock findings: $(grep -c 'thread-safety' <<<"$findings" || true)"
   exit 1
 fi
-echo "function-size: $n translation units, no function over 120 lines"
+echo "function-size + thread-safety: $n translation units, no function over 120 lines, no lock finding"

@@ -9,7 +9,9 @@
 #   2. a planted violation (planted_violation.cc) must FAIL to compile under the same flags, or
 #      the check itself is not working.
 # Other warnings clang prints are not this stage's business (GCC's -Werror build owns them).
-# Usage: check.sh <release build dir>   (SKBNF_TS_ONLY=<part of a path>: only the units it names)
+# Usage: check.sh <release build dir> [--planted-only]   (SKBNF_TS_ONLY=<part of a path>: only the
+# units it names). tests/run_all.sh passes --planted-only: there the units' analysis runs inside
+# the function-size stage's clang-tidy (tests/function_size/check.sh), one parse per unit.
 set -euo pipefail
 B=${1:?usage: check.sh <build dir>}
 SRC=$(cd "$(dirname "$0")/../.." && pwd -P)
@@ -29,6 +31,7 @@ grep -q "requires holding mutex 'mu_'" /tmp/skbnf-planted.$$ || {
   echo "FAIL: the planted violation failed for another reason"; exit 1; }
 rm -f /tmp/skbnf-planted.$$
 echo "ok: the planted violation is refused (requires holding mutex 'mu_')"
+if [ "${2:-}" = --planted-only ]; then exit 0; fi
 
 # 1. the daemon's translation units, with the release build's include paths and defines.
 mapfile -t cmds < <(/usr/bin/python3 "$SRC/tests/support/compile_units.py" "$B/compile_commands.json" "$SRC")
