@@ -47,7 +47,12 @@ echo "   -Wthread-safety as errors, one parse per unit; planted violations of bo
 bash tests/function_size/check.sh "$B"
 
 echo "== ASan+UBSan build: unit, integration and control tests ($BA)"
+# Without NDEBUG (-O2 -g, RelWithDebInfo's flags less -DNDEBUG): the pool's invariant checks at
+# layer boundaries (dataplane/pool/dcheck.h) run in this stage's unit, integration and control
+# tests, skbnfd included, and ToyLayerTest.DebugBuildsCatchALayerThatLosesAnObjectOnFlush shows
+# they stop a broken layer (the release stage reports that test skipped).
 cmake -S . -B "$BA" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKBNF_WERROR=ON \
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g" \
   -DSKBNF_SANITIZE=ON -DSKBNF_UNIT_ONLY=OFF -DSKBNF_BENCH=OFF >/dev/null
 cmake --build "$BA" -j "$JOBS"
 echo "== unit, integration and control tests (ASan+UBSan)"
@@ -71,7 +76,7 @@ unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 echo "== ThreadSanitizer build of the buffer core and the driver tests ($BT)"
 cmake -S . -B "$BT" -G Ninja -DCMAKE_BUILD_TYPE=RelWithDebInfo -DSKBNF_WERROR=ON -DSKBNF_TSAN=ON \
-  -DSKBNF_BENCH=OFF >/dev/null
+  -DCMAKE_CXX_FLAGS_RELWITHDEBINFO="-O2 -g" -DSKBNF_BENCH=OFF >/dev/null
 cmake --build "$BT" -j "$JOBS" --target pool_unit_tests pool_toy_layer_tests \
   driver_integration_tests skbnf_mempool
 echo "== unit and driver tests (TSan)"

@@ -59,6 +59,7 @@
 #include <utility>
 
 #include "dataplane/pool/core_slot.h"
+#include "dataplane/pool/dcheck.h"
 
 namespace skbnf::pool {
 
@@ -177,6 +178,11 @@ struct Chain {
     }
   }
   static void Put(Shared& sh, Slot& s, void* const* objs, unsigned n) {
+#ifndef NDEBUG
+    for (unsigned i = 0; i < n; ++i) {
+      SKBNF_DCHECK(objs[i] != nullptr, "a Put hands down real objects only");
+    }
+#endif
     if constexpr (M == 0) {
       StorePut(sh, s, objs, n);
     } else {
@@ -191,6 +197,11 @@ template <class List, unsigned M, bool Prefetch>
 bool TopGet(Shared& sh, CoreSlot& base, void** objs, unsigned n) {
   auto& s = static_cast<LayerSlot<List>&>(base);
   if (!Chain<List, M>::Get(sh, s, objs, n)) return false;
+#ifndef NDEBUG
+  for (unsigned i = 0; i < n; ++i) {
+    SKBNF_DCHECK(objs[i] != nullptr, "a Get that succeeds fills every slot of the burst");
+  }
+#endif
   if constexpr (Prefetch) {
     for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
   }

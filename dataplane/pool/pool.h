@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "dataplane/pool/core_slot.h"
+#include "dataplane/pool/dcheck.h"
 #include "dataplane/pool/headpool.h"
 #include "dataplane/pool/layer.h"
 #include "dataplane/pool/lcache.h"
@@ -337,8 +338,11 @@ class BasicPool final : public PoolCore {
     Slot& s = static_cast<Slot&>(base);
     const unsigned mask = List::Mask(chain);
     const LayerEnv env{chain, shared_, depot, s.rx_ring_size, s.foreign};
-    List::ForEach(
-        [&]<class L, size_t I>() { L::Configure(StateOf<L>(s), env, (mask & List::Bit(I)) != 0); });
+    List::ForEach([&]<class L, size_t I>() {
+      SKBNF_DCHECK(L::Objects(StateOf<L>(s)) == 0,
+                   "a layer is configured at a quiescent point, after Flush: it holds nothing");
+      L::Configure(StateOf<L>(s), env, (mask & List::Bit(I)) != 0);
+    });
     // The top layer actually in the chain decides the inline single-object path.
     s.fast = 0;
     if (!inline_ok || mask == 0) return;
@@ -360,12 +364,19 @@ class BasicPool final : public PoolCore {
   uint64_t FlushLayers(CoreSlot& base, FlushSink to_below) override {
     Slot& s = static_cast<Slot&>(base);
     uint64_t n = 0;
-    List::ForEach([&]<class L, size_t I>() { n += L::Flush(StateOf<L>(s), s.counters, to_below); });
+    List::ForEach([&]<class L, size_t I>() {
+      [[maybe_unused]] const uint32_t held = L::Objects(StateOf<L>(s));
+      const uint64_t flushed = L::Flush(StateOf<L>(s), s.counters, to_below);
+      SKBNF_DCHECK(flushed == held, "Flush hands down exactly what the layer's gauge said it held");
+      SKBNF_DCHECK(L::Objects(StateOf<L>(s)) == 0, "a flushed layer holds nothing");
+      n += flushed;
+    });
     return n;
   }
   void DetachLayers(CoreSlot& base) override {
     Slot& s = static_cast<Slot&>(base);
     List::ForEach([&]<class L, size_t I>() {
+      SKBNF_DCHECK(L::Objects(StateOf<L>(s)) == 0, "Detach runs after Flush: the layer is empty");
       if constexpr (requires { L::Detach(StateOf<L>(s)); }) L::Detach(StateOf<L>(s));
     });
   }

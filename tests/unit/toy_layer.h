@@ -44,10 +44,14 @@ struct ToyStash {
   static uint64_t Flush(State& st, CoreCounters&, FlushSink to_below) {
     const uint32_t k = st.count.get();
     if (k == 0) return 0;
-    to_below(st.objs, k);
+    // The planted bug of ToyLayerTest.DebugBuildsCatchALayerThatLosesAnObjectOnFlush: hand
+    // down one object less than held (and forget it), as a broken layer would.
+    const uint32_t down = lose_one_on_flush.load() ? k - 1 : k;
+    if (down > 0) to_below(st.objs, down);
     st.count.set(0);
-    return k;
+    return down;
   }
+  static inline std::atomic<bool> lose_one_on_flush{false};
   static uint32_t Objects(const State& st) { return st.count.get(); }
 
   template <class Below, class S>

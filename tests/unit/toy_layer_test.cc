@@ -51,6 +51,32 @@ TEST(ToyLayerTest, ItsObjectsAreGaugedAndAudited) {
   }
 }
 
+// Debug builds check the pool's invariants where objects change layers (dataplane/pool/dcheck.h):
+// a layer whose Flush hands down fewer objects than its gauge said it held stops the process at
+// the flush, naming the broken invariant, instead of leaving the audit to find a lost object
+// later.
+TEST(ToyLayerTest, DebugBuildsCatchALayerThatLosesAnObjectOnFlush) {
+#if defined(NDEBUG)
+  GTEST_SKIP() << "the invariant checks are compiled only without NDEBUG (the ASan stage's build)";
+#elif defined(__SANITIZE_THREAD__)
+  GTEST_SKIP() << "no death test under ThreadSanitizer (the ASan stage runs it)";
+#else
+  GTEST_FLAG_SET(death_test_style, "threadsafe");
+  EXPECT_DEATH(
+      {
+        auto t = MakePool("slab", {.n = 32});
+        if (!t->RegisterWorker(0).ok()) std::abort();
+        std::vector<void*> held;
+        held.resize(3);
+        if (!t.pool->Get(0, held.data(), 3)) std::abort();
+        for (void* o : held) t.pool->Put(0, &o, 1);
+        ToyStash::lose_one_on_flush = true;
+        (void)t->UnregisterWorker(0);  // flushes core 0's layers (the result does not matter)
+      },
+      "pool invariant broken: flushed == held");
+#endif
+}
+
 TEST(ToyLayerTest, SwapReclaimAndUnregisterFlushIt) {
   auto t = MakePool("slab", {.n = 32});
   ASSERT_TRUE(t->RegisterWorker(0).ok());
