@@ -42,8 +42,7 @@ pool::SwapReport Change::SwapStrategy(const pool::StrategySpec& spec,
                                       std::chrono::microseconds timeout) {
   const std::string old_spec = backend_.GetStrategy().ToString();
   const std::string what = absl::StrCat(old_spec, " -> ", spec.ToString());
-  absl::Status valid = backend_.ValidateStrategy(spec);
-  if (valid.ok()) valid = CheckPoolShare(spec, backend_.GetInfo(), backend_.ListPorts());
+  absl::Status valid = CheckStrategy(backend_, spec);
   if (!valid.ok()) {
     pool::SwapReport refused;
     refused.status = valid;

@@ -87,4 +87,9 @@ absl::Status CheckPoolShare(const pool::StrategySpec& spec, const Info& info,
       ":", TunableKey(l), " or give the pool more objects"));
 }
 
+absl::Status CheckStrategy(const Backend& backend, const pool::StrategySpec& spec) {
+  if (absl::Status s = backend.ValidateStrategy(spec); !s.ok()) return s;
+  return CheckPoolShare(spec, backend.GetInfo(), backend.ListPorts());
+}
+
 }  // namespace skbnf::control

@@ -53,6 +53,13 @@ std::vector<CoreHolding> MaxHoldings(const pool::StrategySpec& spec, const Info&
 absl::Status CheckPoolShare(const pool::StrategySpec& spec, const Info& info,
                             const std::vector<PortInfo>& ports);
 
+// Whether `backend` may run `spec`: its own check first (Backend::ValidateStrategy:
+// FAILED_PRECONDITION on DPDK's native mempool, INVALID_ARGUMENT for what it cannot build),
+// then the pool-share bound above (INVALID_ARGUMENT). The one pair every strategy change asks
+// (the door's swap, config reload, the tuner's candidates); SetStrategy asks the two apart only
+// to name its request field for the second. A mutation-side call: hold the door.
+absl::Status CheckStrategy(const Backend& backend, const pool::StrategySpec& spec);
+
 }  // namespace skbnf::control
 
 #endif  // SKBNF_SERVER_CORE_POOL_SHARE_H_

@@ -165,12 +165,8 @@ absl::Status CheckStrategyChange(const std::string& text, const dpdk::DaemonConf
           LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ", s.status().message()));
     }
     if (*s != backend.GetStrategy()) {
-      if (absl::Status v = backend.ValidateStrategy(*s); !v.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(LineOf(text, "strategy"), "strategy ",
-                                                       next.engine.strategy, ": ", v.message()));
-      }
-      // The same pool-share bound as SetStrategy (server/core/pool_share.h).
-      if (absl::Status v = CheckPoolShare(*s, backend.GetInfo(), backend.ListPorts()); !v.ok()) {
+      // The backend's own check and the same pool-share bound as SetStrategy (pool_share.h).
+      if (absl::Status v = CheckStrategy(backend, *s); !v.ok()) {
         return absl::InvalidArgumentError(absl::StrCat(LineOf(text, "strategy"), "strategy ",
                                                        next.engine.strategy, ": ", v.message()));
       }

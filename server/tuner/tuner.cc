@@ -311,18 +311,16 @@ absl::StatusOr<TunePlan> Tuner::Plan(const TuneRequest& r) const {
     if (listed.empty()) {
       for (const char* d : kTuneDefaultCandidates) {
         absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(d);
-        if (!spec.ok() || !c.backend().ValidateStrategy(*spec).ok()) continue;
-        // a default that would hoard this pool (server/core/pool_share.h) is left out, not refused
-        if (!CheckPoolShare(*spec, c.backend().GetInfo(), c.backend().ListPorts()).ok()) continue;
+        // a default this backend cannot run, or that would hoard this pool
+        // (server/core/pool_share.h), is left out, not refused
+        if (!spec.ok() || !CheckStrategy(c.backend(), *spec).ok()) continue;
         if (spec->ToString() != p.incumbent) p.candidates.push_back(spec->ToString());
       }
     }
     for (size_t i = 0; i < listed.size(); ++i) {
-      absl::Status s = c.backend().ValidateStrategy(listed[i].second);
+      // the backend's own check and the same pool-share bound as SetStrategy
+      absl::Status s = CheckStrategy(c.backend(), listed[i].second);
       if (s.code() == absl::StatusCode::kFailedPrecondition) return s;
-      if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
-      // the same pool-share bound as SetStrategy
-      s = CheckPoolShare(listed[i].second, c.backend().GetInfo(), c.backend().ListPorts());
       if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
       if (listed[i].first != p.incumbent) p.candidates.push_back(listed[i].first);
     }
