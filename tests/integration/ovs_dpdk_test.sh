@@ -37,21 +37,16 @@ LOW_RATE=300
 LOW_COUNT=1500
 HERE=$(cd "$(dirname "$0")" && pwd)
 VSWITCHD=/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk
+OVS_VSWITCHD=$VSWITCHD
 T=$(mktemp -d /tmp/skbnf-ovs.XXXXXX)
 STATE=$T/huge.json
 SI=sbi$$; SO=sbo$$  # kernel-side internal ports (<= 15 characters)
 PID=
-export OVS_RUNDIR=$T OVS_DBDIR=$T OVS_LOGDIR=$T OVS_SYSCONFDIR=$T
-VSCTL=(ovs-vsctl --db=unix:$T/db.sock --timeout=20)
+. "$HERE/../support/ovs_dpdk.sh"
+ovs_env
 cleanup() {
   [ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null || true
-  if [ -S "$T/db.sock" ]; then "${VSCTL[@]}" --if-exists del-br br0 2>/dev/null || true; fi
-  for p in ovs-vswitchd ovsdb-server; do
-    [ -f "$T/$p.pid" ] && kill "$(cat "$T/$p.pid")" 2>/dev/null || true
-  done
-  for _ in $(seq 50); do pgrep -F "$T/ovs-vswitchd.pid" >/dev/null 2>&1 || break; sleep 0.1; done
-  ip link del "$SI" 2>/dev/null || true
-  ip link del "$SO" 2>/dev/null || true
+  ovs_stop
   python3 "$HERE/../support/hugepages.py" release --state "$STATE" || true
   rm -rf "$T"
 }
@@ -66,30 +61,7 @@ if [ "$rc" -eq 77 ]; then echo "SKIP: $(cat "$T/err")"; exit 77; fi
 [ "$rc" -eq 0 ] || fail "hugepages.py ensure: $(cat "$T/err")"
 
 # OVS: its own database and daemon, DPDK on, PMD thread on CPU 0.
-ovsdb-tool create "$T/conf.db" /usr/share/openvswitch/vswitch.ovsschema
-ovsdb-server "$T/conf.db" --remote="punix:$T/db.sock" --pidfile="$T/ovsdb-server.pid" \
-  --detach --log-file="$T/ovsdb-server.log"
-"${VSCTL[@]}" --no-wait init
-"${VSCTL[@]}" --no-wait set Open_vSwitch . other_config:dpdk-init=true \
-  "other_config:dpdk-extra=--no-pci --single-file-segments --file-prefix=skbnf-ovs-$$" \
-  other_config:pmd-cpu-mask=0x1
-"$VSWITCHD" "unix:$T/db.sock" --pidfile="$T/ovs-vswitchd.pid" --detach \
-  --log-file="$T/ovs-vswitchd.log"
-"${VSCTL[@]}" add-br br0 -- set bridge br0 datapath_type=netdev \
-  -- add-port br0 vhu0 -- set Interface vhu0 type=dpdkvhostuserclient \
-     "options:vhost-server-path=$T/vhu0.sock" other_config:tx-steering=hash \
-  -- add-port br0 vhu1 -- set Interface vhu1 type=dpdkvhostuserclient \
-     "options:vhost-server-path=$T/vhu1.sock" \
-  -- add-port br0 "$SI" -- set Interface "$SI" type=internal \
-  -- add-port br0 "$SO" -- set Interface "$SO" type=internal
-for i in "$SI" "$SO"; do
-  sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
-  ip link set "$i" up
-done
-OF=unix:$T/br0.mgmt
-ovs-ofctl del-flows "$OF"
-ovs-ofctl add-flow "$OF" "in_port=$SI,actions=output:vhu0"
-ovs-ofctl add-flow "$OF" "in_port=vhu1,actions=output:$SO"
+ovs_start "skbnf-ovs-$$" other_config:tx-steering=hash
 echo "ok: OVS $("$VSWITCHD" --version | head -1 | awk '{print $NF}') up: br0 (netdev), vhu0/vhu1 dpdkvhostuserclient, $SI/$SO internal"
 
 # skbnfd in each mode (io, mac, l3), hot swaps while traffic flows; OVS stays up between runs
