@@ -65,7 +65,7 @@ AuditReport Engine::Impl::AuditNow(bool exact) {
 }
 
 AuditReport Engine::Audit() {
-  std::lock_guard<std::mutex> lock(impl_->control_mu);
+  pool::MutexLock lock(&impl_->control_mu);
   Impl& e = *impl_;
   if (e.stopped) return e.final_audit;
   if (!e.started) return e.AuditNow(false);

@@ -80,7 +80,7 @@ rte_mempool* Engine::mempool() const { return impl_->mp; }
 bool Engine::running() const { return impl_->started && !impl_->stopped; }
 
 absl::Status Engine::Start() {
-  std::lock_guard<std::mutex> lock(impl_->control_mu);
+  pool::MutexLock lock(&impl_->control_mu);
   Impl& e = *impl_;
   if (e.started) return absl::FailedPreconditionError("engine already started");
   for (uint16_t id : e.port_ids) {
@@ -108,7 +108,7 @@ absl::Status Engine::Start() {
 }
 
 absl::Status Engine::Stop() {
-  std::lock_guard<std::mutex> lock(impl_->control_mu);
+  pool::MutexLock lock(&impl_->control_mu);
   Impl& e = *impl_;
   if (!e.started) return absl::FailedPreconditionError("engine not started");
   if (e.stopped) return absl::OkStatus();

@@ -15,14 +15,15 @@
 #include <chrono>
 #include <map>
 #include <memory>
-#include <mutex>
 #include <set>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "dataplane/dpdk/engine.h"
 #include "dataplane/dpdk/l3_packet.h"
 #include "dataplane/pool/counters.h"
+#include "dataplane/pool/mutex.h"
 
 namespace skbnf::dpdk {
 
@@ -160,16 +161,16 @@ struct Engine::Impl {
   // 0.0.0.0/0 (rte_lpm has no depth 0): the next-hop id used when the LPM finds nothing (the
   // lookup's default value); 0: none.
   std::atomic<uint32_t> default_hop{0};
-  mutable std::mutex route_mu;
-  std::map<uint64_t, uint32_t> hop_ids;  // PackHop -> id
-  std::map<std::pair<uint32_t, uint8_t>, Route> routes;
+  mutable pool::Mutex route_mu;
+  std::map<uint64_t, uint32_t> hop_ids ABSL_GUARDED_BY(route_mu);  // PackHop -> id
+  std::map<std::pair<uint32_t, uint8_t>, Route> routes ABSL_GUARDED_BY(route_mu);
 
   std::atomic<bool> stop{false};
   bool started = false;
   bool stopped = false;
   AuditReport final_audit;
   uint64_t held_by_pmd_at_stop = 0;  // XskTakeBack::in_kernel (audit.cc)
-  mutable std::mutex control_mu;
+  mutable pool::Mutex control_mu;
 
   ~Impl();
   absl::Status Init();         // engine.cc

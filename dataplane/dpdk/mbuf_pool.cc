@@ -105,7 +105,7 @@ absl::StatusOr<pool::SwapReport> Engine::SwapStrategy(absl::string_view spec_tex
     return absl::InvalidArgumentError(
         absl::StrCat("strategy '", spec_text, "': ", spec.status().message()));
   }
-  std::lock_guard<std::mutex> lock(impl_->control_mu);
+  pool::MutexLock lock(&impl_->control_mu);
   if (impl_->stopped) return absl::FailedPreconditionError("engine stopped");
   return timeout.count() > 0 ? impl_->pool->Swap(*spec, timeout) : impl_->pool->Swap(*spec);
 }

@@ -86,7 +86,7 @@ absl::StatusOr<uint32_t> Engine::AddRoute(const Route& route) {
     return absl::InvalidArgumentError(
         absl::StrCat("route ", r.ToString(), ": next-hop MAC is zero"));
   }
-  std::lock_guard<std::mutex> lock(e.route_mu);
+  pool::MutexLock lock(&e.route_mu);
   uint32_t id;
   auto it = e.hop_ids.find(hop);
   if (it != e.hop_ids.end()) {
@@ -120,7 +120,7 @@ absl::StatusOr<uint32_t> Engine::AddRoute(const Route& route) {
 absl::Status Engine::DeleteRoute(const Ipv4Prefix& prefix) {
   Impl& e = *impl_;
   if (e.lpm == nullptr) return absl::FailedPreconditionError("routes need --mode=l3");
-  std::lock_guard<std::mutex> lock(e.route_mu);
+  pool::MutexLock lock(&e.route_mu);
   auto it = e.routes.find({prefix.addr, prefix.len});
   if (it == e.routes.end()) {
     return absl::NotFoundError(absl::StrCat("no route ", net::FormatIpv4Prefix(prefix)));
@@ -135,7 +135,7 @@ absl::Status Engine::DeleteRoute(const Ipv4Prefix& prefix) {
 }
 
 std::vector<Route> Engine::Routes() const {
-  std::lock_guard<std::mutex> lock(impl_->route_mu);
+  pool::MutexLock lock(&impl_->route_mu);
   std::vector<Route> out;
   out.reserve(impl_->routes.size());
   for (const auto& [k, r] : impl_->routes) out.push_back(r);

@@ -15,10 +15,11 @@
 #include <cstdlib>
 #include <cstring>
 #include <memory>
-#include <mutex>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/strings/str_cat.h"
+#include "dataplane/pool/mutex.h"
 
 namespace skbnf::dpdk {
 namespace {
@@ -319,8 +320,8 @@ constinit thread_local ThreadSlots t_slots{};
 #endif
 
 struct ThreadSlotsRegistry {
-  std::mutex mu;
-  std::vector<ThreadSlots*> threads;
+  pool::Mutex mu;
+  std::vector<ThreadSlots*> threads ABSL_GUARDED_BY(mu);
   pthread_key_t exit_key;
 };
 ThreadSlotsRegistry& Registry() {
@@ -329,7 +330,7 @@ ThreadSlotsRegistry& Registry() {
     auto* reg = new ThreadSlotsRegistry;
     (void)pthread_key_create(&reg->exit_key, [](void* p) {
       ThreadSlotsRegistry& self = Registry();
-      std::lock_guard<std::mutex> lock(self.mu);
+      pool::MutexLock lock(&self.mu);
       std::erase(self.threads, static_cast<ThreadSlots*>(p));
     });
     return reg;
@@ -339,7 +340,7 @@ ThreadSlotsRegistry& Registry() {
 void RegisterThreadSlots(ThreadSlots& t) {
   if (t.registered) return;
   ThreadSlotsRegistry& r = Registry();
-  std::lock_guard<std::mutex> lock(r.mu);
+  pool::MutexLock lock(&r.mu);
   r.threads.push_back(&t);
   (void)pthread_setspecific(r.exit_key, &t);
   t.registered = true;
@@ -361,7 +362,7 @@ inline bool IsCachedPool(const rte_mempool* const& field, const rte_mempool* mp)
 }
 void ForgetThreadSlots(const rte_mempool* mp) {
   ThreadSlotsRegistry& r = Registry();
-  std::lock_guard<std::mutex> lock(r.mu);
+  pool::MutexLock lock(&r.mu);
   for (ThreadSlots* t : r.threads) {
     if (CachedPool(t->hp_mp) == mp) __atomic_store_n(&t->hp_mp, nullptr, __ATOMIC_RELAXED);
     if (CachedPool(t->mg_mp) == mp) __atomic_store_n(&t->mg_mp, nullptr, __ATOMIC_RELAXED);

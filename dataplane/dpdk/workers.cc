@@ -4,7 +4,6 @@
 #include <rte_cycles.h>
 #include <rte_lcore.h>
 
-#include <mutex>
 #include <thread>
 
 #include "absl/strings/str_cat.h"
@@ -117,14 +116,14 @@ std::chrono::microseconds OrDefault(std::chrono::microseconds t) {
 }  // namespace
 
 absl::Status Engine::PauseWorker(unsigned lcore, std::chrono::microseconds timeout) {
-  std::lock_guard<std::mutex> lock(impl_->control_mu);
+  pool::MutexLock lock(&impl_->control_mu);
   Worker* w = impl_->FindWorker(lcore);
   if (w == nullptr) return absl::NotFoundError(absl::StrCat("lcore ", lcore, " is not a worker"));
   return impl_->PauseLocked(*w, OrDefault(timeout));
 }
 
 absl::Status Engine::ResumeWorker(unsigned lcore, std::chrono::microseconds timeout) {
-  std::lock_guard<std::mutex> lock(impl_->control_mu);
+  pool::MutexLock lock(&impl_->control_mu);
   Worker* w = impl_->FindWorker(lcore);
   if (w == nullptr) return absl::NotFoundError(absl::StrCat("lcore ", lcore, " is not a worker"));
   return impl_->ResumeLocked(*w, OrDefault(timeout));
@@ -144,7 +143,7 @@ void Engine::SetTestStall(unsigned lcore, std::chrono::milliseconds stall) {
 absl::StatusOr<Engine::AllocateAllResult> Engine::TestAllocateAll(
     unsigned lcore, uint64_t want, std::chrono::milliseconds give_up,
     std::chrono::milliseconds timeout) {
-  std::lock_guard<std::mutex> lock(impl_->control_mu);
+  pool::MutexLock lock(&impl_->control_mu);
   Worker* w = impl_->FindWorker(lcore);
   if (w == nullptr || !impl_->started || impl_->stopped || impl_->mp == nullptr) {
     return absl::FailedPreconditionError(absl::StrCat("no running worker on lcore ", lcore));

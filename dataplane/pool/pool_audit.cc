@@ -18,7 +18,7 @@ LayerGauges PoolCore::CoreGauges(int core) const {
 }
 
 AuditReport PoolCore::Audit(uint64_t in_flight) {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(&control_mu_);
   AuditReport r;
   r.populated = store_->populated();
   r.in_store = store_->free_count();

@@ -58,7 +58,11 @@ void PoolCore::Start(const StrategySpec& initial) {
   auto g = MakeGeneration(initial, 1);
   current_.store(g.get(), std::memory_order_seq_cst);
   epoch_.store(1);
-  current_spec_ = initial;
+  {
+    // Start runs before any other thread sees the pool; the lock is for the analysis's sake.
+    MutexLock info(&info_mu_);
+    current_spec_ = initial;
+  }
   generations_.push_back(std::move(g));
 }
 
@@ -76,7 +80,7 @@ void PoolCore::Shutdown() {
 
 absl::StatusOr<uint32_t> PoolCore::Populate(void* base, size_t len, uint32_t max_objs,
                                             absl::FunctionRef<void(void*)> on_object) {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(&control_mu_);
   auto placed = store_->Populate(base, len, max_objs, on_object);
   if (!placed.ok()) return placed;
   if (debug_) {
@@ -95,7 +99,7 @@ absl::StatusOr<uint32_t> PoolCore::Populate(void* base, size_t len, uint32_t max
 }
 
 uint64_t PoolCore::in_depots() const {
-  std::lock_guard<std::mutex> lock(gen_mu_);
+  MutexLock lock(&gen_mu_);
   uint64_t n = 0;
   for (const auto& g : generations_) {
     if (g->depot) n += g->depot->objects();
@@ -113,7 +117,7 @@ bool PoolCore::IsPaused(int core) const {
 }
 
 StrategySpec PoolCore::strategy() const {
-  std::lock_guard<std::mutex> info(info_mu_);
+  MutexLock info(&info_mu_);
   return current_spec_;
 }
 
@@ -128,7 +132,7 @@ std::vector<int> PoolCore::workers() const {
 }
 
 std::vector<uint64_t> PoolCore::LiveEpochs() const {
-  std::lock_guard<std::mutex> lock(gen_mu_);
+  MutexLock lock(&gen_mu_);
   std::vector<uint64_t> out;
   for (const auto& g : generations_) out.push_back(g->epoch);
   return out;

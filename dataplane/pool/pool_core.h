@@ -80,15 +80,16 @@
 #include <cstdint>
 #include <deque>
 #include <memory>
-#include <mutex>
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/functional/function_ref.h"
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "dataplane/pool/core_slot.h"
 #include "dataplane/pool/depot.h"
+#include "dataplane/pool/mutex.h"
 #include "dataplane/pool/slab_store.h"
 #include "dataplane/pool/strategy_spec.h"
 
@@ -399,13 +400,18 @@ class PoolCore {
 
   std::atomic<const Generation*> current_{nullptr};
   std::atomic<uint64_t> epoch_{0};
-  mutable std::mutex info_mu_;  // guards current_spec_ (readers never wait for a swap)
-  StrategySpec current_spec_;
-  mutable std::mutex control_mu_;                        // serialises control operations
-  mutable std::mutex gen_mu_;                            // generations_ (changed under both locks)
+  // The control side's locks (Mutex, so clang's -Wthread-safety checks what they guard).
+  // Order: control_mu_ before gen_mu_ or info_mu_ (never held together); spare_mu_ alone.
+  // generations_ is read under either control_mu_ or gen_mu_ and changed under both (reclaimers
+  // take gen_mu_ only): the analysis has no "either" capability, so it carries no annotation.
+  mutable Mutex info_mu_;  // current_spec_ (readers never wait for a swap)
+  StrategySpec current_spec_ ABSL_GUARDED_BY(info_mu_);
+  mutable Mutex control_mu_;                             // serialises control operations
+  mutable Mutex gen_mu_;                                 // generations_ (changed under both locks)
   std::deque<std::unique_ptr<Generation>> generations_;  // live ones, oldest first
-  std::mutex spare_mu_;                                  // spare_depot_
-  std::unique_ptr<Depot> spare_depot_;  // the last retired generation's depot, all empty
+  Mutex spare_mu_;
+  // The last retired generation's depot, all empty.
+  std::unique_ptr<Depot> spare_depot_ ABSL_GUARDED_BY(spare_mu_);
   bool pause_requested_[kMaxCores] = {};
 
   std::unique_ptr<std::atomic<uint8_t>[]> obj_state_;  // debug: 1 = handed out

@@ -11,7 +11,7 @@
 namespace skbnf::pool {
 
 absl::Status PoolCore::RegisterWorker(int core, const std::vector<RxPort>& rx_ports) {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(&control_mu_);
   uint32_t rings[kMaxPorts] = {};
   for (const RxPort& p : rx_ports) {
     if (p.port < 0 || p.port >= kMaxPorts) {
@@ -30,7 +30,7 @@ absl::Status PoolCore::RegisterWorker(int core, const std::vector<RxPort>& rx_po
 }
 
 absl::Status PoolCore::RegisterForeignCore(int core) {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(&control_mu_);
   const uint32_t no_rings[kMaxPorts] = {};
   return RegisterLocked(core, no_rings, /*foreign=*/true);
 }
@@ -86,7 +86,7 @@ void PoolCore::ResetSlot(CoreSlot& s) {
 }
 
 absl::Status PoolCore::UnregisterWorker(int core) {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(&control_mu_);
   if (core < 0 || core >= kMaxCores || !Owned(Slot(core))) {
     return absl::NotFoundError(absl::StrCat("core ", core, " is not a worker"));
   }

@@ -26,7 +26,7 @@ std::unique_ptr<Depot> PoolCore::TakeDepot(uint32_t magazine_size) {
   const uint32_t needed = MagazinesNeeded(magazine_size);
   std::unique_ptr<Depot> d;
   {
-    std::lock_guard<std::mutex> l(spare_mu_);
+    MutexLock l(&spare_mu_);
     if (spare_depot_ != nullptr && spare_depot_->magazine_size() == magazine_size) {
       d = std::move(spare_depot_);
     }
@@ -37,7 +37,7 @@ std::unique_ptr<Depot> PoolCore::TakeDepot(uint32_t magazine_size) {
 }
 
 void PoolCore::KeepSpareDepot(std::unique_ptr<Depot> d) {
-  std::lock_guard<std::mutex> l(spare_mu_);
+  MutexLock l(&spare_mu_);
   spare_depot_ = std::move(d);
 }
 
@@ -138,14 +138,14 @@ bool PoolCore::QuiesceSlow(CoreSlot& s, uint64_t w) {
 }
 
 uint64_t PoolCore::DrainDepots() {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(&control_mu_);
   return DrainGenerationDepots();
 }
 
 // Under gen_mu_ only: reclaimers call it without control_mu_, control with it (control_mu_
 // before gen_mu_ everywhere).
 uint64_t PoolCore::DrainGenerationDepots() {
-  std::lock_guard<std::mutex> lock(gen_mu_);
+  MutexLock lock(&gen_mu_);
   uint64_t n = 0;
   for (auto& g : generations_) {
     if (g->depot) n += g->depot->DrainTo(*store_);
@@ -157,13 +157,13 @@ bool PoolCore::PublishAndWait(std::unique_ptr<Generation> gen, std::chrono::micr
                               SwapReport& report, const std::vector<int>& skip) {
   const Generation* g = gen.get();
   {
-    std::lock_guard<std::mutex> gl(gen_mu_);
+    MutexLock gl(&gen_mu_);
     generations_.push_back(std::move(gen));
   }
   current_.store(g, std::memory_order_seq_cst);
   epoch_.store(g->epoch, std::memory_order_release);
   {
-    std::lock_guard<std::mutex> info(info_mu_);
+    MutexLock info(&info_mu_);
     current_spec_ = g->spec;
   }
   const auto t0 = Clock::now();
@@ -234,7 +234,7 @@ uint64_t PoolCore::RetireGenerations() {
     }
     std::unique_ptr<Generation> dead;
     {
-      std::lock_guard<std::mutex> gl(gen_mu_);
+      MutexLock gl(&gen_mu_);
       dead = std::move(*it);
       it = generations_.erase(it);
     }
@@ -252,7 +252,7 @@ uint64_t PoolCore::RetireGenerations() {
 SwapReport PoolCore::Swap(const StrategySpec& spec) { return Swap(spec, config_.quiesce_timeout); }
 
 SwapReport PoolCore::Swap(const StrategySpec& spec, std::chrono::microseconds timeout) {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(&control_mu_);
   const auto t0 = Clock::now();
   SwapReport report;
   const Generation* old = current_.load(std::memory_order_seq_cst);
@@ -294,7 +294,7 @@ SwapReport PoolCore::Swap(const StrategySpec& spec, std::chrono::microseconds ti
 absl::Status PoolCore::PauseWorker(int core) { return PauseWorker(core, config_.quiesce_timeout); }
 
 absl::Status PoolCore::PauseWorker(int core, std::chrono::microseconds timeout) {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(&control_mu_);
   if (core < 0 || core >= kMaxCores || !Owned(Slot(core))) {
     return absl::InvalidArgumentError(absl::StrCat("core ", core, " is not a worker"));
   }
@@ -324,7 +324,7 @@ absl::Status PoolCore::ResumeWorker(int core) {
 }
 
 absl::Status PoolCore::ResumeWorker(int core, std::chrono::microseconds timeout) {
-  std::lock_guard<std::mutex> lock(control_mu_);
+  MutexLock lock(&control_mu_);
   if (core < 0 || core >= kMaxCores || !Owned(Slot(core))) {
     return absl::InvalidArgumentError(absl::StrCat("core ", core, " is not a worker"));
   }

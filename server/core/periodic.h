@@ -6,10 +6,12 @@
 #define SKBNF_SERVER_CORE_PERIODIC_H_
 
 #include <chrono>
-#include <condition_variable>
 #include <functional>
-#include <mutex>
 #include <thread>
+
+#include "absl/base/thread_annotations.h"
+#include "absl/synchronization/mutex.h"
+#include "absl/time/time.h"
 
 namespace skbnf::control {
 
@@ -17,28 +19,28 @@ class Periodic {
  public:
   Periodic(std::chrono::milliseconds period, std::function<void()> fn)
       : thread_([this, period, fn = std::move(fn)] {
-          std::unique_lock<std::mutex> l(mu_);
-          while (!cv_.wait_for(l, period, [this] { return stop_; })) {
-            l.unlock();
+          absl::MutexLock l(&mu_);
+          // AwaitWithTimeout returns true as soon as stop_ is set (the destructor), false when
+          // the period passed: then run fn without the lock.
+          while (!mu_.AwaitWithTimeout(absl::Condition(&stop_), absl::FromChrono(period))) {
+            mu_.Unlock();
             fn();
-            l.lock();
+            mu_.Lock();
           }
         }) {}
   ~Periodic() {
     {
-      std::lock_guard<std::mutex> l(mu_);
+      absl::MutexLock l(&mu_);
       stop_ = true;
     }
-    cv_.notify_all();
     thread_.join();
   }
   Periodic(const Periodic&) = delete;
   Periodic& operator=(const Periodic&) = delete;
 
  private:
-  std::mutex mu_;
-  std::condition_variable cv_;
-  bool stop_ = false;
+  absl::Mutex mu_;
+  bool stop_ ABSL_GUARDED_BY(mu_) = false;
   std::thread thread_;  // last: started once the members above exist
 };
 

@@ -25,15 +25,15 @@
 #include <grpcpp/support/byte_buffer.h>
 
 #include <chrono>
-#include <condition_variable>
 #include <cstdio>
 #include <cstdlib>
 #include <fstream>
 #include <map>
-#include <mutex>
 #include <sstream>
 #include <string>
 #include <vector>
+
+#include "absl/synchronization/notification.h"
 
 namespace {
 
@@ -126,21 +126,14 @@ int main(int argc, char** argv) {
   grpc::ClientContext ctx;
   ctx.set_deadline(std::chrono::system_clock::now() +
                    std::chrono::milliseconds(static_cast<int64_t>(timeout * 1000)));
-  std::mutex mu;
-  std::condition_variable cv;
-  bool done = false;
+  absl::Notification done;  // the callback's write of `status` happens before the wait returns
   grpc::Status status;
   stub.UnaryCall(&ctx, "/grpc.health.v1.Health/Check", grpc::StubOptions(), &request, &response,
                  [&](grpc::Status s) {
-                   std::lock_guard<std::mutex> l(mu);
                    status = std::move(s);
-                   done = true;
-                   cv.notify_one();
+                   done.Notify();
                  });
-  {
-    std::unique_lock<std::mutex> l(mu);
-    cv.wait(l, [&] { return done; });
-  }
+  done.WaitForNotification();
   if (!status.ok()) {
     std::fprintf(stderr, "skbnf_health: %s: %s\n", flags["addr"].c_str(),
                  status.error_message().c_str());
