@@ -31,9 +31,12 @@
 #include <cstdint>
 #include <cstring>
 
+#include "common/net_text.h"
 #include "dataplane/dpdk/drop_reasons.h"
 
 namespace skbnf::dpdk {
+
+using net::MacAddr;
 
 // Next hop packed in one word: MAC (48 bits) << 16 | port. 0 is "none" (a MAC of all zeros is
 // not a valid next hop). routes.cc keys its next-hop ids by it.
