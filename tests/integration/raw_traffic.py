@@ -89,6 +89,60 @@ def check(buf, args):
     return seq, None
 
 
+class Link:
+    """The two packet sockets of a run (send on args.tx, receive on args.rx, the receive buffer
+    raised so frames are not lost in the test) and what has arrived: frames checked by check(),
+    by sequence number. Shared by this script and tests/support/traffic_until.py."""
+
+    def __init__(self, args):
+        self.args = args
+        self.rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
+        self.rx.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
+        self.rx.bind((args.rx, 0))
+        self.tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
+        self.tx.bind((args.tx, 0))
+        self.rx.setblocking(False)
+        self.seen, self.bad, self.dups = set(), [], 0
+
+    def drain(self):
+        while True:
+            try:
+                buf, addr = self.rx.recvfrom(4096)
+            except BlockingIOError:
+                return
+            if addr[2] == PACKET_OUTGOING:
+                continue
+            seq, why = check(buf, self.args)
+            if seq is None and why is None:
+                continue
+            if why is not None:
+                self.bad.append(f"#{seq}: {why}")
+            elif seq in self.seen:
+                self.dups += 1
+            else:
+                self.seen.add(seq)
+
+    def linger(self, sent):
+        """Keeps receiving for args.linger seconds or until every sent frame is accounted for."""
+        end = time.monotonic() + self.args.linger
+        while time.monotonic() < end and len(self.seen) + len(self.bad) < sent:
+            select.select([self.rx], [], [], 0.05)
+            self.drain()
+        self.drain()
+
+    def report(self, sent, start):
+        return {
+            "sent": sent,
+            "delivered": len(self.seen),
+            "bad": len(self.bad),
+            "bad_first": self.bad[:5],
+            "duplicates": self.dups,
+            "missing": sent - len(self.seen) - len({int(b.split(':')[0][1:]) for b in self.bad}),
+            "rate_pps": self.args.rate,
+            "seconds": round(time.monotonic() - start, 3),
+        }
+
+
 def main():
     p = argparse.ArgumentParser()
     p.add_argument("--tx", required=True)
@@ -110,35 +164,10 @@ def main():
     args = p.parse_args()
 
     try:
-        rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(ETH_P_ALL))
-        rx.setsockopt(socket.SOL_SOCKET, SO_RCVBUFFORCE, 64 << 20)
-        rx.bind((args.rx, 0))
-        tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-        tx.bind((args.tx, 0))
+        link = Link(args)
     except OSError as e:
         print(f"raw_traffic: socket: {e}", file=sys.stderr)
         return 2
-    rx.setblocking(False)
-    seen, bad, dups = set(), [], 0
-
-    def drain():
-        nonlocal dups
-        while True:
-            try:
-                buf, addr = rx.recvfrom(4096)
-            except BlockingIOError:
-                return
-            if addr[2] == PACKET_OUTGOING:
-                continue
-            seq, why = check(buf, args)
-            if seq is None and why is None:
-                continue
-            if why is not None:
-                bad.append(f"#{seq}: {why}")
-            elif seq in seen:
-                dups += 1
-            else:
-                seen.add(seq)
 
     gap = 1.0 / args.rate if args.rate > 0 else 0
     start = time.monotonic()
@@ -146,24 +175,11 @@ def main():
         if gap:
             due = start + seq * gap
             while time.monotonic() < due:
-                drain()
-                select.select([rx], [], [], max(0, due - time.monotonic()))
-        tx.send(frame(seq, args))
-    end = time.monotonic() + args.linger
-    while time.monotonic() < end and len(seen) + len(bad) < args.count:
-        select.select([rx], [], [], 0.05)
-        drain()
-    drain()
-    out = {
-        "sent": args.count,
-        "delivered": len(seen),
-        "bad": len(bad),
-        "bad_first": bad[:5],
-        "duplicates": dups,
-        "missing": args.count - len(seen) - len({int(b.split(':')[0][1:]) for b in bad}),
-        "rate_pps": args.rate,
-        "seconds": round(time.monotonic() - start, 3),
-    }
+                link.drain()
+                select.select([link.rx], [], [], max(0, due - time.monotonic()))
+        link.tx.send(frame(seq, args))
+    link.linger(args.count)
+    out = link.report(args.count, start)
     print(json.dumps(out))
     return 0
 

@@ -18,7 +18,6 @@ import argparse
 import json
 import os
 import select
-import socket
 import sys
 import time
 
@@ -44,35 +43,10 @@ def main():
     p.add_argument("--linger", type=float, default=2.0)
     args = p.parse_args()
     try:
-        rx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW, socket.htons(raw_traffic.ETH_P_ALL))
-        rx.setsockopt(socket.SOL_SOCKET, raw_traffic.SO_RCVBUFFORCE, 64 << 20)
-        rx.bind((args.rx, 0))
-        tx = socket.socket(socket.AF_PACKET, socket.SOCK_RAW)
-        tx.bind((args.tx, 0))
+        link = raw_traffic.Link(args)
     except OSError as e:
         print(f"traffic_until: socket: {e}", file=sys.stderr)
         return 2
-    rx.setblocking(False)
-    seen, bad, dups = set(), [], 0
-
-    def drain():
-        nonlocal dups
-        while True:
-            try:
-                buf, addr = rx.recvfrom(4096)
-            except BlockingIOError:
-                return
-            if addr[2] == raw_traffic.PACKET_OUTGOING:
-                continue
-            seq, why = raw_traffic.check(buf, args)
-            if seq is None and why is None:
-                continue
-            if why is not None:
-                bad.append(f"#{seq}: {why}")
-            elif seq in seen:
-                dups += 1
-            else:
-                seen.add(seq)
 
     gap = 1.0 / args.rate
     start = time.monotonic()
@@ -81,9 +55,9 @@ def main():
     while not stop:
         due = start + sent * gap
         while True:
-            drain()
+            link.drain()
             left = due - time.monotonic()
-            r, _, _ = select.select([rx, sys.stdin], [], [], max(0.0, left))
+            r, _, _ = select.select([link.rx, sys.stdin], [], [], max(0.0, left))
             if sys.stdin in r:
                 stop = True  # a line or EOF: the caller is done
                 break
@@ -91,18 +65,10 @@ def main():
                 break
         if stop:
             break
-        tx.send(raw_traffic.frame(sent, args))
+        link.tx.send(raw_traffic.frame(sent, args))
         sent += 1
-    end = time.monotonic() + args.linger
-    while time.monotonic() < end and len(seen) + len(bad) < sent:
-        select.select([rx], [], [], 0.05)
-        drain()
-    drain()
-    print(json.dumps({
-        "sent": sent, "delivered": len(seen), "bad": len(bad), "bad_first": bad[:5],
-        "duplicates": dups,
-        "missing": sent - len(seen) - len({int(b.split(':')[0][1:]) for b in bad}),
-        "rate_pps": args.rate, "seconds": round(time.monotonic() - start, 3)}))
+    link.linger(sent)
+    print(json.dumps(link.report(sent, start)))
     return 0
 
 
