@@ -62,16 +62,24 @@ class EalEnvironment : public ::testing::Environment {
       if (CPU_ISSET(c, &set)) cpus.push_back(c);
     }
     const int a = cpus.at(0), b = cpus.size() > 1 ? cpus[1] : cpus[0];
-    std::vector<std::string> args = {"dataplane_test",
-                                     "--no-huge",
-                                     "-m",
-                                     "1024",
-                                     "--no-pci",
+    // SKBNF_IT_HUGE_DIR (a mounted hugetlbfs, set by ovs_dpdk_test.sh for OvsTwoQueuesTest):
+    // 2 MiB pages in memory (memfd, no files left behind) with one file descriptor per memseg
+    // list: virtio-user shares every memory region with the vhost-user peer, at most 8 of them
+    // (DPDK doc/guides/howto/virtio_user_for_container_networking.rst, "Limitations").
+    const char* huge_dir = std::getenv("SKBNF_IT_HUGE_DIR");
+    std::vector<std::string> memory = {"--no-huge", "-m", "1024"};
+    if (huge_dir != nullptr) {
+      memory = {"--in-memory", "--single-file-segments", absl::StrCat("--huge-dir=", huge_dir),
+                "-m", "512"};
+    }
+    std::vector<std::string> args = {"dataplane_test"};
+    args.insert(args.end(), memory.begin(), memory.end());
+    args.insert(args.end(), {"--no-pci",
                                      "--no-shconf",
                                      absl::StrCat("--file-prefix=skbnf-it-", getpid()),
                                      absl::StrCat("--lcores=0@", a, ",1@", b, ",2@", a),
                                      "--log-level=lib.eal:warning",
-                                     "--no-telemetry"};
+                                     "--no-telemetry"});
     std::vector<char*> argv;
     for (auto& s : args) argv.push_back(s.data());
     ASSERT_GE(rte_eal_init(static_cast<int>(argv.size()), argv.data()), 0);
@@ -1535,6 +1543,166 @@ TEST_F(AfXdpTwoWorkersTest, SharedTxQueuesExactAuditPerCoreSumsAndNoStranding) {
   EXPECT_EQ(a.pool.handed_out, a.held_by_pmd) << a.message;
   EXPECT_EQ(a.pool.double_frees, 0u);
   EXPECT_NE(a.message.find("taken back from 2 AF_XDP socket(s)"), std::string::npos) << a.message;
+}
+
+
+// Two RX queues of ONE port over a PMD that holds buffers, two workers (issue 22, item 5):
+// Open vSwitch-DPDK (started by ovs_dpdk_test.sh, which sets SKBNF_IT_OVS_MQ=<dir>,<si>,<so>:
+// the vhost-user sockets <dir>/vhu0.sock and vhu1.sock, OVS's internal ports) is the peer.
+//   kernel -> si -> OVS (tx-steering=hash over the guest's queues) -> vhu0 -> net_virtio_user
+//   port A, queues=2: queue 0 polled by worker 1 (lcore 1), queue 1 by worker 2 (lcore 2)
+//   -> io -> port B (net_virtio_user, queues=1: one TX queue shared by both workers) -> vhu1 -> so
+// virtio's TX path frees a sent mbuf when a later transmit on that queue reclaims the used
+// descriptor (virtio_xmit_cleanup), whichever worker makes it: frees arrive on the other core.
+// virtio_user gives every RX descriptor an mbuf when the queue starts and refills each one it
+// takes (drivers/net/virtio/virtio_rxtx.c), so the rings hold at least their 3 x 1,024
+// descriptors: the "pool - in rings" of the no-stranding check is the pool's in-flight count
+// taken with both workers parked, and it must cover those descriptors.
+// Checked: both workers receive (RSS spread the flows), per-core RX of port A sums to its PMD
+// count and to the frames sent, per-core TX to port B's; no stranding within 10 ms (as in
+// AfXdpTwoWorkersTest); Stop: exact audit (virtio gives its ring mbufs back at queue release).
+class OvsTwoQueuesTest : public DataplaneTest {
+ protected:
+  void SetUp() override {
+    const char* env = std::getenv("SKBNF_IT_OVS_MQ");
+    if (env == nullptr) GTEST_SKIP() << "needs ovs_dpdk_test.sh (Open vSwitch-DPDK peer)";
+    v_ = absl::StrSplit(env, ',');
+    ASSERT_EQ(v_.size(), 3u) << env;
+  }
+  std::vector<std::string> v_;
+};
+
+TEST_F(OvsTwoQueuesTest, RssOverTwoQueuesOfOnePortExactAuditPerCoreSumsAndNoStranding) {
+  constexpr uint32_t kRing = 1024;
+  const std::string a = Vdev("net_virtio_user", absl::StrCat("path=", v_[0], "/vhu0.sock,server=1,"
+                                                             "queues=2,queue_size=", kRing,
+                                                             ",mac=02:00:00:00:5c:00"));
+  const std::string b = Vdev("net_virtio_user", absl::StrCat("path=", v_[0], "/vhu1.sock,server=1,"
+                                                             "queues=1,queue_size=", kRing,
+                                                             ",mac=02:00:00:00:5c:01"));
+  Engine& e = Make(Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}},
+                          {{1, {{a, 0}, {b, 0}}}, {2, {{a, 1}}}}, "recycle+magazine"));
+  ASSERT_TRUE(e.Start().ok());
+  const uint16_t a_id = PortId(a), b_id = PortId(b);
+  for (const PortInfo& p : e.Ports()) {
+    if (p.id == b_id) EXPECT_TRUE(p.tx_shared) << "port B must have one TX queue for both workers";
+  }
+  auto link_up = [&](uint16_t id) {
+    rte_eth_link l{};
+    return rte_eth_link_get_nowait(id, &l) == 0 && l.link_status == RTE_ETH_LINK_UP;
+  };
+  ASSERT_TRUE(WaitFor([&] { return link_up(a_id) && link_up(b_id); }, 30s))
+      << "Open vSwitch did not connect to " << v_[0] << "/vhu0.sock and vhu1.sock";
+
+  const int fd = socket(AF_PACKET, SOCK_RAW, 0);
+  ASSERT_GE(fd, 0);
+  sockaddr_ll to{};
+  to.sll_family = AF_PACKET;
+  to.sll_ifindex = static_cast<int>(if_nametoindex(v_[1].c_str()));
+  to.sll_halen = 6;
+  ASSERT_GT(to.sll_ifindex, 0) << v_[1];
+  auto rx_of_a = [&] {
+    uint64_t n = 0;
+    for (const WorkerSnapshot& w : e.Snapshot().workers) n += w.ports[a_id].rx_packets;
+    return n;
+  };
+  // 64 flows (UDP source ports), in chunks each waited for: nothing is dropped for lack of room.
+  constexpr uint32_t kChunk = 200, kChunks = 16;
+  uint64_t sent = 0;
+  for (uint32_t k = 0; k < kChunks; ++k) {
+    for (uint32_t i = k * kChunk; i < (k + 1) * kChunk; ++i) {
+      Frame f = UdpFrame(Ip(10, 0, 0, 1), Ip(10, 1, 0, 1 + i % 50), 64, 100,
+                         static_cast<uint16_t>(1024 + i % 64));
+      if (sendto(fd, f.bytes.data(), f.bytes.size(), 0, reinterpret_cast<sockaddr*>(&to),
+                 sizeof(to)) == static_cast<ssize_t>(f.bytes.size())) {
+        ++sent;
+      }
+    }
+    ASSERT_TRUE(WaitFor([&] { return rx_of_a() >= sent; }, 10s))
+        << "received " << rx_of_a() << " of " << sent;
+  }
+  close(fd);
+  ASSERT_EQ(sent, uint64_t{kChunk} * kChunks);
+  ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx >= sent; }, 10s));
+
+  // Per-core sums against the ports' own counters and what was sent.
+  const EngineSnapshot s = e.Snapshot();
+  uint64_t rx_a = 0, tx_b = 0, allocs[2] = {}, frees[2] = {};
+  for (const WorkerSnapshot& w : s.workers) {
+    EXPECT_GT(w.ports[a_id].rx_packets, 0u) << "worker " << w.lcore << ": RSS gave it no flow";
+    rx_a += w.ports[a_id].rx_packets;
+    tx_b += w.ports[b_id].tx_packets;
+    EXPECT_EQ(w.ports[b_id].rx_packets, 0u);
+    const int i = w.lcore == 1 ? 0 : 1;
+    allocs[i] = w.pool.allocs;  // layers' single-object hits included (pool::Snapshot)
+    frees[i] = w.pool.frees;
+  }
+  EXPECT_EQ(rx_a, sent);
+  EXPECT_EQ(tx_b, sent);
+  EXPECT_EQ(Sum(s).dropped, 0u);
+  for (const PortInfo& p : e.Ports()) {
+    ASSERT_TRUE(p.has_pmd_stats);
+    if (p.id == a_id) EXPECT_EQ(p.pmd.ipackets, rx_a) << p.name;
+    if (p.id == b_id) EXPECT_EQ(p.pmd.opackets, tx_b) << p.name;
+  }
+  std::printf("per-core: worker 1 rx %lu, worker 2 rx %lu of %s (sum %lu = PMD = sent %lu); "
+              "pool allocs/frees per core: %lu/%lu and %lu/%lu\n",
+              static_cast<unsigned long>(s.workers[0].ports[a_id].rx_packets),
+              static_cast<unsigned long>(s.workers[1].ports[a_id].rx_packets), a.c_str(),
+              static_cast<unsigned long>(rx_a), static_cast<unsigned long>(sent),
+              static_cast<unsigned long>(allocs[0]), static_cast<unsigned long>(frees[0]),
+              static_cast<unsigned long>(allocs[1]), static_cast<unsigned long>(frees[1]));
+
+  // In flight with both workers parked (traffic over: nothing moves): the rings' mbufs.
+  ASSERT_TRUE(e.PauseWorker(1).ok());
+  ASSERT_TRUE(e.PauseWorker(2).ok());
+  const uint64_t populated = e.mempool_info().populated;
+  const uint64_t in_flight = populated - rte_mempool_avail_count(e.mempool());
+  const uint64_t in_flight2 = populated - rte_mempool_avail_count(e.mempool());
+  uint64_t a_layers = 0;
+  for (const WorkerSnapshot& w : e.Snapshot().workers) {
+    if (w.lcore != 1) continue;
+    for (uint64_t n : w.gauges.objects) a_layers += n;
+  }
+  ASSERT_TRUE(e.ResumeWorker(1).ok());
+  ASSERT_TRUE(e.ResumeWorker(2).ok());
+  EXPECT_EQ(in_flight, in_flight2);
+  EXPECT_GE(in_flight, uint64_t{3} * kRing) << "the three RX rings' descriptors hold mbufs";
+  EXPECT_GT(a_layers, 0u) << "worker A's layers hold nothing: no reclaim would be exercised";
+
+  // No stranding: worker A idle (its queue has no traffic) with objects in its layers; worker B
+  // takes everything not in the rings within 10 ms of its own TSC (the preemption rule of
+  // AfXdpTwoWorkersTest: over 10 ms only with a worker preempted, then reported).
+  const uint64_t want = populated - in_flight;
+  const int64_t pre_a0 = Preemptions("-worker-1"), pre_b0 = Preemptions("-worker-2");
+  ASSERT_GE(pre_a0, 0) << "no thread *-worker-1";
+  ASSERT_GE(pre_b0, 0) << "no thread *-worker-2";
+  auto got = e.TestAllocateAll(2, want, 100ms);
+  const int64_t pre_a = Preemptions("-worker-1") - pre_a0;
+  const int64_t pre_b = Preemptions("-worker-2") - pre_b0;
+  ASSERT_TRUE(got.ok()) << got.status();
+  const double ms = 1e3 * static_cast<double>(got->tsc_cycles) / static_cast<double>(got->tsc_hz);
+  std::printf(
+      "no stranding: worker 2 allocated %lu of populated %lu - in rings %lu = %lu in %.3f ms of "
+      "its TSC (%lu refusals; worker 1's layers held %lu; reclaims %lu, timed out %lu; "
+      "preempted A %ld, B %ld)\n",
+      static_cast<unsigned long>(got->count), static_cast<unsigned long>(populated),
+      static_cast<unsigned long>(in_flight), static_cast<unsigned long>(want), ms,
+      static_cast<unsigned long>(got->refusals), static_cast<unsigned long>(a_layers),
+      static_cast<unsigned long>(e.pool()->reclaims()),
+      static_cast<unsigned long>(e.pool()->reclaim_timeouts()), static_cast<long>(pre_a),
+      static_cast<long>(pre_b));
+  EXPECT_EQ(got->count, want);
+  EXPECT_FALSE(got->extra) << "more was free than the pool's size minus the rings";
+  EXPECT_TRUE(ms <= 10.0 || pre_a + pre_b > 0) << ms << " ms with neither worker preempted";
+
+  ASSERT_TRUE(e.Stop().ok());
+  const AuditReport& r = e.final_audit();
+  EXPECT_TRUE(r.exact) << r.message;
+  EXPECT_TRUE(r.ok) << r.message;
+  EXPECT_EQ(r.available, r.populated) << r.message;
+  EXPECT_EQ(r.pool.double_frees, 0u);
+  std::printf("stop: %s\n", r.message.c_str());
 }
 
 }  // namespace

@@ -28,7 +28,8 @@
 # with queue_size=1024 (the vhost-user maximum, as skbnfd's --rx-ring default).
 #
 # Hugepages: tests/support/hugepages.py ensure/release; exit 77 with the reason only when none
-# can be had. Usage: ovs_dpdk_test.sh <skbnfd> [burst frames (default 3000)] [skbnfctl]
+# can be had. Usage: [SKBNF_DATAPLANE_GTEST=<dataplane_integration_tests>] ovs_dpdk_test.sh <skbnfd>
+# [burst frames (default 3000)] [skbnfctl]
 set -euo pipefail
 SKBNFD=$1
 BURST=${2:-3000}
@@ -187,3 +188,19 @@ PY
 }
 for mode in io mac l3; do run_mode "$mode"; done
 run_mode l3 mq
+
+# The engine itself on two RX queues of one port (SKBNF_DATAPLANE_GTEST: the
+# dataplane_integration_tests binary): RSS spreads OVS's flows over both queues, each polled by
+# its own worker, one TX queue shared (frees on the other core), per-core sums, and the 10 ms
+# no-stranding check, which needs the engine's test hook (dataplane_test.cc, OvsTwoQueuesTest).
+if [ -n "${SKBNF_DATAPLANE_GTEST:-}" ]; then
+  set +e
+  SKBNF_IT_OVS_MQ="$T,$SI,$SO" SKBNF_IT_HUGE_DIR="$MNT" "$SKBNF_DATAPLANE_GTEST" \
+    --gtest_filter='OvsTwoQueuesTest.*' >"$T/mq.out" 2>&1
+  rc=$?
+  set -e
+  [ "$rc" -eq 0 ] && grep -q "\[  PASSED  \] 1 test" "$T/mq.out" ||
+    { cat "$T/mq.out"; fail "OvsTwoQueuesTest (rc $rc)"; }
+  echo "ok: OvsTwoQueuesTest (2 RX queues of one port, 2 workers, shared TX queue):"
+  grep "^per-core\|^no stranding\|^stop:" "$T/mq.out" | sed 's/^/  /'
+fi
