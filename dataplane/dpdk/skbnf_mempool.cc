@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "dataplane/pool/mutex.h"
 
@@ -79,6 +80,9 @@ MempoolOptions EnvOptions() {
   if (const char* s = std::getenv("SKBNF_STRATEGY"); s != nullptr && s[0] != '\0') o.strategy = s;
   o.colour = EnvFlag("SKBNF_COLOUR");
   o.debug = EnvFlag("SKBNF_DEBUG");
+  if (const char* v = std::getenv("SKBNF_STORE_STRIDE"); v != nullptr && v[0] != '\0') {
+    o.store_stride = absl::SimpleAtoi(v, &o.store_stride) ? o.store_stride : 1;  // 1: refused
+  }
   return o;
 }
 
@@ -174,6 +178,7 @@ int OpAlloc(rte_mempool* mp) {
   cfg.store.elt_size = elt;
   cfg.store.handle_offset = mp->header_size;
   cfg.store.objs_per_slab = elt >= kSlabBytes ? 1 : kSlabBytes / elt;
+  cfg.store.SetStride(opt.store_stride, kSlabBytes);
   cfg.store.slab_align = kSlabBytes;
   cfg.store.cache_line = RTE_CACHE_LINE_SIZE;
   cfg.store.colour = opt.colour;
