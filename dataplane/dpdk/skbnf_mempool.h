@@ -38,7 +38,8 @@
 //
 // Slab geometry. A slab is at most 64 KiB (or one page, if the pool needs IOVA-contiguous
 // objects on pages smaller than that) and starts on a multiple of its size, so no object
-// crosses a page boundary on 2 MiB / 1 GiB hugepages; objects per slab = 64 KiB / elt size.
+// crosses a page boundary on 2 MiB / 1 GiB hugepages; objects per slab = 64 KiB / elt size (with
+// a store stride, MempoolOptions::store_stride: 64 KiB / stride).
 //
 // Two hosts, one source:
 //   skbnfd   links this file and creates its pool with CreatePktmbufPool; the engine

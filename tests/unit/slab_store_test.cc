@@ -244,7 +244,9 @@ TEST(SlabStoreStrideTest, Stride4096PutsEachObjectOnItsOwnPageAtOneOffset) {
   for (uint32_t i = 0; i < kN; ++i) {
     const auto h = reinterpret_cast<uintptr_t>(seen[i]);
     page_offsets.insert(h % 4096);
-    if (i > 0) EXPECT_EQ(h - reinterpret_cast<uintptr_t>(seen[i - 1]), 4096u) << i;
+    if (i > 0) {
+      EXPECT_EQ(h - reinterpret_cast<uintptr_t>(seen[i - 1]), 4096u) << i;
+    }
     EXPECT_EQ(store->IndexOf(seen[i]), int64_t{i});
     // The gap after an element belongs to no object.
     EXPECT_EQ(store->IndexOf(reinterpret_cast<void*>(h + kMbufElt)), -1);
