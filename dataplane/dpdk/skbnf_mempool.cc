@@ -80,8 +80,10 @@ MempoolOptions EnvOptions() {
   if (const char* s = std::getenv("SKBNF_STRATEGY"); s != nullptr && s[0] != '\0') o.strategy = s;
   o.colour = EnvFlag("SKBNF_COLOUR");
   o.debug = EnvFlag("SKBNF_DEBUG");
-  if (const char* v = std::getenv("SKBNF_STORE_STRIDE"); v != nullptr && v[0] != '\0') {
-    o.store_stride = absl::SimpleAtoi(v, &o.store_stride) ? o.store_stride : 1;  // 1: refused
+  if (const char* v = std::getenv("SKBNF_STORE_STRIDE");
+      v != nullptr && v[0] != '\0' && !absl::SimpleAtoi(v, &o.store_stride)) {
+    std::fprintf(stderr, "SKBNF_STORE_STRIDE='%s' is not a number of bytes (write e.g. 4096)\n", v);
+    o.store_stride = 1;  // which the store refuses: the pool creation fails
   }
   return o;
 }
