@@ -2,7 +2,13 @@
 // stride_probe: where a pktmbuf pool puts its mbufs, as testpmd creates it (issue 23's layout
 // control). It prints the addresses' shape, not a timing, so its output is deterministic.
 //
-//   stride_probe [--ops=NAME] [--objects=N] [--cache=N] [--burst=N] -- <EAL args>
+//   stride_probe [--ops=NAME] [--pool-flags=no_iova_contig] [--objects=N] [--cache=N]
+//                [--burst=N] -- <EAL args>
+//
+// --pool-flags=no_iova_contig makes the pool as skbnfd --pool-flags=no_iova_contig does
+// (dataplane/dpdk/mbuf_pool.cc): rte_pktmbuf_pool_create_by_ops's steps with
+// RTE_MEMPOOL_F_NO_IOVA_CONTIG, so DPDK packs the objects on any page size. skbnf's store at a
+// stride comes from the plugin's environment (SKBNF_STORE_STRIDE=N, as skbnfd --store-stride).
 //
 // Why: DPDK's mempool may not let an object cross a page when the pool needs IOVA-contiguous
 // objects (rte_mempool_op_populate_helper with RTE_MEMPOOL_POPULATE_F_ALIGN_OBJ off, page size
@@ -41,6 +47,28 @@ void CollectAddress(rte_mempool* /*mp*/, void* opaque, void* obj, unsigned /*idx
   static_cast<std::vector<uintptr_t>*>(opaque)->push_back(reinterpret_cast<uintptr_t>(obj));
 }
 
+// As rte_pktmbuf_pool_create_by_ops (DPDK 22.11 lib/mbuf/rte_mbuf.c), with mempool flags.
+rte_mempool* CreateWithFlags(const char* ops, unsigned objects, unsigned cache, unsigned flags) {
+  rte_pktmbuf_pool_private priv = {};
+  priv.mbuf_data_room_size = RTE_MBUF_DEFAULT_BUF_SIZE;
+  rte_mempool* mp =
+      rte_mempool_create_empty("probe", objects, sizeof(rte_mbuf) + RTE_MBUF_DEFAULT_BUF_SIZE,
+                               cache, sizeof(priv), SOCKET_ID_ANY, flags);
+  if (mp == nullptr) return nullptr;
+  int rc = rte_mempool_set_ops_byname(mp, ops, nullptr);
+  if (rc == 0) {
+    rte_pktmbuf_pool_init(mp, &priv);
+    rc = rte_mempool_populate_default(mp);
+  }
+  if (rc < 0) {
+    rte_mempool_free(mp);
+    rte_errno = -rc;
+    return nullptr;
+  }
+  rte_mempool_obj_iter(mp, rte_pktmbuf_init, nullptr);
+  return mp;
+}
+
 const char* Flag(int argc, char** argv, const char* name, const char* def) {
   const size_t n = std::strlen(name);
   for (int i = 1; i < argc && std::strcmp(argv[i], "--") != 0; ++i) {
@@ -55,12 +83,14 @@ int main(int argc, char** argv) {
   int sep = 1;
   while (sep < argc && std::strcmp(argv[sep], "--") != 0) {
     if (std::strncmp(argv[sep], "--ops=", 6) != 0 &&
+        std::strcmp(argv[sep], "--pool-flags=no_iova_contig") != 0 &&
         std::strncmp(argv[sep], "--objects=", 10) != 0 &&
         std::strncmp(argv[sep], "--cache=", 8) != 0 &&
         std::strncmp(argv[sep], "--burst=", 8) != 0) {
       std::fprintf(stderr,
-                   "stride_probe: unknown argument '%s'; write [--ops=NAME] [--objects=N] "
-                   "[--cache=N] [--burst=N] -- <EAL args>\n",
+                   "stride_probe: unknown argument '%s'; write [--ops=NAME] "
+                   "[--pool-flags=no_iova_contig] [--objects=N] [--cache=N] [--burst=N] -- "
+                   "<EAL args>\n",
                    argv[sep]);
       return 2;
     }
@@ -71,6 +101,8 @@ int main(int argc, char** argv) {
     return 2;
   }
   const std::string ops = Flag(argc, argv, "--ops", "");
+  const unsigned flags =
+      std::strlen(Flag(argc, argv, "--pool-flags", "")) != 0 ? RTE_MEMPOOL_F_NO_IOVA_CONTIG : 0;
   const unsigned objects = static_cast<unsigned>(std::atoi(Flag(argc, argv, "--objects", "32768")));
   const unsigned cache = static_cast<unsigned>(std::atoi(Flag(argc, argv, "--cache", "250")));
   const unsigned burst = static_cast<unsigned>(std::atoi(Flag(argc, argv, "--burst", "32")));
@@ -86,11 +118,14 @@ int main(int argc, char** argv) {
     return 1;
   }
   // As testpmd's mbuf_pool_create: default data room (2,048 + headroom), no private area.
-  rte_mempool* mp = ops.empty() ? rte_pktmbuf_pool_create("probe", objects, cache, 0,
-                                                          RTE_MBUF_DEFAULT_BUF_SIZE, SOCKET_ID_ANY)
-                                : rte_pktmbuf_pool_create_by_ops("probe", objects, cache, 0,
-                                                                 RTE_MBUF_DEFAULT_BUF_SIZE,
-                                                                 SOCKET_ID_ANY, ops.c_str());
+  rte_mempool* mp =
+      flags != 0 ? CreateWithFlags(ops.empty() ? rte_mbuf_best_mempool_ops() : ops.c_str(), objects,
+                                   cache, flags)
+      : ops.empty()
+          ? rte_pktmbuf_pool_create("probe", objects, cache, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                    SOCKET_ID_ANY)
+          : rte_pktmbuf_pool_create_by_ops("probe", objects, cache, 0, RTE_MBUF_DEFAULT_BUF_SIZE,
+                                           SOCKET_ID_ANY, ops.c_str());
   if (mp == nullptr) {
     std::fprintf(stderr, "stride_probe: pool creation (ops '%s'): %s\n",
                  ops.empty() ? rte_mbuf_best_mempool_ops() : ops.c_str(), rte_strerror(rte_errno));

@@ -111,6 +111,14 @@ struct EngineConfig {
   uint16_t rx_queues = 1;           // per port
   bool colour = false;              // slab colouring (skbnf)
   bool pool_debug = false;          // the pool's double/foreign-free checks (skbnf)
+  // Layout controls (issue 23; benchmark and diagnostic knobs, see mbuf_pool.cc):
+  //   no_iova_contig  ring_mp_mc only: the pool made with RTE_MEMPOOL_F_NO_IOVA_CONTIG, so
+  //                   DPDK packs its objects one element apart on any page size. Its mbufs
+  //                   have no IO address: refused with a port that is not a virtual device.
+  //   store_stride    skbnf only: the slab store's objects this many bytes apart (0: packed;
+  //                   else a multiple of 64 from the element size to 65536).
+  bool no_iova_contig = false;
+  uint32_t store_stride = 0;
   std::vector<PortSpec> ports;      // empty: every port EAL probed
   std::vector<WorkerSpec> workers;  // empty: non-main lcores, RX queues round-robin
   std::vector<RouteSpec> routes;

@@ -191,6 +191,7 @@ struct Engine::Impl {
   Worker* FindWorker(unsigned lcore) const;
   absl::Status PauseLocked(Worker& w, std::chrono::microseconds timeout);
   absl::Status ResumeLocked(Worker& w, std::chrono::microseconds timeout);
+  absl::Status CheckLayoutControls() const;  // mbuf_pool.cc: no_iova_contig, store_stride
   absl::Status SetUpPool();          // mbuf_pool.cc
   absl::Status SetUpL3();            // routes.cc
   AuditReport AuditNow(bool exact);  // audit.cc

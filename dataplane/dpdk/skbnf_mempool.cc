@@ -18,6 +18,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "dataplane/pool/mutex.h"
 
@@ -79,6 +80,11 @@ MempoolOptions EnvOptions() {
   if (const char* s = std::getenv("SKBNF_STRATEGY"); s != nullptr && s[0] != '\0') o.strategy = s;
   o.colour = EnvFlag("SKBNF_COLOUR");
   o.debug = EnvFlag("SKBNF_DEBUG");
+  if (const char* v = std::getenv("SKBNF_STORE_STRIDE");
+      v != nullptr && v[0] != '\0' && !absl::SimpleAtoi(v, &o.store_stride)) {
+    std::fprintf(stderr, "SKBNF_STORE_STRIDE='%s' is not a number of bytes (write e.g. 4096)\n", v);
+    o.store_stride = 1;  // which the store refuses: the pool creation fails
+  }
   return o;
 }
 
@@ -174,6 +180,7 @@ int OpAlloc(rte_mempool* mp) {
   cfg.store.elt_size = elt;
   cfg.store.handle_offset = mp->header_size;
   cfg.store.objs_per_slab = elt >= kSlabBytes ? 1 : kSlabBytes / elt;
+  cfg.store.SetStride(opt.store_stride, kSlabBytes);
   cfg.store.slab_align = kSlabBytes;
   cfg.store.cache_line = RTE_CACHE_LINE_SIZE;
   cfg.store.colour = opt.colour;

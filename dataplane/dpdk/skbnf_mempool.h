@@ -38,7 +38,8 @@
 //
 // Slab geometry. A slab is at most 64 KiB (or one page, if the pool needs IOVA-contiguous
 // objects on pages smaller than that) and starts on a multiple of its size, so no object
-// crosses a page boundary on 2 MiB / 1 GiB hugepages; objects per slab = 64 KiB / elt size.
+// crosses a page boundary on 2 MiB / 1 GiB hugepages; objects per slab = 64 KiB / elt size (with
+// a store stride, MempoolOptions::store_stride: 64 KiB / stride).
 //
 // Two hosts, one source:
 //   skbnfd   links this file and creates its pool with CreatePktmbufPool; the engine
@@ -61,6 +62,8 @@
 //                                     and the pool creation fails)
 //              SKBNF_COLOUR=1         slab colouring
 //              SKBNF_DEBUG=1          the pool's double/foreign-free checks
+//              SKBNF_STORE_STRIDE=N   the store's objects N bytes apart (layout experiments;
+//                                     a bad value fails the pool creation, reported)
 //
 // Recycle: mbuf pools get a recycle check (refcnt 1, direct, one segment, buffer not smaller
 // than the pool's data room) that returns the mbuf's RX port (`m->port`); see recycle.h.
@@ -89,6 +92,9 @@ struct MempoolOptions {
   std::string strategy = "magazine";
   bool colour = false;
   bool debug = false;
+  // The slab store's objects this many bytes apart (0: packed; pool::SlabStoreConfig::stride,
+  // a layout experiment: skbnfd --store-stride).
+  uint32_t store_stride = 0;
 };
 
 // rte_pktmbuf_pool_create_by_ops for the skbnf ops, with `options` as the pool's pool_config.

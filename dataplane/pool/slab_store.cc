@@ -27,14 +27,21 @@ absl::StatusOr<std::unique_ptr<SlabStore>> SlabStore::Create(const SlabStoreConf
   if (!IsPow2(c.slab_align) || c.slab_align < c.cache_line) {
     return absl::InvalidArgumentError("slab_align must be a power of two >= cache_line");
   }
-  if (uint64_t{c.objs_per_slab} * c.elt_size + c.slab_align > (1ull << 31)) {
+  if (c.stride != 0 && (c.stride < c.elt_size || c.stride % c.cache_line != 0 ||
+                        c.stride > SlabStoreConfig::kMaxStride)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("stride ", c.stride, " is not a multiple of ", c.cache_line,
+                     " from the element size (", c.elt_size, ") to ", SlabStoreConfig::kMaxStride,
+                     "; write 0 (packed) or e.g. ", AlignUp(c.elt_size, c.cache_line)));
+  }
+  if (uint64_t{c.objs_per_slab} * c.step() + c.slab_align > (1ull << 31)) {
     return absl::InvalidArgumentError("a slab would exceed 2 GiB: lower objs_per_slab");
   }
   return std::unique_ptr<SlabStore>(new SlabStore(c));
 }
 
-SlabStore::SlabStore(const SlabStoreConfig& c) : config_(c) {
-  uint64_t used = uint64_t{c.objs_per_slab} * c.elt_size;
+SlabStore::SlabStore(const SlabStoreConfig& c) : config_(c), step_(c.step()) {
+  uint64_t used = uint64_t{c.objs_per_slab} * c.step();
   slab_bytes_ = static_cast<uint32_t>(AlignUp(used, c.slab_align));
   uint32_t slack = slab_bytes_ - static_cast<uint32_t>(used);
   colours_ = c.colour ? slack / c.cache_line + 1 : 1;
@@ -69,8 +76,9 @@ absl::StatusOr<uint32_t> SlabStore::Populate(void* base, size_t len, uint32_t ma
     if (room <= colour_off) break;
     uint64_t fit = std::min<uint64_t>(slab_bytes_, room);
     if (fit < colour_off + config_.elt_size) break;
-    uint32_t cap = static_cast<uint32_t>(
-        std::min<uint64_t>((fit - colour_off) / config_.elt_size, config_.objs_per_slab));
+    // The last element needs elt_size bytes, each one before it a step.
+    uint32_t cap = static_cast<uint32_t>(std::min<uint64_t>(
+        (fit - colour_off - config_.elt_size) / step_ + 1, config_.objs_per_slab));
     cap = std::min(cap, max_objs - placed);
     if (cap == 0) break;
     SlabDesc d{sb, colour_off, cap, 0, -1, -1, kEmpty};
@@ -80,8 +88,7 @@ absl::StatusOr<uint32_t> SlabStore::Populate(void* base, size_t len, uint32_t ma
     // Push in reverse address order so the first Get returns the lowest address.
     for (uint32_t j = cap; j-- > 0;) {
       void* handle =
-          reinterpret_cast<void*>(sb + colour_off + uint64_t{j} * config_.elt_size +
-                                  config_.handle_offset);
+          reinterpret_cast<void*>(sb + colour_off + uint64_t{j} * step_ + config_.handle_offset);
       stack[cap - 1 - j] = handle;
     }
     for (uint32_t j = 0; j < cap; ++j) on_object(stack[cap - 1 - j]);
@@ -119,15 +126,18 @@ int64_t SlabStore::IndexOf(const void* handle) const {
   uintptr_t elem = reinterpret_cast<uintptr_t>(handle) - config_.handle_offset;
   if (elem < d.base + d.colour_offset) return -1;
   uint64_t in = elem - d.base - d.colour_offset;
-  if (in % config_.elt_size != 0) return -1;
-  uint64_t j = in / config_.elt_size;
+  if (in % step_ != 0) return -1;
+  uint64_t j = in / step_;
   if (j >= d.capacity) return -1;
   return int64_t{s} * config_.objs_per_slab + static_cast<int64_t>(j);
 }
 
 void SlabStore::Unlink(int32_t s) {
   SlabDesc& d = slabs_[s];
-  if (d.prev >= 0) slabs_[d.prev].next = d.next; else heads_[d.list] = d.next;
+  if (d.prev >= 0)
+    slabs_[d.prev].next = d.next;
+  else
+    heads_[d.list] = d.next;
   if (d.next >= 0) slabs_[d.next].prev = d.prev;
   --list_len_[d.list];
   d.prev = d.next = -1;

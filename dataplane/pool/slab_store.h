@@ -3,8 +3,9 @@
 //
 // The host hands the store memory chunks (DPDK's populate; aligned heap memory in tests and
 // benchmarks). The store carves each chunk into slabs of `objs_per_slab` elements. A slab's
-// byte size is `objs_per_slab * elt_size` rounded up to `slab_align`; the difference is the
-// slab's slack. With colouring on, slab i starts its first element at
+// byte size is `objs_per_slab * elt_size` (with a stride: `* stride`) rounded up to
+// `slab_align`; the difference is the slab's slack. With colouring on, slab i starts its first
+// element at
 //
 //     (i mod colours) * cache_line,   colours = slack / cache_line + 1
 //
@@ -18,6 +19,15 @@
 //   empty    every element free                     <- then from here
 // Each slab keeps a LIFO stack of its free elements *outside* the objects (the store never
 // writes into an object: DPDK mbufs keep their initialised fields across free/alloc).
+//
+// Stride. By default a slab's elements are packed, `elt_size` apart. A host may ask for a
+// larger `stride` (SetStride): element j of a slab then starts at colour_offset + j * stride, and
+// the bytes between one element's end and the next one's start are never touched. This is a
+// layout experiment, not a tuning: with stride 4,096 every object starts its own 4 KiB page at
+// the same page offset, which is how DPDK's own mempool lays out pktmbufs on --no-huge (an
+// element > 2 KiB may not cross a page there: rte_mempool_op_populate_helper), so skbnf's store
+// and DPDK's pool can be compared at equal layout (issue 23, skbnfd --store-stride). The stride
+// is a multiple of the cache line (objects stay line-aligned) and at most kMaxStride.
 //
 // One lock guards the store. The store's callers (layers above it) count lock acquisitions.
 // Populate before the pool is used concurrently: lookups by address read the chunk table
@@ -38,12 +48,23 @@
 namespace skbnf::pool {
 
 struct SlabStoreConfig {
-  uint32_t elt_size = 0;        // bytes per element (the stride between objects)
+  uint32_t elt_size = 0;        // bytes per element
+  uint32_t stride = 0;          // bytes from one element's start to the next; 0: elt_size
   uint32_t handle_offset = 0;   // handle = element start + handle_offset (DPDK: header size)
   uint32_t objs_per_slab = 64;  // elements per slab
   uint32_t slab_align = 4096;   // slab byte size is rounded up to this (power of two)
   uint32_t cache_line = 64;     // colour step (power of two)
   bool colour = false;
+
+  static constexpr uint32_t kMaxStride = 64 * 1024;
+  // The distance between neighbouring elements of a slab.
+  uint32_t step() const { return stride != 0 ? stride : elt_size; }
+  // Sets `stride` and, for a host that sizes its slabs in bytes, objs_per_slab: as many elements
+  // `step()` apart as fit in `slab_bytes` (at least one).
+  void SetStride(uint32_t new_stride, uint32_t slab_bytes) {
+    stride = new_stride;
+    objs_per_slab = step() >= slab_bytes ? 1 : slab_bytes / step();
+  }
 };
 
 struct SlabListCounts {
@@ -120,6 +141,7 @@ class SlabStore {
   unsigned TakeLocked(void** objs, unsigned n);
 
   const SlabStoreConfig config_;
+  const uint32_t step_;  // config_.step(): the distance between neighbouring elements
   uint32_t slab_bytes_ = 0;
   uint32_t colours_ = 1;
 

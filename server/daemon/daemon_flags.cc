@@ -12,6 +12,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/synchronization/mutex.h"
 #include "absl/time/time.h"
+#include "dataplane/pool/slab_store.h"
 #include "dataplane/pool/strategy_spec.h"
 #include "server/daemon/console.h"
 #include "server/ops/network_status.h"
@@ -37,6 +38,20 @@ ABSL_FLAG(int32_t, tx_ring, -1, "TX descriptors per queue (default 1024).");
 ABSL_FLAG(int32_t, rx_queues, -1, "RX queues per port (default 1).");
 ABSL_FLAG(bool, colour, false, "Slab colouring in the skbnf pool.");
 ABSL_FLAG(bool, pool_debug, false, "The pool's double/foreign-free checks (slower).");
+ABSL_FLAG(std::string, pool_flags, "",
+          "Mempool flags for --pool-ops=ring_mp_mc (DPDK's own pool), comma-separated; the one "
+          "known: no_iova_contig (RTE_MEMPOOL_F_NO_IOVA_CONTIG: DPDK packs the mbufs one element "
+          "apart on 4 KiB pages too, instead of one per page), e.g. "
+          "--pool-flags=no_iova_contig. A benchmark/diagnostic knob (bench/run layout), not a "
+          "production setting: such a pool's buffers may cross a page, so they are not "
+          "IOVA-contiguous, and DPDK gives them no IO address (RTE_BAD_IOVA): fine for virtual "
+          "PMDs, wrong for a real NIC's DMA, so it is refused unless every port is a vdev.");
+ABSL_FLAG(int64_t, store_stride, -1,
+          "skbnf's slab store places its objects N bytes apart instead of packed (0, the "
+          "default): a multiple of 64 from the mbuf element size (2,368 bytes with the default "
+          "data room; checked at start) to 65536, e.g. --store-stride=4096 (one mbuf per 4 KiB "
+          "page, as DPDK lays its pool out on --no-huge). A benchmark/diagnostic knob (bench/run "
+          "layout); --pool-ops=skbnf only.");
 ABSL_FLAG(bool, pcidevice_env, false,
           "Add `-a <addr>` EAL arguments for every PCI address in PCIDEVICE_* environment "
           "variables (the Kubernetes SR-IOV device plugin's), e.g. VFs bound to vfio-pci. The "
@@ -64,6 +79,41 @@ absl::Status Override(int64_t flag, int64_t max, const char* name, T* out) {
         "--", name, "=", flag, " is out of range; write a value in ", zero_ok ? 0 : 1, "..", max));
   }
   *out = static_cast<T>(flag);
+  return absl::OkStatus();
+}
+
+// --pool-flags and --store-stride (issue 23's layout control), after --pool-ops is known.
+absl::Status ApplyLayoutFlags(dpdk::EngineConfig& c) {
+  if (const std::string text = absl::GetFlag(FLAGS_pool_flags); !text.empty()) {
+    for (absl::string_view f : absl::StrSplit(text, ',')) {
+      if (f != "no_iova_contig") {
+        return absl::InvalidArgumentError(
+            absl::StrCat("--pool-flags=", text, ": unknown flag '", f,
+                         "'; write --pool-flags=no_iova_contig (the one known) or leave it out"));
+      }
+      c.no_iova_contig = true;
+    }
+    if (c.pool_ops != "ring_mp_mc") {
+      return absl::InvalidArgumentError(
+          "--pool-flags sets DPDK's mempool flags and applies to --pool-ops=ring_mp_mc: write "
+          "--pool-ops=ring_mp_mc --pool-flags=no_iova_contig; skbnf's store lays out its own "
+          "objects (--store-stride=N)");
+    }
+  }
+  const int64_t stride = absl::GetFlag(FLAGS_store_stride);
+  if (stride == -1) return absl::OkStatus();
+  if (c.pool_ops != "skbnf") {
+    return absl::InvalidArgumentError(
+        "--store-stride lays out skbnf's slab store and applies to --pool-ops=skbnf; for DPDK's "
+        "own pool packed write --pool-flags=no_iova_contig");
+  }
+  constexpr int64_t kLine = 64, kMax = pool::SlabStoreConfig::kMaxStride;
+  if (stride < 0 || stride % kLine != 0 || stride > kMax) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--store-stride=", stride, ": write 0 (packed, the default) or a multiple of ",
+                     kLine, " from the mbuf element size to ", kMax, ", e.g. --store-stride=4096"));
+  }
+  c.store_stride = static_cast<uint32_t>(stride);
   return absl::OkStatus();
 }
 
@@ -165,6 +215,7 @@ absl::Status ApplyEngineFlags(dpdk::EngineConfig& c) {
     if (!st.ok()) return st;
   }
   if (absl::Status st = CheckSwapCycle(c.pool_ops); !st.ok()) return st;
+  if (absl::Status st = ApplyLayoutFlags(c); !st.ok()) return st;
   if (absl::GetFlag(FLAGS_colour)) c.colour = true;
   if (absl::GetFlag(FLAGS_pool_debug)) c.pool_debug = true;
   return absl::OkStatus();

@@ -10,11 +10,15 @@
 #include <set>
 #include <vector>
 
+#include "dataplane/pool/pool.h"
+
 namespace skbnf::pool {
 namespace {
 
 struct Arena {
-  explicit Arena(size_t bytes) : size(bytes), base(static_cast<char*>(std::aligned_alloc(4096, (bytes + 4095) & ~size_t{4095}))) {}
+  explicit Arena(size_t bytes)
+      : size(bytes),
+        base(static_cast<char*>(std::aligned_alloc(4096, (bytes + 4095) & ~size_t{4095}))) {}
   ~Arena() { std::free(base); }
   size_t size;
   char* base;
@@ -84,7 +88,8 @@ TEST(SlabStoreTest, ColouringShiftsEachSlabByOneCacheLine) {
   }
   // First objects of consecutive slabs land on different cache-line offsets mod 4096.
   std::set<uintptr_t> offsets;
-  for (uint32_t i = 0; i < 15; ++i) offsets.insert(reinterpret_cast<uintptr_t>(seen[i * 16]) % 4096);
+  for (uint32_t i = 0; i < 15; ++i)
+    offsets.insert(reinterpret_cast<uintptr_t>(seen[i * 16]) % 4096);
   EXPECT_EQ(offsets.size(), 15u);
 }
 
@@ -199,6 +204,148 @@ TEST(SlabStoreTest, BadConfigsAreRefused) {
   EXPECT_FALSE(SlabStore::Create({.elt_size = 64, .objs_per_slab = 0}).ok());
   EXPECT_FALSE(SlabStore::Create({.elt_size = 64, .slab_align = 1000}).ok());
   EXPECT_FALSE(SlabStore::Create({.elt_size = 64, .cache_line = 48}).ok());
+}
+
+// ---- Stride (issue 23's layout control: skbnfd --store-stride). The geometry of a pktmbuf on
+// x86: DPDK's 64-byte object header + 128-byte rte_mbuf + 2,176-byte default data room.
+constexpr uint32_t kMbufElt = 2368, kMbufHeader = 64, kSlab64K = 64 * 1024;
+
+SlabStoreConfig MbufGeometry(uint32_t stride) {
+  // As the skbnf ops driver sizes it (skbnf_mempool.cc, OpAlloc): 64 KiB slabs.
+  SlabStoreConfig c{.elt_size = kMbufElt, .handle_offset = kMbufHeader, .slab_align = kSlab64K};
+  c.SetStride(stride, kSlab64K);
+  return c;
+}
+
+TEST(SlabStoreStrideTest, SetStrideFitsAsManyStepsAsTheSlabHolds) {
+  EXPECT_EQ(MbufGeometry(0).objs_per_slab, 27u);  // packed: 65536 / 2368
+  EXPECT_EQ(MbufGeometry(0).step(), kMbufElt);
+  EXPECT_EQ(MbufGeometry(4096).objs_per_slab, 16u);
+  EXPECT_EQ(MbufGeometry(4096).step(), 4096u);
+  EXPECT_EQ(MbufGeometry(65536).objs_per_slab, 1u);
+  SlabStoreConfig big{.elt_size = 70000};
+  big.SetStride(0, kSlab64K);
+  EXPECT_EQ(big.objs_per_slab, 1u);  // an element larger than the slab: one per slab
+}
+
+// Every object in its own 4 KiB page at the same page offset (DPDK's --no-huge layout), the
+// slabs exactly 64 KiB, and the store's bookkeeping (index, lists, counts) as exact as packed.
+TEST(SlabStoreStrideTest, Stride4096PutsEachObjectOnItsOwnPageAtOneOffset) {
+  auto store = MakeStore(MbufGeometry(4096));
+  EXPECT_EQ(store->slab_bytes(), kSlab64K);  // 16 x 4096: no slack, so one colour
+  EXPECT_EQ(store->colours(), 1u);
+  constexpr uint32_t kN = 100;
+  Arena a(store->MemSize(kN));
+  std::vector<void*> seen;
+  ASSERT_EQ(*store->Populate(a.base, a.size, kN, [&](void* h) { seen.push_back(h); }), kN);
+  ASSERT_EQ(seen.size(), kN);
+  EXPECT_EQ(store->num_slabs(), 7u);  // ceil(100 / 16)
+  std::set<uintptr_t> page_offsets;
+  for (uint32_t i = 0; i < kN; ++i) {
+    const auto h = reinterpret_cast<uintptr_t>(seen[i]);
+    page_offsets.insert(h % 4096);
+    if (i > 0) {
+      EXPECT_EQ(h - reinterpret_cast<uintptr_t>(seen[i - 1]), 4096u) << i;
+    }
+    EXPECT_EQ(store->IndexOf(seen[i]), int64_t{i});
+    // The gap after an element belongs to no object.
+    EXPECT_EQ(store->IndexOf(reinterpret_cast<void*>(h + kMbufElt)), -1);
+  }
+  EXPECT_EQ(page_offsets, std::set<uintptr_t>{kMbufHeader});  // the arena is page-aligned
+
+  std::vector<void*> o(kN);
+  ASSERT_TRUE(store->Get(o.data(), kN));
+  EXPECT_EQ(store->free_count(), 0u);
+  EXPECT_EQ(store->ListCounts().full, 7u);
+  std::set<void*> distinct(o.begin(), o.end());
+  EXPECT_EQ(distinct, std::set<void*>(seen.begin(), seen.end()));
+  store->Put(o.data(), kN);
+  EXPECT_EQ(store->free_count(), kN);
+  EXPECT_EQ(store->ListCounts().empty, 7u);
+}
+
+TEST(SlabStoreStrideTest, DefaultIsPackedOneElementApart) {
+  auto store = MakeStore(MbufGeometry(0));
+  constexpr uint32_t kN = 27 * 3;
+  Arena a(store->MemSize(kN));
+  std::vector<void*> seen;
+  ASSERT_EQ(*store->Populate(a.base, a.size, kN, [&](void* h) { seen.push_back(h); }), kN);
+  std::set<uintptr_t> page_offsets;
+  for (uint32_t i = 0; i < kN; ++i) {
+    page_offsets.insert(reinterpret_cast<uintptr_t>(seen[i]) % 4096);
+    if (i % 27 == 0) continue;  // a slab's first object follows the previous slab's slack
+    EXPECT_EQ(reinterpret_cast<uintptr_t>(seen[i]) - reinterpret_cast<uintptr_t>(seen[i - 1]),
+              kMbufElt)
+        << i;
+  }
+  EXPECT_GT(page_offsets.size(), 20u);  // spread over the page, unlike the 4096 stride
+}
+
+// A stride with slack left in the slab still colours: each slab shifted by a cache line,
+// the objects inside it a stride apart.
+TEST(SlabStoreStrideTest, StrideAndColourCompose) {
+  SlabStoreConfig c{.elt_size = 200, .stride = 256, .objs_per_slab = 12, .colour = true};
+  auto store = MakeStore(c);
+  EXPECT_EQ(store->slab_bytes(), 4096u);
+  EXPECT_EQ(store->colours(), (4096u - 12 * 256) / 64 + 1);
+  Arena a(store->MemSize(48));
+  std::vector<void*> seen;
+  ASSERT_TRUE(store->Populate(a.base, a.size, 48, [&](void* h) { seen.push_back(h); }).ok());
+  for (uint32_t s = 0; s < 4; ++s) {
+    const SlabStore::SlabView v = store->Slab(s);
+    EXPECT_EQ(v.colour_offset, s * 64);
+    for (uint32_t j = 0; j < 12; ++j) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(seen[s * 12 + j]), v.base + v.colour_offset + j * 256);
+    }
+  }
+}
+
+TEST(SlabStoreStrideTest, BadStridesAreRefusedSayingWhatToWrite) {
+  for (uint32_t bad : {2304u /* < element */, 2400u /* not x 64 */, 65600u /* > 64 KiB */}) {
+    SlabStoreConfig c = MbufGeometry(0);
+    c.stride = bad;
+    auto s = SlabStore::Create(c);
+    ASSERT_FALSE(s.ok()) << bad;
+    EXPECT_EQ(s.status().code(), absl::StatusCode::kInvalidArgument);
+    EXPECT_NE(s.status().message().find("write 0 (packed) or e.g. 2368"), absl::string_view::npos)
+        << s.status();
+  }
+  SlabStoreConfig same{.elt_size = 128, .stride = 128, .objs_per_slab = 8};
+  EXPECT_TRUE(SlabStore::Create(same).ok());  // a stride of one element is packed
+}
+
+// Conservation over a strided store: every strategy's layers hand out and take back the same
+// objects, and the audit balances with objects out and after they are all back.
+TEST(SlabStoreStrideTest, PoolOverAStridedStoreConserves) {
+  for (const char* spec : {"magazine", "headpool", "lcache:size=16+magazine:size=8"}) {
+    SCOPED_TRACE(spec);
+    PoolConfig c;
+    c.store = MbufGeometry(4096);
+    auto s = StrategySpec::Parse(spec);
+    ASSERT_TRUE(s.ok());
+    auto p = Pool::Create(c, *s);
+    ASSERT_TRUE(p.ok()) << p.status();
+    Pool& pool = **p;
+    constexpr uint32_t kN = 256;
+    Arena a(pool.MemSize(kN));
+    ASSERT_EQ(*pool.Populate(a.base, a.size, kN, [](void*) {}), kN);
+    ASSERT_TRUE(pool.RegisterWorker(0).ok());
+    std::vector<void*> out(64);
+    for (int round = 0; round < 50; ++round) {
+      ASSERT_TRUE(pool.Get(0, out.data(), 64));
+      for (void* h : out) {
+        ASSERT_GE(pool.store().IndexOf(h), 0);
+        ASSERT_EQ(reinterpret_cast<uintptr_t>(h) % 4096, kMbufHeader);
+      }
+      const AuditReport held = pool.Audit(64);
+      EXPECT_TRUE(held.ok) << held.message;
+      pool.Put(0, out.data(), 64);
+    }
+    const AuditReport back = pool.Audit(0);
+    EXPECT_TRUE(back.ok) << back.message;
+    ASSERT_TRUE(pool.UnregisterWorker(0).ok());
+    EXPECT_EQ(pool.in_store(), kN);
+  }
 }
 
 }  // namespace
