@@ -473,7 +473,7 @@ def vhost_sanity(rows):
             drops[k] = drops.get(k, 0) + int(v)
         nombuf += int(m.group(3))
         audits.append(m.group(4))
-        p = re.search(r"peer: into skbnfd (\d+) .*from skbnfd (\d+)", d)
+        p = re.search(r"peer: into skbnfd (\d+), from skbnfd (\d+)", d)
         if p:
             peer_in += int(p.group(1))
             peer_out += int(p.group(2))

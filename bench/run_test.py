@@ -279,8 +279,8 @@ class Vhost(unittest.TestCase):
         env, pidfile = self.fake_testpmd(False)
         res = self.run_vhost(env, lambda: {"value": 1.0, "samples": [1.0],
                                            "tsc_ticks_per_packet": 100.0, "detail": "skbnfd: x"})
-        self.assertEqual(res["detail"], "skbnfd: x; peer: into skbnfd 90 (not taken 5), "
-                                        "from skbnfd 80")
+        self.assertEqual(res["detail"], "skbnfd: x; peer: into skbnfd 90, from skbnfd 80, "
+                                        "dropped at port 1 5 (incl. while skbnfd was away)")
         self.assert_gone(pidfile)
 
     def test_peer_stopped_when_skbnfd_fails(self):
@@ -305,8 +305,8 @@ class Vhost(unittest.TestCase):
     def test_table_and_reading(self):
         detail = ("skbnfd: 6.3 s, rx 1000, tx 990, drops not_ipv4=0 bad_header=0 "
                   "ttl_expired=0 no_route=0 tx_full=10, rx_nombuf 0, strategy s, swaps ok 0 "
-                  "failed 0; audit OK (exact); peer: into skbnfd 1000 (not taken 7), "
-                  "from skbnfd 990")
+                  "failed 0; audit OK (exact); peer: into skbnfd 1000, from skbnfd 990, "
+                  "dropped at port 1 7 (incl. while skbnfd was away)")
 
         class Fake(FakeRun):
             def run(me, ctx, seconds, warmup):
