@@ -194,7 +194,7 @@ class Vhost(unittest.TestCase):
         cfg = self.run.VhostRun("magazine", 4096)
         cfg.peer = self.run.VhostPeer(self.ctx)
         tp = cfg.peer.command()
-        self.assertEqual(tp[1], "--lcores=0@0,1@0")  # the peer's lcores on CPU 0
+        self.assertEqual(tp[2:4], ["dpdk-testpmd", "--lcores=0@0,1@0"])  # lcores on CPU 0
         for f in ("--in-memory", "--single-file-segments", "--port-topology=chained",
                   "--forward-mode=io", f"--vdev=net_vhost0,iface={cfg.peer.socks[0]},queues=1"):
             self.assertIn(f, tp)
