@@ -277,10 +277,23 @@ class Vhost(unittest.TestCase):
 
     def test_peer_totals_reach_the_detail(self):
         env, pidfile = self.fake_testpmd(False)
-        res = self.run_vhost(env, lambda: {"value": 1.0, "samples": [1.0],
+        ports = ("port 0 net_virtio_user0 (net_virtio_user) mac 02:00:00:00:00:01 peer 1 rxq 1 "
+                 "txq 1 rings 1024/1024\nport 1 net_virtio_user1 (net_virtio_user) mac "
+                 "02:00:00:00:00:02 peer 0 rxq 1 txq 1 rings 1024/1024\n")
+        res = self.run_vhost(env, lambda: {"value": 1.0, "samples": [1.0], "stdout": ports,
                                            "tsc_ticks_per_packet": 100.0, "detail": "skbnfd: x"})
         self.assertEqual(res["detail"], "skbnfd: x; peer: into skbnfd 90, from skbnfd 80, "
                                         "dropped at port 1 5 (incl. while skbnfd was away)")
+        self.assert_gone(pidfile)
+
+    def test_rings_other_than_the_label_fail_the_run(self):
+        env, pidfile = self.fake_testpmd(False)
+        ports = ("port 0 net_virtio_user0 (net_virtio_user) mac x peer 1 rxq 1 txq 1 rings "
+                 "256/256\nport 1 net_virtio_user1 (net_virtio_user) mac y peer 0 rxq 1 txq 1 "
+                 "rings 1024/1024\n")
+        with self.assertRaisesRegex(self.run.RunError, "not 1024 descriptors"):
+            self.run_vhost(env, lambda: {"value": 1.0, "samples": [1.0], "stdout": ports,
+                                         "tsc_ticks_per_packet": 1.0, "detail": ""})
         self.assert_gone(pidfile)
 
     def test_peer_stopped_when_skbnfd_fails(self):
