@@ -367,7 +367,7 @@ class Vhost(unittest.TestCase):
         self.assertIn("**1024-descriptor rings**", reading)
         self.assertIn("**4096-descriptor rings**", reading)
         self.assertIn("`headpool`: 1.100x (1.100–1.100); 2.00 -> 2.20 Mpps; worker busy "
-                      "0.02 -> 0.02", reading)
+                      "0.02 -> 0.02 (the peer or the machine set the rate", reading)
         self.assertIn("Faster than `ring_mp_mc` (whole interval above 1): `headpool`", reading)
         self.assertIn("the peer shares the cores", reading)
 
