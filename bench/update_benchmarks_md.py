@@ -410,13 +410,17 @@ def gen_vhost_reading(r, name="vhost"):
                 occupied = f"; worker busy {busy[0]:.2f} -> {busy[1]:.2f} ({who})"
             lines.append(f"  * `{s['b']}`: {ratio(s)}; {s['median_a']:.2f} -> "
                          f"{s['median_b']:.2f} Mpps{occupied}{ticks}")
-        above = [s["b"] for s in items if s["ci95"][0] > 1]
-        below = [s["b"] for s in items if s["ci95"][1] < 1]
-        level = [s["b"] for s in items if s["ci95"][0] <= 1 <= s["ci95"][1]]
+        # Fewer than 3 pairs: the bootstrap interval is no interval (one or two values).
+        few = [s["b"] for s in items if s["pairs"] < 3]
+        above = [s["b"] for s in items if s["ci95"][0] > 1 and s["b"] not in few]
+        below = [s["b"] for s in items if s["ci95"][1] < 1 and s["b"] not in few]
+        level = [s["b"] for s in items
+                 if s["b"] not in few and s["ci95"][0] <= 1 <= s["ci95"][1]]
         name_list = lambda v: ", ".join(f"`{x}`" for x in v) or "none"  # noqa: E731
         lines.append(f"  * Faster than `ring_mp_mc` (whole interval above 1): "
                      f"{name_list(above)}; slower (whole interval below 1): {name_list(below)}; "
-                     f"not distinguished: {name_list(level)}.")
+                     f"not distinguished: {name_list(level)}"
+                     + (f"; too few pairs to tell: {name_list(few)}" if few else "") + ".")
     return "\n".join(lines)
 
 
