@@ -316,10 +316,11 @@ def flow_pcaps(workdir, dests, routes=100000):
     return pa, pb
 
 
-def single_routes(routes):
-    key = ("sr", routes)
+def single_routes(routes, port="net_null0"):
+    """`routes` random prefixes inside 10/8, all to `port` (single_pcap's destinations)."""
+    key = ("sr", routes, port)
     if key not in _MEMO:
-        _MEMO[key] = _route_lines(random_prefixes(routes, 10, 1), "net_null0", 1)
+        _MEMO[key] = _route_lines(random_prefixes(routes, 10, 1), port, 1)
     return _MEMO[key]
 
 
@@ -445,6 +446,47 @@ def _drop_share(detail, name):
     return full / (full + fwd) if full + fwd else None
 
 
+def busy_share(row, tsc_mhz):
+    """Share of an skbnfd worker's time spent on polls that received (experiment `vhost`): its
+    busy TSC ticks per packet x packets per second / TSC ticks per second. Near 1: the worker
+    was busy all the time (skbnfd set the rate); lower: it waited for the peer. None without
+    a TSC frequency or ticks."""
+    t = ticks_of(row)
+    if t is None or not tsc_mhz:
+        return None
+    return float(row["value"]) * t / tsc_mhz  # Mpps x ticks/packet / MHz
+
+
+def vhost_sanity(rows):
+    """One line under experiment `vhost`'s table: skbnfd's drops by reason and its exit audit
+    over the counted runs, and what the peer counted, so a run that lost frames to its set-up
+    (no_route, not_ipv4, ...) shows, and the forwarded frames can be checked against the sink."""
+    drops, nombuf, audits, runs, peer_in, peer_out, tx = {}, 0, [], 0, 0, 0, 0
+    for r in counted(rows):
+        d = r.get("detail", "")
+        m = re.search(r", tx (\d+), drops (.*?), rx_nombuf (\d+),.*; audit (\w+)", d)
+        if not m:
+            continue
+        runs += 1
+        tx += int(m.group(1))
+        for k, v in re.findall(r"(\w+)=(\d+)", m.group(2)):
+            drops[k] = drops.get(k, 0) + int(v)
+        nombuf += int(m.group(3))
+        audits.append(m.group(4))
+        p = re.search(r"peer: into skbnfd (\d+), from skbnfd (\d+)", d)
+        if p:
+            peer_in += int(p.group(1))
+            peer_out += int(p.group(2))
+    if not runs:
+        return ""
+    return (f"Over the {runs} counted runs: skbnfd transmitted {tx:,} frames and dropped "
+            + ", ".join(f"{k} {v:,}" for k, v in drops.items())
+            + f"; rx_nombuf {nombuf:,}; exact pool audit at exit "
+            + ("OK in every run" if all(a == "OK" for a in audits) else "FAILED in some run")
+            + f". The peer put {peer_in:,} frames into skbnfd's RX rings and took {peer_out:,} "
+            f"from its TX rings (whole process lives, warm-up included).")
+
+
 def _median_or_none(v):
     v = [x for x in v if x is not None]
     return statistics.median(v) if v else None
@@ -559,6 +601,15 @@ def report(exp, outdir, machine, command, eal, write=True):
     if has_drop:
         hdr += " dropped at the ring A -> B |"
         sep += "---|"
+    busy = {}
+    if exp.name == "vhost":
+        for s in summ:
+            rs = [r for r in counted(rows) if r["comparison"] == s["comparison"]]
+            busy[s["comparison"]] = tuple(
+                _median_or_none([busy_share(r, tsc) for r in rs if r["role"] == role])
+                for role in ("A", "B"))
+        hdr += " skbnfd worker busy A -> B |"
+        sep += "---|"
     if has_cyc:
         # Older results did not record the TSC frequency: then /proc/cpuinfo's `cpu MHz` of
         # the machine (a VM's constant TSC rate; named as such).
@@ -586,6 +637,9 @@ def report(exp, outdir, machine, command, eal, write=True):
             da, db = s["drop_a"], s["drop_b"]
             row += (f" {_f(100 * da if da is not None else None, 0)} % -> "
                     f"{_f(100 * db if db is not None else None, 0)} % |")
+        if busy:
+            ba, bb = busy[s["comparison"]]
+            row += f" {_f(ba)} -> {_f(bb)} |"
         if has_cyc:
             row += f" {_f(s['ticks_a'], 1)} -> {_f(s['ticks_b'], 1)} |"
         if has_ins:
@@ -593,6 +647,15 @@ def report(exp, outdir, machine, command, eal, write=True):
         row += f" {s['seed'] or ''} |"
         lines.append(row)
     lines.append("")
+    if getattr(exp, "caveat", ""):
+        lines += [f"**{exp.caveat}**", ""]
+    if exp.name == "vhost":
+        sane = vhost_sanity(rows)
+        if sane:
+            lines += [sane, ""]
+    if not getattr(exp, "callgrind", True):
+        lines += ["Instructions per packet: not counted for this experiment (no callgrind run; "
+                  "see above).", ""]
     if swaps:
         lines += ["Swap latency (publish -> every worker acknowledged -> old generation retired), "
                   "per strategy pair, µs:", "",
@@ -696,6 +759,8 @@ def plot(exp, summ, swaps, path, machine, loads, eal, memory=None):
     foot = (f"{machine['cpu_model']}, {machine['cores']} cores, DPDK {machine['dpdk']}, "
             f"{memory or ('--no-huge' if '--no-huge' in eal else '2 MiB hugepages')}; "
             f"load {min(loads):.1f}–{max(loads):.1f}")
+    if getattr(exp, "caveat", ""):
+        foot += "; " + exp.caveat.split(":")[0]
     xl = f"B/A ({exp.unit}{', lower is better' if not exp.higher_better else ''})"
     if exp.plot == "sweep":
         fig, ax = plt.subplots(figsize=(8, 4.5))

@@ -115,6 +115,19 @@ def check(outdir, exp, quick, problems):
             bad(f"{sp}: {e}")
 
 
+def no_huge_run(outdir):
+    """Whether the runs in outdir were taken with --no-huge (any experiment's metadata)."""
+    for f in os.listdir(outdir):
+        if f.endswith(".meta.json"):
+            try:
+                if json.load(open(os.path.join(outdir, f))).get("memory", "").startswith(
+                        "--no-huge (4 KiB pages)"):
+                    return True
+            except (OSError, ValueError):
+                pass
+    return False
+
+
 def main():
     args = [a for a in sys.argv[1:] if a != "--quick"]
     quick = "--quick" in sys.argv[1:]
@@ -136,6 +149,9 @@ def main():
     for e in exps:
         if e == "layout" and not os.path.exists(os.path.join(outdir, "layout.csv")):
             continue  # opt-in (bench/run layout --no-huge), never part of "all"
+        if e == "vhost" and not os.path.exists(os.path.join(outdir, "vhost.csv")) \
+                and no_huge_run(outdir):
+            continue  # hugepages only: bench/run leaves it out of "all" with --no-huge
         check(outdir, e, quick, problems)
     for p in problems:
         print("FAIL", p)

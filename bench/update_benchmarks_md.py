@@ -376,6 +376,54 @@ def gen_item5(r):
     return "\n".join(out)
 
 
+VHOST_SATURATED = 0.9  # skbnfd's worker busy share from which it, not its peer, set the rate
+
+
+def gen_vhost_reading(r, name="vhost"):
+    """Issue 23 item 6's reading, whatever it shows: per ring size, each strategy against
+    `ring_mp_mc` (ratio, interval), the absolute rates, how busy skbnfd's worker was (near 1:
+    skbnfd set the rate; lower: the peer did, and then TSC ticks per packet compare the
+    strategies), and which strategies the intervals put above, below or level with DPDK's."""
+    _, summ, meta = r.table(name)
+    exp = next(e for e in r.run.EXPERIMENTS if e.name == os.path.basename(name))
+    rows = benchlib.counted(r.csv(f"{name}.csv"))
+    tsc = meta.get("tsc_mhz")
+    lines = [f"Reading ({when(meta)}; {meta['pairs']} pairs of {meta['seconds']} s, "
+             f"{shape(meta)}; load {load_range(name, r)}). {exp.caveat}", ""]
+    for group in dict.fromkeys(s["group"] for s in summ):
+        items = [s for s in summ if s["group"] == group]
+        lines.append(f"* **{group}-descriptor rings** (A `ring_mp_mc` with its cache):")
+        for s in items:
+            busy = [statistics.median(v) if v else None for v in (
+                [x for x in (benchlib.busy_share(q, tsc) for q in rows
+                             if q["comparison"] == s["comparison"] and q["role"] == role)
+                 if x is not None] for role in ("A", "B"))]
+            ticks = (f"; skbnfd TSC ticks per packet {s['ticks_a']:.1f} -> {s['ticks_b']:.1f}"
+                     if s["ticks_a"] and s["ticks_b"] else "")
+            occupied = ""
+            if None not in busy:
+                # Busy 0.9 or more in both arms: skbnfd's worker set the rate; below it, the
+                # peer (or the machine) did, and the rate ratio says less than the ticks.
+                who = ("skbnfd's worker set the rate" if min(busy) >= VHOST_SATURATED else
+                       "the peer or the machine set the rate, not skbnfd's worker: the ticks "
+                       "per packet compare the strategies")
+                occupied = f"; worker busy {busy[0]:.2f} -> {busy[1]:.2f} ({who})"
+            lines.append(f"  * `{s['b']}`: {ratio(s)}; {s['median_a']:.2f} -> "
+                         f"{s['median_b']:.2f} Mpps{occupied}{ticks}")
+        # Fewer than 3 pairs: the bootstrap interval is no interval (one or two values).
+        few = [s["b"] for s in items if s["pairs"] < 3]
+        above = [s["b"] for s in items if s["ci95"][0] > 1 and s["b"] not in few]
+        below = [s["b"] for s in items if s["ci95"][1] < 1 and s["b"] not in few]
+        level = [s["b"] for s in items
+                 if s["b"] not in few and s["ci95"][0] <= 1 <= s["ci95"][1]]
+        name_list = lambda v: ", ".join(f"`{x}`" for x in v) or "none"  # noqa: E731
+        lines.append(f"  * Faster than `ring_mp_mc` (whole interval above 1): "
+                     f"{name_list(above)}; slower (whole interval below 1): {name_list(below)}; "
+                     f"not distinguished: {name_list(level)}"
+                     + (f"; too few pairs to tell: {name_list(few)}" if few else "") + ".")
+    return "\n".join(lines)
+
+
 GENERATORS = {
     "protocol": gen_protocol,
     "readme": gen_readme,
@@ -386,6 +434,7 @@ GENERATORS = {
     "nohuge-headline-reading": gen_nohuge_headline_reading,
     "exp7-reading": gen_exp7_reading,
     "issue23-item5": gen_item5,
+    "vhost-reading": gen_vhost_reading,
 }
 
 
