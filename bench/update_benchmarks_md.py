@@ -424,6 +424,60 @@ def gen_vhost_reading(r, name="vhost"):
     return "\n".join(lines)
 
 
+def gen_layout(r):
+    """Issue 23 item 2's reading: the four arms' simulated misses and instructions (callgrind,
+    layout/layout_callgrind.csv) and, once the paired run exists (layout/layout.csv), what the
+    four comparisons say about the `--no-huge` explanation."""
+    p = ("layout", "layout_callgrind.csv")
+    if not r.exists(*p):
+        return ("No simulation of the four arms is committed yet: `bench/run layout --no-huge "
+                "--cache-sim --callgrind only --out bench/results/layout` writes it.")
+    rows = {x["config"]: x for x in r.csv(*p)}
+    out = ["Simulated L1 data misses and instructions per forwarded packet of the four arms "
+           "(callgrind `--cache-sim=yes`, the forwarding thread only, `--no-huge`):", "",
+           "| arm | instructions / packet | D1 misses / packet, read + write | LL misses |",
+           "|---|---:|---:|---:|"]
+    for arm in ("DPDK page-per-mbuf", "DPDK packed", "skbnf page-per-mbuf", "skbnf packed"):
+        x = rows.get(arm)
+        if x is None:
+            out.append(f"| {arm} | (not run) | (not run) | (not run) |")
+            continue
+        out.append(f"| {arm} | {float(x['instructions_per_packet']):.1f} | "
+                   f"{float(x['d1_read_misses_per_packet']):.2f} + "
+                   f"{float(x['d1_write_misses_per_packet']):.2f} | "
+                   f"{float(x['ll_misses_per_packet']):.2f} |")
+    cmds = sorted({x.get("command", "") for x in rows.values()} - {""})
+    out += ["", f"Raw: `bench/results/layout/layout_callgrind.csv` "
+            f"({'; '.join(f'`{c}`' for c in cmds)})."]
+    if not r.exists("layout", "layout.csv"):
+        out += ["", "The paired rate run of the four arms (`bench/run layout --no-huge --out "
+                "bench/results/layout`) is not committed yet: the reading below waits for it."]
+        return "\n".join(out)
+    _, summ, meta = r.table("layout/layout")
+    by = {s["group"]: s for s in summ}
+    out += ["", f"Reading of the paired run ({when(meta)}; {meta['pairs']} pairs of "
+            f"{meta['seconds']} s, {shape(meta)}; load {load_range('layout/layout', r)}):", ""]
+    if "DPDK" in by:
+        out.append(f"* DPDK's pool, packed vs one mbuf per 4 KiB page: {ratio(by['DPDK'])}.")
+    if "skbnf" in by:
+        out.append(f"* skbnf's store, packed vs one mbuf per 4 KiB page: {ratio(by['skbnf'])}.")
+    if "packed" in by:
+        out.append(f"* Both packed, skbnf vs DPDK: {ratio(by['packed'])}.")
+    if "page" in by:
+        out.append(f"* Both one mbuf per page, skbnf vs DPDK: {ratio(by['page'])}.")
+    layout_wins = [k for k in ("DPDK", "skbnf") if k in by and by[k]["ci95"][0] > 1]
+    same = [k for k in ("packed", "page") if k in by and by[k]["ci95"][0] <= 1 <= by[k]["ci95"][1]]
+    out.append("")
+    out.append(
+        f"Packing is faster for {' and '.join(layout_wins) or 'neither'} (whole interval above "
+        f"1); at equal layout skbnf and DPDK are not distinguished in "
+        f"{len(same)} of 2 comparisons. The `--no-huge` advantage of skbnf over DPDK's pool is "
+        + ("memory layout without hugepages, as the simulation's misses say, not a property of "
+           "skbnf's layers." if layout_wins and len(same) == 2 else
+           "not fully explained by layout alone: read the four ratios above."))
+    return "\n".join(out)
+
+
 GENERATORS = {
     "protocol": gen_protocol,
     "readme": gen_readme,
@@ -435,6 +489,7 @@ GENERATORS = {
     "exp7-reading": gen_exp7_reading,
     "issue23-item5": gen_item5,
     "vhost-reading": gen_vhost_reading,
+    "layout": gen_layout,
 }
 
 
