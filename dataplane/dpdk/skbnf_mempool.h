@@ -54,10 +54,12 @@
 //            lcore is registered as a foreign owner when the pool is made: it has no
 //            quiescent point, so the strategy is fixed for the pool's life, and each of its
 //            operations is marked so that another lcore whose Get fails can take what this
-//            lcore's layers hold (membarrier(2); pool.h). Each thread caches its slot of the
-//            last pool it used (per fast-path kind), so a single-object call compares `mp`
-//            and goes straight to the layer; threads that are not EAL lcores are not cached
-//            and take the full path (skbnf_mempool.cc, ThreadSlots). Environment:
+//            lcore's layers hold (membarrier(2); pool_core.h), except the head pool's
+//            single-object free, around which a reclaimer steals (headpool.h). Each thread
+//            caches its slot of the last pool it used (per fast-path kind), so a
+//            single-object call compares `mp` and goes straight to the layer; threads that are
+//            not EAL lcores are not cached and take the full path (skbnf_mempool.cc,
+//            ThreadSlots). Environment:
 //              SKBNF_STRATEGY=<spec>  (default `magazine`; a bad spec is reported on stderr
 //                                     and the pool creation fails)
 //              SKBNF_COLOUR=1         slab colouring

@@ -100,11 +100,49 @@ struct alignas(64) CoreSlot {
   int core = kNoCore;  // this slot's core (kNoCore: the "other threads" slot)
 };
 
+// Whether PopInto may use AVX2 for a burst of 32: the CPU has it (read once at load time,
+// pool_core.cc). Not const so that a test can take the SSE2 path on an AVX2 machine too.
+[[gnu::visibility("hidden")]] extern bool g_pop_avx2;
+
+// A burst of 32 with AVX2: four objects per instruction, reversed as they are loaded (vpermq
+// takes an unaligned memory operand), and stored: 0.5 instructions per object. Inline
+// assembly, not intrinsics, because the packet path is built for DPDK's baseline (corei7, no
+// AVX): the assembler accepts the instructions, and g_pop_avx2 decides at run time.
+inline void PopInto32Avx2(void** out, void* const* top) {
+  struct Burst {
+    void* p[32];
+  };
+  const Burst* src = reinterpret_cast<const Burst*>(top - 32);  // (for the compiler)
+  Burst* dst = reinterpret_cast<Burst*>(out);
+  // Four objects below `top` reversed (vpermq 0x1b: 3,2,1,0) into the next four of `out`.
+  asm("vpermq $0x1b, -32(%[t]), %%ymm0\n\t"
+      "vpermq $0x1b, -64(%[t]), %%ymm1\n\t"
+      "vpermq $0x1b, -96(%[t]), %%ymm2\n\t"
+      "vpermq $0x1b, -128(%[t]), %%ymm3\n\t"
+      "vmovdqu %%ymm0, 0(%[d])\n\t"
+      "vmovdqu %%ymm1, 32(%[d])\n\t"
+      "vmovdqu %%ymm2, 64(%[d])\n\t"
+      "vmovdqu %%ymm3, 96(%[d])\n\t"
+      "vpermq $0x1b, -160(%[t]), %%ymm0\n\t"
+      "vpermq $0x1b, -192(%[t]), %%ymm1\n\t"
+      "vpermq $0x1b, -224(%[t]), %%ymm2\n\t"
+      "vpermq $0x1b, -256(%[t]), %%ymm3\n\t"
+      "vmovdqu %%ymm0, 128(%[d])\n\t"
+      "vmovdqu %%ymm1, 160(%[d])\n\t"
+      "vmovdqu %%ymm2, 192(%[d])\n\t"
+      "vmovdqu %%ymm3, 224(%[d])\n\t"
+      "vzeroupper"  // no AVX-to-SSE transition penalty in the SSE code that follows
+      : "=m"(*dst)
+      : [t] "r"(top), [d] "r"(out), "m"(*src)
+      : "xmm0", "xmm1", "xmm2", "xmm3");
+}
+
 // Copies n objects off the top of a LIFO stack (`top` points one past the last object) into
 // `out`, the most recently pushed first: what every layer's get does. On x86-64, two objects
 // per SSE2 load, swapped with one shuffle and stored: 1.5 instructions per object in a burst
 // of 32 instead of 3.3 for the unrolled pointer walk (which stays for the odd object and for
-// other architectures). `out` and the stack never overlap.
+// other architectures); a burst of 32 with AVX2 where the CPU has it (PopInto32Avx2: 0.5 per
+// object). `out` and the stack never overlap.
 inline void PopInto(void** out, void* const* top, unsigned n) {
 #if defined(__SSE2__)
   static_assert(sizeof(void*) == 8);
@@ -115,6 +153,11 @@ inline void PopInto(void** out, void* const* top, unsigned n) {
     _mm_storeu_si128(reinterpret_cast<__m128i*>(dst), v);
   };
   if (__builtin_expect(n == 32, 1)) {  // DPDK's usual burst: straight-line, no loop control
+#if defined(__x86_64__) && !defined(__SANITIZE_THREAD__) && !SKBNF_TSAN_BUILD && \
+    !defined(__SANITIZE_ADDRESS__)
+    // (The sanitizers do not see inside inline assembly: the intrinsics under them.)
+    if (__builtin_expect(g_pop_avx2, 1)) return PopInto32Avx2(out, top);
+#endif
     top -= 32;
 #pragma GCC unroll 16
     for (int k = 0; k < 16; ++k) put(out + 2 * k, pair(top + 30 - 2 * k));

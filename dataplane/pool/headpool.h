@@ -9,8 +9,25 @@
 // This is a faithful reproduction, including its weakness: misses go to the layer below one
 // object at a time, never in bulk. Stacked over `magazine` it is the 2003 "Magazine" row
 // (two per-core layers duplicating each other); over the bare store each miss takes the lock.
+//
+// The list is [base, top) in hot[]: the owner pushes and pops at `top`; `base` is hot[0]
+// except on a foreign owner (the plugin's lcores, pool_core.h "No stranded objects") that a
+// reclaimer has robbed. Why: net_null and most PMDs' TX completions free one mbuf per call, so
+// the single-object free (PutOne) is the per-packet cost of the whole layer, and for a foreign
+// owner the operation marks (in_op, steal) were a fifth of it. PutOne takes no marks: it
+// writes the object, then `top` (release), and nothing a reclaimer writes. A reclaimer (Steal)
+// writes only `base`: it takes [base, top) as `top` stood when it read it (acquire) and moves
+// `base` up to there; an object the owner pushes meanwhile lands above, stays, and is the next
+// reclaimer's. Everything else the owner does to the list (pops, bursts, the move back to
+// hot[0] after a robbery: Rebase) is inside its marked operations, which a reclaimer waits out,
+// so `base` never changes under them. A robbed list counts as full when `top` reaches the
+// array's end, until the owner's next marked Put or missing Get rebases it (meanwhile a
+// PutOne that finds it full declines and its caller takes the marked path, which rebases).
 #ifndef SKBNF_DATAPLANE_POOL_HEADPOOL_H_
 #define SKBNF_DATAPLANE_POOL_HEADPOOL_H_
+
+#include <atomic>
+#include <cstring>
 
 #include "dataplane/pool/layer.h"
 
@@ -20,37 +37,79 @@ struct HeadPool {
   static constexpr int kIndex = static_cast<int>(Layer::kHeadPool);
   static constexpr int kSingleHitRank = 0;  // the 2003 default and the headline's: tested first
 
+  // A position in the list. Pointers, not indexes: PutOne is then a compare with `end`, a store
+  // through `top` and `top` + 1, without loading the array's address or indexing into it
+  // (the single-object free is the layer's per-packet cost).
+  class Cursor {
+   public:
+    void** get() const { return p_.load(std::memory_order_relaxed); }
+    void set(void** p) { p_.store(p, std::memory_order_relaxed); }
+    // The owner's push (PutOne) and a reclaimer's read of it (Steal); on x86 plain movs.
+    void** acquire() const { return p_.load(std::memory_order_acquire); }
+    void publish(void** p) { p_.store(p, std::memory_order_release); }
+
+   private:
+    std::atomic<void**> p_{nullptr};
+  };
+
   struct State {
-    void** hot = nullptr;
+    void** hot = nullptr;  // the list's array: hot[0, hot_list_len)
+    void** end = nullptr;  // hot + hot_list_len
+    Cursor top;            // one past the most recent object; written by the owner only
+    Cursor base;           // the oldest object a reclaimer left (hot unless robbed); see above
     uint32_t hot_list_len = 0;
-    Gauge hot_count;
     std::unique_ptr<void*[]> buf;  // grown only at a quiescent point
     uint32_t buf_cap = 0;
   };
+  static uint32_t Count(void* const* from, void* const* to) {
+    return static_cast<uint32_t>(to - from);
+  }
 
   static bool InStack(const StrategySpec& spec) { return spec.Has(Layer::kHeadPool); }
   static void Reserve(State& st, const LayerEnv& env) {
     EnsureBuf(st.buf, st.buf_cap, env.spec.hot_list_len);
   }
   static void Configure(State& st, const LayerEnv& env, bool on) {
-    st.hot_count.set(0);
     if (on) {
       EnsureBuf(st.buf, st.buf_cap, env.spec.hot_list_len);
       st.hot = st.buf.get();
       st.hot_list_len = env.spec.hot_list_len;
     } else {
-      st.hot_list_len = 0;
+      st.hot_list_len = 0;  // empty and full
     }
+    st.end = st.hot + st.hot_list_len;
+    st.top.set(st.hot);
+    st.base.set(st.hot);
   }
+  // The owner's flush (or control's on its behalf, or a foreign owner's own in its reclaim):
+  // no PutOne runs meanwhile, so the list starts again at hot[0].
   static uint64_t Flush(State& st, CoreCounters& c, FlushSink to_below) {
-    const uint32_t k = st.hot_count.get();
-    if (k == 0) return 0;
-    to_below(st.hot, k);
-    st.hot_count.set(0);
+    void** const b = st.base.get();
+    void** const t = st.top.get();
+    st.base.set(st.hot);
+    st.top.set(st.hot);
+    if (t == b) return 0;
+    to_below(b, Count(b, t));
     c.layer[kIndex].bulk.Add(1);
-    return k;
+    return Count(b, t);
   }
-  static uint32_t Objects(const State& st) { return st.hot_count.get(); }
+  // A reclaimer's flush of a foreign owner, which may be inside PutOne (see the top): only
+  // `base` is written, after the objects below `top` (as read) went to `to_below`.
+  static uint64_t Steal(State& st, CoreCounters& c, FlushSink to_below) {
+    void** const b = st.base.get();
+    void** const t = st.top.acquire();
+    if (t == b) return 0;
+    to_below(b, Count(b, t));
+    st.base.set(t);
+    c.layer[kIndex].bulk.Add(1);
+    return Count(b, t);
+  }
+  // (Read by other threads while the owner runs: base and top may be a moment apart.)
+  static uint32_t Objects(const State& st) {
+    void* const* b = st.base.get();
+    void* const* t = st.top.get();
+    return t > b ? Count(b, t) : 0;
+  }
 
   // The whole request from the hot list is the common case (a PMD refilling a burst): served
   // here, without the miss path's stack frame.
@@ -66,31 +125,43 @@ struct HeadPool {
   template <class S>
   static bool GetFromHotList(S& s, void** objs, unsigned n) {
     State& st = StateOf<HeadPool>(s);
-    const uint32_t cnt = st.hot_count.get();
-    if (n > cnt) return false;
-    PopInto(objs, st.hot + cnt, n);
-    st.hot_count.set(cnt - n);
+    void** const t = st.top.get();
+    if (n > Count(st.base.get(), t)) return false;
+    PopInto(objs, t, n);
+    st.top.set(t - n);
     s.counters.layer[kIndex].alloc_hits.Add(n);
     return true;
+  }
+
+  // The owner, inside a marked operation (no reclaimer at work): a robbed list moved back to
+  // hot[0], so that it holds hot_list_len again. Returns the new top.
+  static void** Rebase(State& st, void** t) {
+    void** const b = st.base.get();
+    if (b == st.hot) return t;
+    const uint32_t k = Count(b, t);
+    std::memmove(st.hot, b, k * sizeof(void*));
+    st.base.set(st.hot);
+    st.top.set(st.hot + k);
+    return st.hot + k;
   }
 
   template <class Below, class S>
   [[gnu::noinline]] static bool GetMissing(Shared& sh, S& s, void** objs, unsigned n) {
     State& st = StateOf<HeadPool>(s);
-    uint32_t cnt = st.hot_count.get();
-    void** hot = st.hot;
+    void** top = Rebase(st, st.top.get());
+    const uint32_t cnt = Count(st.hot, top);
     const unsigned from_hot = n < cnt ? n : cnt;
-    PopInto(objs, hot + cnt, from_hot);
-    cnt -= from_hot;
-    st.hot_count.set(cnt);
+    PopInto(objs, top, from_hot);
+    top -= from_hot;
+    st.top.set(top);
     unsigned i = from_hot;
     for (; i < n; ++i) {
       if (!Below::Get(sh, s, objs + i, 1)) break;
     }
     if (i < n) {  // all or nothing: give everything back where it came from
       Below::Put(sh, s, objs + from_hot, i - from_hot);
-      for (unsigned k = 0; k < from_hot; ++k) hot[cnt + from_hot - 1 - k] = objs[k];
-      st.hot_count.set(cnt + from_hot);
+      for (unsigned k = 0; k < from_hot; ++k) top[from_hot - 1 - k] = objs[k];
+      st.top.set(top + from_hot);
       return false;
     }
     LayerCounters& c = s.counters.layer[kIndex];
@@ -102,12 +173,15 @@ struct HeadPool {
   template <class Below, class S>
   static void Put(Shared& sh, S& s, void* const* objs, unsigned n) {
     State& st = StateOf<HeadPool>(s);
-    uint32_t cnt = st.hot_count.get();
-    const uint32_t len = st.hot_list_len;
-    void** hot = st.hot;
+    void** top = st.top.get();
+    void** const end = st.end;
     unsigned i = 0;
-    for (; i < n && cnt < len; ++i) hot[cnt++] = objs[i];
-    st.hot_count.set(cnt);
+    for (;;) {
+      for (; i < n && top != end; ++i) *top++ = objs[i];
+      if (__builtin_expect(i == n, 1) || st.base.get() == st.hot) break;
+      top = Rebase(st, top);  // full only because a reclaimer took its bottom
+    }
+    st.top.publish(top);
     const unsigned kept = i;
     for (; i < n; ++i) Below::Put(sh, s, objs + i, 1);
     LayerCounters& c = s.counters.layer[kIndex];
@@ -119,21 +193,22 @@ struct HeadPool {
   template <class S>
   static bool GetOne(S& s, void** obj) {
     State& st = StateOf<HeadPool>(s);
-    const uint32_t cnt = st.hot_count.get();
-    if (cnt == 0) return false;
-    *obj = st.hot[cnt - 1];
-    st.hot_count.set(cnt - 1);
+    void** const t = st.top.get();
+    if (t == st.base.get()) return false;
+    *obj = t[-1];
+    st.top.set(t - 1);
     s.counters.layer[kIndex].fast_alloc_hits.Add(1);
     return true;
   }
+  // Safe for a foreign owner without the operation marks (Pool::ForeignPutOne; see the top):
+  // the object is in the list before `top` says so.
   template <class S, class PortOf>
   static bool PutOne(S& s, void* obj, const PortOf& /*port_of*/) {
     State& st = StateOf<HeadPool>(s);
-    const uint32_t cnt = st.hot_count.get();
-    if (cnt == st.hot_list_len) return false;
-    // (The count first: GCC then makes cnt + 1 with one lea instead of a copy and an add.)
-    st.hot_count.set(cnt + 1);
-    st.hot[cnt] = obj;
+    void** const t = st.top.get();
+    if (t == st.end) return false;
+    *t = obj;
+    st.top.publish(t + 1);
     s.counters.layer[kIndex].fast_free_hits.Add(1);
     return true;
   }

@@ -42,6 +42,13 @@
 //                                      nothing done otherwise. PortOf is the host's recycle
 //                                      check for one object (layers that do not recycle ignore it)
 //   static bool SingleHitReady(const State&, const Shared&)   (default: true)
+//   static uint64_t Steal(State&, CoreCounters&, FlushSink to_below)
+//                                      a layer with a single-object hit whose PutOne a foreign
+//                                      owner may run without the operation marks
+//                                      (UnmarkedPutOne; pool_core.h, "No stranded objects"):
+//                                      Flush as a reclaimer does it while the owner may be
+//                                      inside that PutOne, writing nothing PutOne writes and
+//                                      taking what PutOne has published (the head pool's)
 //
 // Invariants every layer keeps: an object is in exactly one place (a layer, the store, a
 // depot, or the host's hands); Objects() is exact whenever its core is quiescent; a failed Get
@@ -51,6 +58,7 @@
 #define SKBNF_DATAPLANE_POOL_LAYER_H_
 
 #include <array>
+#include <concepts>
 #include <cstddef>
 #include <cstdint>
 #include <memory>
@@ -87,6 +95,14 @@ inline void EnsureBuf(std::unique_ptr<void*[]>& buf, uint32_t& cap, uint32_t nee
 template <class L>
 concept HasSingleHit = requires {
   L::kSingleHitRank;
+};
+
+// A layer whose single-object free needs no operation marks on a foreign owner: a reclaimer
+// takes its objects with Steal, around a PutOne in progress.
+template <class L>
+concept UnmarkedPutOne = HasSingleHit<L> &&
+    requires(typename L::State& st, CoreCounters& c, FlushSink f) {
+  { L::Steal(st, c, f) } -> std::same_as<uint64_t>;
 };
 
 template <class... L>

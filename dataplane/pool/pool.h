@@ -150,14 +150,19 @@ class BasicPool final : public PoolCore {
   // The foreign single-object pair, on a slot from ForeignFastSlot (the plugin's per-thread
   // cache) whose kind is kSingleHit<L>. It never waits: when a reclaimer is at work it backs
   // off and the caller takes the full path, whose Enter waits. So it makes no call and needs
-  // no stack frame either.
+  // no stack frame either. The free of a layer whose reclaimer steals around it
+  // (UnmarkedPutOne: the head pool) takes no marks at all, reclaimer or not.
   template <class L>
   static bool ForeignPutOne(CoreSlot& base, void* obj) {
     Slot& s = static_cast<Slot&>(base);
-    if (!TryEnter(s)) return false;
-    const bool ok = L::PutOne(s, obj, NoRecycleCheck());
-    Exit(s);
-    return ok;
+    if constexpr (UnmarkedPutOne<L>) {
+      return L::PutOne(s, obj, NoRecycleCheck());
+    } else {
+      if (!TryEnter(s)) return false;
+      const bool ok = L::PutOne(s, obj, NoRecycleCheck());
+      Exit(s);
+      return ok;
+    }
   }
   static bool ForeignGetOneOn(CoreSlot& base, void** obj) {
     Slot& s = static_cast<Slot&>(base);
@@ -370,6 +375,23 @@ class BasicPool final : public PoolCore {
       SKBNF_DCHECK(flushed == held, "Flush hands down exactly what the layer's gauge said it held");
       SKBNF_DCHECK(L::Objects(StateOf<L>(s)) == 0, "a flushed layer holds nothing");
       n += flushed;
+    });
+    return n;
+  }
+  // A reclaimer robbing a foreign owner: a layer with Steal (layer.h) may meet the owner
+  // inside its unmarked single-object free, so its gauge is not checked against what it gave.
+  uint64_t StealLayers(CoreSlot& base, FlushSink to_below) override {
+    Slot& s = static_cast<Slot&>(base);
+    uint64_t n = 0;
+    List::ForEach([&]<class L, size_t I>() {
+      if constexpr (UnmarkedPutOne<L>) {
+        n += L::Steal(StateOf<L>(s), s.counters, to_below);
+      } else {
+        [[maybe_unused]] const uint32_t held = L::Objects(StateOf<L>(s));
+        const uint64_t flushed = L::Flush(StateOf<L>(s), s.counters, to_below);
+        SKBNF_DCHECK(flushed == held, "Flush hands down exactly what the layer's gauge held");
+        n += flushed;
+      }
     });
     return n;
   }

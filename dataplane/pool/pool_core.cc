@@ -9,6 +9,11 @@
 
 namespace skbnf::pool {
 
+bool g_pop_avx2 = [] {
+  __builtin_cpu_init();  // (a static initialiser may run before libgcc's)
+  return __builtin_cpu_supports("avx2") != 0;
+}();
+
 bool OtherGet(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
   s.counters.store_locks.AtomicAdd(1);
   if (!sh.store->Get(objs, n)) return false;

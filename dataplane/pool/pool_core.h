@@ -53,14 +53,23 @@
 //      waits for it to end (one operation: nanoseconds). Busy, idle or gone owners alike. Where
 //      membarrier(2) is unavailable (an old kernel, a seccomp profile), owners use a full fence
 //      per operation instead (PoolConfig::asymmetric_fence = false forces that).
+//      One operation takes no marks: the single-object free of a top layer with Steal
+//      (layer.h, UnmarkedPutOne: the head pool; Pool::ForeignPutOne), which is per packet
+//      with PMDs that free one mbuf per call. It only pushes, and publishes the push last;
+//      the reclaimer takes that layer's objects with Steal, which writes only what the push
+//      never touches (headpool.h: the list's base), so the two may overlap: a push the
+//      reclaimer did not see stays in the layer, reachable to the next Get that reclaims.
 // The fast paths pay nothing for 2 (the word is the load Quiesce already does) and two plain
-// stores and a load per operation for 3 (foreign owners only; skbnfd's workers never do it).
+// stores and a load per marked operation for 3 (foreign owners only; skbnfd's workers never do
+// it).
 // Bound: after a reclaim, every object that was free in the pool when the Get began is
 // reachable to it except (a) those held by a quiescent-point worker that did not reach its
 // quiescent point within reclaim_wait (counted in reclaim_timeouts(); the request stays
 // raised, so it flushes at its next Quiesce: unreachable for at most one poll-loop iteration
 // of that worker) and (b) the at most n objects each concurrent operation is moving at that
-// instant (unreachable for the length of that operation).
+// instant (unreachable for the length of that operation; the one object of a foreign owner's
+// unmarked free that overlaps the robbery stays in the owner's layer, where the next reclaim
+// finds it).
 //
 // Conservation: populated == in store + in per-core layers + in depots + in flight, exact
 // whenever no Get/Put runs concurrently (workers parked or stopped). Audit() checks it.
@@ -294,6 +303,9 @@ class PoolCore {
                                bool inline_ok) = 0;
   // Every layer's objects to `to_below`; returns the count.
   virtual uint64_t FlushLayers(CoreSlot& s, FlushSink to_below) = 0;
+  // The same by a reclaimer robbing a foreign owner, which may be inside an unmarked
+  // single-object free meanwhile (layers with Steal take their objects around it).
+  virtual uint64_t StealLayers(CoreSlot& s, FlushSink to_below) = 0;
   // Gives back what the layers borrowed from the generation (after FlushLayers).
   virtual void DetachLayers(CoreSlot& s) = 0;
   // Buffers for the default tunables, at registration.

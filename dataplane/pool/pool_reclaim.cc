@@ -74,7 +74,9 @@ void PoolCore::Reclaim(CoreSlot& self) {
     for (int i = 0; i < n_robbed; ++i) {
       CoreSlot& v = *robbed[i];
       while (v.in_op.load(std::memory_order_seq_cst) != 0) CpuRelax();
-      moved += FlushSlot(v);
+      // Outside its marked operations; perhaps inside an unmarked free (layer.h, Steal).
+      moved +=
+          StealLayers(v, [&](void* const* objs, uint32_t k) { StorePut(shared_, v, objs, k); });
       v.steal.fetch_and(static_cast<uint8_t>(~kStealBit), std::memory_order_release);
     }
   }

@@ -647,15 +647,24 @@ TEST(FastPathTest, WorkerSlotCallsAreTheFullPathAcrossSwaps) {
 
 // PopInto (every layer's burst get) against the plain reverse copy, for every length around
 // the SSE2 path's cases (pairs, runs of 16, the burst of 32, an odd object).
+// On an AVX2 machine the burst of 32 is checked on both paths (g_pop_avx2).
 TEST(FastPathTest, PopIntoHandsOutTheMostRecentFirstForEveryLength) {
   std::vector<void*> stack(80);
   for (size_t i = 0; i < stack.size(); ++i) stack[i] = reinterpret_cast<void*>(0x1000 + 8 * i);
-  for (unsigned n = 0; n <= 70; ++n) {
-    std::vector<void*> out(n + 2, nullptr);
-    PopInto(out.data(), stack.data() + 75, n);
-    for (unsigned k = 0; k < n; ++k) ASSERT_EQ(out[k], stack[74 - k]) << "n=" << n << " k=" << k;
-    EXPECT_EQ(out[n], nullptr) << "n=" << n << ": wrote past the end";
+  const bool avx2 = g_pop_avx2;
+  for (bool use_avx2 : {false, avx2}) {
+    g_pop_avx2 = use_avx2;
+    for (unsigned n = 0; n <= 70; ++n) {
+      std::vector<void*> out(n + 2, nullptr);
+      PopInto(out.data(), stack.data() + 75, n);
+      for (unsigned k = 0; k < n; ++k) {
+        ASSERT_EQ(out[k], stack[74 - k]) << "n=" << n << " k=" << k << " avx2=" << use_avx2;
+      }
+      EXPECT_EQ(out[n], nullptr) << "n=" << n << ": wrote past the end";
+      EXPECT_EQ(out[n + 1], nullptr) << "n=" << n << ": wrote past the end";
+    }
   }
+  g_pop_avx2 = avx2;
 }
 
 // What the plugin's per-thread slot cache relies on: ForeignFastSlot answers for registered
@@ -714,16 +723,88 @@ TEST(FastPathTest, ForeignFastSlotAndTheInlineHotListBurst) {
   EXPECT_EQ(t->CoreStats(0).allocs, after.allocs);
   ASSERT_TRUE(t->ForeignGetOn(*s, out + 32, 8));
   for (int k = 0; k < 8; ++k) EXPECT_EQ(out[32 + k], o[7 - k]) << k;
-  // A raised steal (a reclaimer at work) declines the inline paths without touching anything.
-  t->ForeignPut(0, out, 40);
+  // A raised steal (a reclaimer at work) declines the inline burst without touching anything;
+  // the head pool's single-object free takes no marks (the reclaimer steals around it) and is
+  // served all the same.
+  t->ForeignPut(0, out, 39);
   s->steal.store(1);
   EXPECT_FALSE(Pool::ForeignHotListGet(*s, out, 4));
-  EXPECT_FALSE(Pool::ForeignPutOne<HeadPool>(*s, o[0]));
   EXPECT_EQ(s->in_op.load(), 0) << "a declined call leaves no mark";
+  EXPECT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, out[39]));
+  EXPECT_EQ(s->in_op.load(), 0) << "the head pool's free takes no mark";
   s->steal.store(0);
+  EXPECT_EQ(t->CoreGauges(0).objects[kHp], 40u);
   AuditReport r = t->Audit(0);
   EXPECT_TRUE(r.ok) << r.message;
   EXPECT_EQ(r.handed_out, 0u);
+}
+
+// A robbed foreign owner's hot list (headpool.h): the reclaimer takes hot[base, top) and moves
+// only `base`; the owner's unmarked frees keep pushing at `top` until it reaches
+// hot_list_len, and the owner's next marked Put or missing Get moves the list back to hot[0].
+// Objects, order and counters stay exact throughout.
+TEST(HeadPoolTest, RobbedForeignListRebasesOnTheOwnersNextMarkedCall) {
+  auto t = MakePool("headpool:hot_list_len=8", {.n = 16});
+  ASSERT_TRUE(t->RegisterForeignCore(0).ok());
+  ASSERT_TRUE(t->RegisterForeignCore(1).ok());
+  int kind = 0;
+  CoreSlot* s = t->ForeignFastSlot(0, &kind);
+  ASSERT_NE(s, nullptr);
+  ASSERT_EQ(kind, Pool::kSingleHit<HeadPool>);
+  void* o[16];
+  ASSERT_TRUE(t->ForeignGet(0, o, 16));
+  for (int k = 0; k < 5; ++k) ASSERT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, o[k]));
+  // Core 1 finds the store empty and robs core 0's five.
+  void* r[5];
+  ASSERT_TRUE(t->ForeignGet(1, r, 5));
+  EXPECT_EQ(t->reclaims(), 1u);
+  EXPECT_EQ(t->CoreGauges(0).objects[kHp], 0u);
+  // Three slots left above the robbed bottom: three unmarked frees, then the fourth declines.
+  for (int k = 5; k < 8; ++k) ASSERT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, o[k])) << k;
+  EXPECT_FALSE(Pool::ForeignPutOne<HeadPool>(*s, o[8]));
+  EXPECT_EQ(t->CoreGauges(0).objects[kHp], 3u);
+  // The full path (marked) rebases and keeps it: the list holds four, o[8] on top.
+  t->ForeignPut(0, &o[8], 1);
+  EXPECT_EQ(t->CoreGauges(0).objects[kHp], 4u);
+  CoreCountersSnapshot c = t->CoreStats(0);
+  EXPECT_EQ(c.frees, 9u);
+  EXPECT_EQ(c.layer[kHp].free_hits, 9u);
+  EXPECT_EQ(c.layer[kHp].free_misses, 0u);
+  for (int k = 9; k < 13; ++k) ASSERT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, o[k])) << k;
+  EXPECT_EQ(t->CoreGauges(0).objects[kHp], 8u);
+  void* back[8];
+  ASSERT_TRUE(t->ForeignGet(0, back, 8));
+  const void* want[8] = {o[12], o[11], o[10], o[9], o[8], o[7], o[6], o[5]};
+  for (int k = 0; k < 8; ++k) EXPECT_EQ(back[k], want[k]) << k;
+  // Robbed again, then a Get the list cannot serve whole rebases too (GetMissing).
+  t->ForeignPut(0, back, 3);  // back[0..2] in the list
+  void* r2[3];
+  ASSERT_TRUE(t->ForeignGet(1, r2, 3));  // the store is empty: robs those three
+  EXPECT_EQ(t->reclaims(), 2u);
+  ASSERT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, back[3]));  // hot[3], above base 3
+  EXPECT_EQ(t->CoreGauges(0).objects[kHp], 1u);
+  t->Put(kNoCore, r2, 3);  // straight to the store (a thread that owns no core)
+  void* two[2];
+  // Not whole from the list: GetMissing moves the list's one object to hot[0], hands it out
+  // first, and takes the other from the store.
+  ASSERT_TRUE(t->ForeignGet(0, two, 2));
+  EXPECT_EQ(two[0], back[3]);
+  EXPECT_EQ(t->reclaims(), 2u);
+  EXPECT_EQ(t->CoreGauges(0).objects[kHp], 0u);
+  t->ForeignPut(0, two, 2);
+  t->ForeignPut(0, back + 4, 4);
+  t->ForeignPut(0, o + 13, 3);
+  t->ForeignPut(1, r, 5);
+  AuditReport a = t->Audit(0);
+  EXPECT_TRUE(a.ok) << a.message;
+  EXPECT_EQ(a.handed_out, 0u);
+  uint64_t allocs = 0, frees = 0;
+  for (int core : {0, 1, kNoCore}) {
+    allocs += t->CoreStats(core).allocs;
+    frees += t->CoreStats(core).frees;
+  }
+  EXPECT_EQ(allocs, frees);
+  EXPECT_EQ(t->reclaimed_objects(), 8u);  // five, then three, all by Steal
 }
 
 }  // namespace

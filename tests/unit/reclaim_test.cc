@@ -315,6 +315,91 @@ TEST_P(ForeignReclaimTest, BusyOwnersRobbedConcurrentlyLoseAndDuplicateNothing) 
   EXPECT_EQ(pool.in_store(), kObjects);
 }
 
+// The plugin's per-packet free (Pool::ForeignPutOne<HeadPool> on the thread's cached slot)
+// takes no operation marks: reclaimers steal around it (headpool.h). Owners that free one
+// object at a time through it, and allocate through the marked path, while the others rob
+// them: no object is handed out twice, none is lost, every free and alloc is counted once.
+TEST_P(ForeignReclaimTest, UnmarkedHeadPoolFreesRobbedConcurrentlyLoseAndDuplicateNothing) {
+  for (const char* spec :
+       {"headpool:hot_list_len=24", "headpool:hot_list_len=16+magazine:size=8"}) {
+    SCOPED_TRACE(spec);
+    auto t = MakeForeignPool(spec, GetParam());
+    TestedPool& pool = *t.pool;
+    std::vector<std::atomic<int>> owner(pool.store().index_space());
+    for (auto& o : owner) o.store(-1);
+    std::atomic<uint64_t> violations{0}, unmarked{0}, frees{0}, allocs{0};
+    constexpr int kThreads = 3;
+    std::vector<std::thread> threads;
+    for (int c = 0; c < kThreads; ++c) {
+      threads.emplace_back([&, c] {
+        ASSERT_TRUE(pool.RegisterForeignCore(c).ok());
+        int kind = 0;
+        CoreSlot* slot = pool.ForeignFastSlot(c, &kind);
+        if (kind != TestedPool::kSingleHit<HeadPool>) slot = nullptr;  // (the toy build's top)
+        const auto free_one = [&](void* o) {
+          int expected = c;
+          if (!owner[pool.store().IndexOf(o)].compare_exchange_strong(expected, -1)) {
+            violations.fetch_add(1);
+          }
+          frees.fetch_add(1);
+          if (slot != nullptr && TestedPool::ForeignPutOne<HeadPool>(*slot, o)) {
+            unmarked.fetch_add(1);
+          } else {
+            pool.ForeignPut(c, &o, 1);
+          }
+        };
+        std::vector<void*> mine;
+        uint32_t x = 7654321u * (c + 1);
+        for (int iter = 0; iter < 20000; ++iter) {
+          x = x * 1103515245u + 12345u;
+          if ((x >> 16) % 2 == 0 && mine.size() < 40) {
+            void* o[8];
+            const unsigned n = 1 + (x >> 20) % 8;
+            if (!pool.ForeignGet(c, o, n)) continue;
+            allocs.fetch_add(n);
+            for (unsigned i = 0; i < n; ++i) {
+              int expected = -1;
+              if (!owner[pool.store().IndexOf(o[i])].compare_exchange_strong(expected, c)) {
+                violations.fetch_add(1);
+              }
+              mine.push_back(o[i]);
+            }
+          } else {
+            while (!mine.empty() && (x & 1) == 0) {  // a TX completion: several single frees
+              free_one(mine.back());
+              mine.pop_back();
+              x >>= 1;
+            }
+            if (!mine.empty()) {
+              free_one(mine.back());
+              mine.pop_back();
+            }
+          }
+        }
+        for (void* o : mine) free_one(o);
+      });
+    }
+    for (auto& th : threads) th.join();
+    EXPECT_EQ(violations.load(), 0u);
+    EXPECT_GT(pool.reclaims(), 0u);  // 3 x 40 held > 64: they had to rob each other
+#ifndef SKBNF_TEST_TOY_LAYER
+    EXPECT_GT(unmarked.load(), 0u);
+#endif
+    uint64_t counted_allocs = 0, counted_frees = 0;
+    for (int c = 0; c < kThreads; ++c) {
+      counted_allocs += pool.CoreStats(c).allocs;
+      counted_frees += pool.CoreStats(c).frees;
+    }
+    EXPECT_EQ(counted_allocs, allocs.load());
+    EXPECT_EQ(counted_frees, frees.load());
+    AuditReport a = pool.Audit(0);
+    EXPECT_TRUE(a.ok) << a.message;
+    EXPECT_EQ(a.handed_out, 0u);
+    for (int c = 0; c < kThreads; ++c) ASSERT_TRUE(pool.UnregisterWorker(c).ok());
+    EXPECT_EQ(pool.in_store(), kObjects);
+  }
+}
+
 INSTANTIATE_TEST_SUITE_P(Fence, ForeignReclaimTest, ::testing::Values(true, false),
                          [](const ::testing::TestParamInfo<bool>& p) {
                            return p.param ? "Membarrier" : "FullFence";
