@@ -118,6 +118,16 @@ def shape(meta):
     return (f"load cap {meta['load_cap']}" if meta["load_cap"] else "no load cap")
 
 
+def builds(meta):
+    """When a table's rates and its instruction counts come from different commits."""
+    if meta.get("rates_commit") and meta.get("callgrind_commit") and \
+            meta["rates_commit"] != meta["callgrind_commit"]:
+        return (f" (rates measured at commit {meta['rates_commit']}, instructions counted at "
+                f"{meta['callgrind_commit']} with `{meta.get('callgrind_command', '?')}`: the "
+                f"rates predate the change between them)")
+    return ""
+
+
 def when(meta):
     return f"{meta.get('started', '?')} – {meta.get('ended', '?')} UTC"
 
@@ -164,7 +174,7 @@ def gen_readme(r):
         f"through skbnf's ops) {ratio(h['plugin'])}. Instructions per packet (callgrind, "
         f"deterministic) are {instr_ratio(h['lcache']):.2f}x, {instr_ratio(h['headpool']):.2f}x, "
         f"{instr_ratio(h['magazine']):.2f}x and {instr_ratio(h['plugin']):.2f}x native's "
-        f"{h['lcache']['instr_a']:.1f}. The older `--no-huge` headline (DPDK's mempool then "
+        f"{h['lcache']['instr_a']:.1f}{builds(meta)}. The older `--no-huge` headline (DPDK's mempool then "
         f"puts one mbuf per 4 KiB page) is in BENCHMARKS.md, labelled as such; it is not this "
         f"product's result on production memory.")
 
@@ -174,7 +184,7 @@ def gen_huge_reading(r):
     _, _, meta = r.table("huge/headline")
     return (
         f"Reading ({when(meta)}; {meta['pairs']} pairs of {meta['seconds']} s, {shape(meta)}; "
-        f"load {load_range('huge/headline', r)}):\n\n"
+        f"load {load_range('huge/headline', r)}){builds(meta)}:\n\n"
         f"* skbnfd's best, `lcache+headpool`, is at {ratio(h['lcache'])} native; its "
         f"instructions per packet {instr(h['lcache'])}. skbnfd on DPDK's own pool "
         f"(`ring_mp_mc`): {ratio(h['ring'])}.\n"
