@@ -32,43 +32,12 @@
 #include "absl/strings/str_cat.h"
 #include "dataplane/dpdk/engine.h"
 #include "gtest/gtest.h"
+#include "tests/integration/eal_environment.h"
 
 namespace skbnf::dpdk {
 namespace {
 
 using namespace std::chrono_literals;
-
-class EalEnvironment : public ::testing::Environment {
- public:
-  void SetUp() override {
-    cpu_set_t set;
-    CPU_ZERO(&set);
-    sched_getaffinity(0, sizeof(set), &set);
-    std::vector<int> cpus;
-    for (int c = 0; c < CPU_SETSIZE && cpus.size() < 2; ++c) {
-      if (CPU_ISSET(c, &set)) cpus.push_back(c);
-    }
-    const int a = cpus.at(0), b = cpus.size() > 1 ? cpus[1] : cpus[0];
-    std::vector<std::string> args = {"layout_test",
-                                     "--no-huge",
-                                     "-m",
-                                     "512",
-                                     "--no-pci",
-                                     "--no-shconf",
-                                     absl::StrCat("--file-prefix=skbnf-layout-", getpid()),
-                                     absl::StrCat("--lcores=0@", a, ",1@", b),
-                                     "--log-level=lib.eal:warning",
-                                     "--no-telemetry"};
-    std::vector<char*> argv;
-    for (auto& s : args) argv.push_back(s.data());
-    ASSERT_GE(rte_eal_init(static_cast<int>(argv.size()), argv.data()), 0);
-  }
-  void TearDown() override {
-    const std::string runtime_dir = rte_eal_get_runtime_dir();
-    rte_eal_cleanup();
-    ::rmdir(runtime_dir.c_str());
-  }
-};
 
 // The pool's objects, sorted by address, grouped by the memory chunk that holds them.
 struct Layout {
@@ -290,6 +259,7 @@ TEST_F(LayoutTest, MisplacedOrBadKnobsAreRefusedSayingWhatToWrite) {
 
 int main(int argc, char** argv) {
   ::testing::InitGoogleTest(&argc, argv);
-  ::testing::AddGlobalTestEnvironment(new skbnf::dpdk::EalEnvironment);
+  ::testing::AddGlobalTestEnvironment(
+      new skbnf::dpdk::EalEnvironment("skbnf-layout", {"--no-huge", "-m", "512"}, 1));
   return RUN_ALL_TESTS();
 }
