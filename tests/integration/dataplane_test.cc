@@ -1723,9 +1723,10 @@ int main(int argc, char** argv) {
   const char* huge_dir = std::getenv("SKBNF_IT_HUGE_DIR");
   std::vector<std::string> memory = {"--no-huge", "-m", "1024"};
   if (huge_dir != nullptr) {
-    // No -m: pages are taken as the pool needs them (Open vSwitch holds most of the test's
-    // reservation).
-    memory = {"--in-memory", "--single-file-segments", absl::StrCat("--huge-dir=", huge_dir)};
+    // -m 256 taken at start (virtio-user shares it with the peer when it connects): Open
+    // vSwitch holds most of the test's 600-page reservation; the pool needs about 50 MB.
+    memory = {"--in-memory", "--single-file-segments", absl::StrCat("--huge-dir=", huge_dir), "-m",
+              "256"};
   }
   ::testing::AddGlobalTestEnvironment(
       new skbnf::dpdk::EalEnvironment("skbnf-it", std::move(memory), 2));
