@@ -123,8 +123,11 @@ void ClassifyMbufs(void* ctx, void* const* objs, unsigned n, int16_t* ports) {
 // The pool's adopt hook (skbnfd): `core`'s lcore cache into the layers below (the generation
 // the core ran, which FlushSlot then empties), and its size for `next`: N when the host plays
 // next's lcache layer, else 0. Runs on the core, or on control for a parked worker.
+void ForgetWorkerHotEntries(const rte_mempool* mp);
 void HostAdopt(void* ctx, int core, const pool::StrategySpec& next) {
   auto* dp = static_cast<DriverPool*>(ctx);
+  // A worker's kind may change next: no thread's remembered head-pool hit of this pool holds.
+  if (!kPluginBuild) ForgetWorkerHotEntries(dp->mp);
   if (dp->caches == nullptr || core < 0 || core >= kMaxCores || core >= RTE_MAX_LCORE) return;
   rte_mempool_cache& c = dp->caches[core];
   HostLcacheTally& t = dp->tally[core].t;
@@ -193,8 +196,11 @@ int OpAlloc(rte_mempool* mp) {
   // the lcache layer (see the header).
   const bool host_cache =
       !kPluginBuild && host != nullptr && !opt.debug && mp->cache_size == 0 && host->lcore_caches;
-  if (host_cache) {
-    cfg.host_lcache = true;
+  dp->mp = mp;
+  cfg.host_lcache = host_cache;
+  if (!kPluginBuild && host != nullptr) {
+    // skbnfd's pools: the hook sizes a hosting core's lcache, and drops the threads'
+    // remembered head-pool hits (ThreadSlots) before a worker's kind changes.
     cfg.adopt_hook = &HostAdopt;
     cfg.adopt_ctx = dp.get();
   }
@@ -219,7 +225,6 @@ int OpAlloc(rte_mempool* mp) {
       return -ENOMEM;
     }
     dp->tally.reset(new PaddedTally[kMaxCores]);
-    dp->mp = mp;
     mp->local_cache = dp->caches;
   }
   if (dp->foreign) {
@@ -300,6 +305,12 @@ inline bool HostActive(const DriverPool* dp, int core) {
 //    a hosted lcache, the debug switch, an unregistered worker) declines and the call takes
 //    the full path. skbnfd's pools have no foreign owners (OpAlloc registers them only in a
 //    foreign application), so a cached worker slot stays a worker's.
+//    A worker's thread also remembers that its slot's kind is the head pool's (hp_mp/hp: set
+//    by OpDequeue after a burst from the hot list), so that its single-object free, once per
+//    packet, skips the kind (Pool::WorkerHeadPoolPutOne). The pool's adopt hook (HostAdopt),
+//    which runs before every change of a worker's kind, drops every thread's remembered hit of
+//    the pool (ForgetWorkerHotEntries); dropping one is always safe (the call then reads the
+//    kind), and a thread sets its own only while its kind is the head pool's.
 //  - Only an EAL lcore's slot is cached: an EAL lcore's id never moves to another thread
 //    (a non-EAL thread's does, with rte_thread_unregister/register).
 //  - OpFree clears every thread's entries for the pool (a later pool may get the same
@@ -307,8 +318,8 @@ inline bool HostActive(const DriverPool* dp, int core) {
 //  - A thread alternating between two pools (of one kind, in the plugin) takes the full path
 //    each time it switches: correct, just not faster.
 struct ThreadSlots {
-  const rte_mempool* hp_mp;  // the mp fields are written by OpFree on other threads:
-  pool::CoreSlot* hp;        // __atomic relaxed
+  const rte_mempool* hp_mp;  // the mp fields are written by OpFree (and the adopt hook) on
+  pool::CoreSlot* hp;        // other threads: __atomic relaxed
   pool::Pool* hp_pool;
   const rte_mempool* mg_mp;
   pool::CoreSlot* mg;
@@ -377,6 +388,13 @@ void ForgetThreadSlots(const rte_mempool* mp) {
     if (CachedPool(t->wk_mp) == mp) __atomic_store_n(&t->wk_mp, nullptr, __ATOMIC_RELAXED);
   }
 }
+void ForgetWorkerHotEntries(const rte_mempool* mp) {
+  ThreadSlotsRegistry& r = Registry();
+  pool::MutexLock lock(&r.mu);
+  for (ThreadSlots* t : r.threads) {
+    if (CachedPool(t->hp_mp) == mp) __atomic_store_n(&t->hp_mp, nullptr, __ATOMIC_RELAXED);
+  }
+}
 // The calling thread's lcore when it is an EAL lcore (its id stays its own), else kNoCore.
 inline int EalLcoreCore() {
   const int core = LcoreCore();
@@ -394,6 +412,16 @@ inline int EalLcoreCore() {
   t.wk = s;
   __atomic_store_n(&t.wk_mp, mp, __ATOMIC_RELAXED);
 }
+
+// skbnfd: the calling worker's slot (t_slots.wk, cached for mp) runs the head pool's hit:
+// OpEnqueue may skip the kind until the adopt hook drops this. Out of line, once per swap.
+#ifndef SKBNF_MEMPOOL_PLUGIN
+[[gnu::noinline]] void RememberHeadPoolHit(const rte_mempool* mp) {
+  ThreadSlots& t = t_slots;
+  t.hp = t.wk;
+  __atomic_store_n(&t.hp_mp, mp, __ATOMIC_RELAXED);
+}
+#endif
 
 // The full paths, out of line: the inline part of OpEnqueue/OpDequeue is only the
 // single-object hit of the top layer (and the burst from a head pool's hot list), so that it
@@ -490,7 +518,9 @@ int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
   }
 #else
   if (__builtin_expect(n == 1, 1)) {
-    if (IsCachedPool(t.wk_mp, mp)) {
+    if (IsCachedPool(t.hp_mp, mp)) {
+      if (pool::Pool::WorkerHeadPoolPutOne(*t.hp, objs[0])) return 0;
+    } else if (IsCachedPool(t.wk_mp, mp)) {
       // The recycle check reads the pool's data room only when recycle is the top layer.
       const auto port_of = [mp](const void* o) {
         return RecyclePort(static_cast<const rte_mbuf*>(o), Driver(mp)->min_buf_len);
@@ -513,8 +543,13 @@ int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
   return PluginDequeueRest(mp, objs, n);
 #else
   if (__builtin_expect(IsCachedPool(t.wk_mp, mp), 1)) {
-    if (n == 1 ? pool::Pool::WorkerGetOne(*t.wk, objs)
-               : pool::Pool::WorkerBurstGet(*t.wk, objs, n)) {
+    if (n == 1) {
+      if (pool::Pool::WorkerGetOne(*t.wk, objs)) return 0;
+    } else if (pool::Pool::WorkerBurstGet(*t.wk, objs, n)) {
+      // Remember a head-pool kind for OpEnqueue (once per swap: see ThreadSlots).
+      if (!IsCachedPool(t.hp_mp, mp) && pool::Pool::WorkerHitIsHeadPool(*t.wk)) {
+        RememberHeadPoolHit(mp);
+      }
       return 0;
     }
   }
