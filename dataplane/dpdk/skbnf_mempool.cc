@@ -305,12 +305,13 @@ inline bool HostActive(const DriverPool* dp, int core) {
 //    a hosted lcache, the debug switch, an unregistered worker) declines and the call takes
 //    the full path. skbnfd's pools have no foreign owners (OpAlloc registers them only in a
 //    foreign application), so a cached worker slot stays a worker's.
-//    A worker's thread also remembers that its slot's kind is the head pool's (hp_mp/hp: set
-//    by OpDequeue after a burst from the hot list), so that its single-object free, once per
-//    packet, skips the kind (Pool::WorkerHeadPoolPutOne). The pool's adopt hook (HostAdopt),
-//    which runs before every change of a worker's kind, drops every thread's remembered hit of
-//    the pool (ForgetWorkerHotEntries); dropping one is always safe (the call then reads the
-//    kind), and a thread sets its own only while its kind is the head pool's.
+//    A worker's thread also remembers that its slot's kind is the head pool's (hp_mp/hp) or
+//    the magazine layer's (mg_mp/mg), set by OpDequeue after a burst served by that layer, so
+//    that its single-object free, once per packet, skips the kind
+//    (Pool::WorkerRememberedPutOne). The pool's adopt hook (HostAdopt), which runs before every
+//    change of a worker's kind, drops every thread's remembered hits of the pool
+//    (ForgetWorkerHotEntries); dropping one is always safe (the call then reads the kind), and
+//    a thread sets its own only while its kind is that layer's.
 //  - Only an EAL lcore's slot is cached: an EAL lcore's id never moves to another thread
 //    (a non-EAL thread's does, with rte_thread_unregister/register).
 //  - OpFree clears every thread's entries for the pool (a later pool may get the same
@@ -393,6 +394,7 @@ void ForgetWorkerHotEntries(const rte_mempool* mp) {
   pool::MutexLock lock(&r.mu);
   for (ThreadSlots* t : r.threads) {
     if (CachedPool(t->hp_mp) == mp) __atomic_store_n(&t->hp_mp, nullptr, __ATOMIC_RELAXED);
+    if (CachedPool(t->mg_mp) == mp) __atomic_store_n(&t->mg_mp, nullptr, __ATOMIC_RELAXED);
   }
 }
 // The calling thread's lcore when it is an EAL lcore (its id stays its own), else kNoCore.
@@ -413,13 +415,19 @@ inline int EalLcoreCore() {
   __atomic_store_n(&t.wk_mp, mp, __ATOMIC_RELAXED);
 }
 
-// skbnfd: the calling worker's slot (t_slots.wk, cached for mp) runs the head pool's hit:
-// OpEnqueue may skip the kind until the adopt hook drops this. Out of line, once per swap.
+// skbnfd: remembers which of the two hits the calling worker's slot (t_slots.wk, cached for
+// mp) runs, if either: OpEnqueue may skip the kind until the adopt hook drops this. Out of
+// line, once per swap.
 #ifndef SKBNF_MEMPOOL_PLUGIN
-[[gnu::noinline]] void RememberHeadPoolHit(const rte_mempool* mp) {
+[[gnu::noinline]] void RememberWorkerHit(const rte_mempool* mp) {
   ThreadSlots& t = t_slots;
-  t.hp = t.wk;
-  __atomic_store_n(&t.hp_mp, mp, __ATOMIC_RELAXED);
+  if (pool::Pool::WorkerHitIs<pool::HeadPool>(*t.wk)) {
+    t.hp = t.wk;
+    __atomic_store_n(&t.hp_mp, mp, __ATOMIC_RELAXED);
+  } else if (pool::Pool::WorkerHitIs<pool::MagazineLayer>(*t.wk)) {
+    t.mg = t.wk;
+    __atomic_store_n(&t.mg_mp, mp, __ATOMIC_RELAXED);
+  }
 }
 #endif
 
@@ -519,7 +527,9 @@ int OpEnqueue(rte_mempool* mp, void* const* objs, unsigned n) {
 #else
   if (__builtin_expect(n == 1, 1)) {
     if (IsCachedPool(t.hp_mp, mp)) {
-      if (pool::Pool::WorkerHeadPoolPutOne(*t.hp, objs[0])) return 0;
+      if (pool::Pool::WorkerRememberedPutOne<pool::HeadPool>(*t.hp, objs[0])) return 0;
+    } else if (IsCachedPool(t.mg_mp, mp)) {
+      if (pool::Pool::WorkerRememberedPutOne<pool::MagazineLayer>(*t.mg, objs[0])) return 0;
     } else if (IsCachedPool(t.wk_mp, mp)) {
       // The recycle check reads the pool's data room only when recycle is the top layer.
       const auto port_of = [mp](const void* o) {
@@ -546,10 +556,9 @@ int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
     if (n == 1) {
       if (pool::Pool::WorkerGetOne(*t.wk, objs)) return 0;
     } else if (pool::Pool::WorkerBurstGet(*t.wk, objs, n)) {
-      // Remember a head-pool kind for OpEnqueue (once per swap: see ThreadSlots).
-      if (!IsCachedPool(t.hp_mp, mp) && pool::Pool::WorkerHitIsHeadPool(*t.wk)) {
-        RememberHeadPoolHit(mp);
-      }
+      // Remember the kind for OpEnqueue (once per swap: see ThreadSlots). The burst was
+      // served by the head pool's or the magazine layer's: one of the two is the kind.
+      if (!IsCachedPool(t.hp_mp, mp) && !IsCachedPool(t.mg_mp, mp)) RememberWorkerHit(mp);
       return 0;
     }
   }

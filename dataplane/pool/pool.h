@@ -19,6 +19,7 @@
 #include <array>
 #include <cstdint>
 #include <memory>
+#include <type_traits>
 #include <utility>
 
 #include "absl/status/statusor.h"
@@ -206,11 +207,12 @@ class BasicPool final : public PoolCore {
   // skip it. `core`'s slot while `core` is a registered worker (not a foreign owner), else
   // nullptr. The address holds for the pool's life, and only the worker itself (or control,
   // while it is parked or unregistered) changes what runs on the slot, at quiescent points: so
-  // the calls below read the slot's fast-path kind on every call (WorkerHeadPoolPutOne: see
+  // the calls below read the slot's fast-path kind on every call (WorkerRememberedPutOne: see
   // there), and decline (false, nothing done) whenever it does not name the hit they serve:
   // after an unregistration (ResetSlot: kind 0), with the debug switch or a hosted lcache
-  // (kind 0), or when another layer is on top. They are the same hits as PutOneFast/GetOneFast and the top layer's burst
-  // hit (hot list, loaded magazine), counted the same way; the caller must be the slot's worker.
+  // (kind 0), or when another layer is on top. They are the same hits as PutOneFast/GetOneFast and
+  // the top layer's burst hit (hot list, loaded magazine), counted the same way; the caller must be
+  // the slot's worker.
   CoreSlot* WorkerSlot(int core) {
     if (static_cast<unsigned>(core) >= kMaxCores) return nullptr;
     Slot& s = slots_[core];
@@ -225,20 +227,25 @@ class BasicPool final : public PoolCore {
     Slot& s = static_cast<Slot&>(base);
     return s.fast != 0 && GetOne(s, obj);
   }
-  // Whether the slot's single-object hit is the head pool's (its kind at this moment).
-  static bool WorkerHitIsHeadPool(const CoreSlot& base) {
-    return static_cast<const Slot&>(base).fast == kSingleHit<HeadPool>;
+  // Whether the slot's single-object hit is layer L's (its kind at this moment).
+  template <class L>
+  static bool WorkerHitIs(const CoreSlot& base) {
+    return static_cast<const Slot&>(base).fast == kSingleHit<L>;
   }
-  // The head pool's single-object free, on a worker slot whose kind the caller knows to be
-  // kSingleHit<HeadPool> without reading it: a host that remembers WorkerHitIsHeadPool's
-  // answer per thread and forgets it in the adopt hook (PoolConfig::adopt_hook), which runs
-  // before every change of a registered worker's kind (Adopt, a parked worker's swap done on
-  // its behalf, UnregisterWorker) and after RegisterWorker's (skbnf_mempool.cc). The same hit,
-  // counted the same way, as WorkerPutOne's on that kind; one compare fewer.
-  static bool WorkerHeadPoolPutOne(CoreSlot& base, void* obj) {
+  // Layer L's single-object free (the head pool's or the magazine layer's), on a worker slot
+  // whose kind the caller knows to be kSingleHit<L> without reading it: a host that remembers
+  // WorkerHitIs<L>'s answer per thread and forgets it in the adopt hook
+  // (PoolConfig::adopt_hook), which runs before every change of a registered worker's kind
+  // (Adopt, a parked worker's swap done on its behalf, UnregisterWorker) and after
+  // RegisterWorker's (skbnf_mempool.cc). The same hit, counted the same way, as WorkerPutOne's
+  // on that kind; without the compares of the kind.
+  template <class L>
+  static bool WorkerRememberedPutOne(CoreSlot& base, void* obj) {
+    static_assert(std::is_same_v<L, HeadPool> || std::is_same_v<L, MagazineLayer>,
+                  "layers whose hit needs no recycle check");
     Slot& s = static_cast<Slot&>(base);
-    SKBNF_DCHECK(s.fast == kSingleHit<HeadPool>, "the caller's remembered kind is the slot's");
-    return HeadPool::PutOne(s, obj, NoRecycleCheck());
+    SKBNF_DCHECK(s.fast == kSingleHit<L>, "the caller's remembered kind is the slot's");
+    return L::PutOne(s, obj, NoRecycleCheck());
   }
   // A burst wholly from the top layer's own state when it is the head pool (the hot list) or
   // the magazine layer (the loaded magazine): what Get does then (the layer's hit, the core's

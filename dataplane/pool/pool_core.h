@@ -111,7 +111,7 @@ namespace skbnf::pool {
 // core's thread uses the pool (`next` is the current spec, nothing to flush).
 // A host that keeps a cache of its own in front of the pool (DPDK's lcore cache playing the
 // `lcache` layer) flushes it into the pool with Put(core, ...) here and resizes it for `next`.
-// A host that remembers a worker's fast-path kind (Pool::WorkerHeadPoolPutOne) forgets it here:
+// A host that remembers a worker's fast-path kind (Pool::WorkerRememberedPutOne) forgets it here:
 // every change of a registered worker's kind comes after this call (at registration, before the
 // core's thread uses the pool).
 using AdoptHookFn = void (*)(void* ctx, int core, const StrategySpec& next);

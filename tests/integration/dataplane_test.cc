@@ -983,55 +983,70 @@ TEST_F(DataplaneTest, SwapsBetweenInlineHitsUnderTrafficKeepCountsExact) {
   EXPECT_EQ(frees, t.rx);
 }
 
-// skbnfd's ops remember, per worker thread, that its slot runs the head pool's single-object
-// hit (skbnf_mempool.cc ThreadSlots: the free then skips the slot's kind) and drop that in the
-// pool's adopt hook before every change of the kind. Were it kept across a swap to
-// `recycle+headpool`, the worker's frees would go straight onto the head pool's list, past the
-// recycle layer on top (a head pool that is not in the chain has a list of length 0, which
-// refuses them). So: after the swap the top layer sees every free of the core (its hits plus its
-// misses equal the core's frees). Checked for a swap the worker adopts itself and for one
-// control makes on behalf of the parked worker.
-TEST_F(DataplaneTest, RememberedHeadPoolHitIsDroppedAtEverySwap) {
-  const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  EngineConfig cfg =
-      Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}, "headpool");
-  cfg.pool_debug = false;
-  Engine& e = Make(cfg);
-  ASSERT_TRUE(e.Start().ok());
-  constexpr int kHp = static_cast<int>(pool::Layer::kHeadPool);
+// skbnfd's ops remember, per worker thread, that its slot runs the head pool's or the magazine
+// layer's single-object hit (skbnf_mempool.cc ThreadSlots: the free then skips the slot's kind)
+// and drop that in the pool's adopt hook before every change of the kind. Were it kept across
+// a swap to `recycle+headpool` (`recycle+magazine`), the worker's frees would go straight onto
+// the head pool's list (the loaded magazine), past the recycle layer on top (a layer out of the
+// chain refuses them: its list has length 0, it has no magazine loaded). So: after the swap the
+// top layer sees every free of the core (its hits plus its misses equal the core's frees).
+// Checked for a swap the worker adopts itself and for one control makes on behalf of the
+// parked worker.
+TEST_F(DataplaneTest, RememberedSingleObjectHitIsDroppedAtEverySwap) {
   constexpr int kRc = static_cast<int>(pool::Layer::kRecycle);
-  const auto traffic = [&] {
-    const uint64_t before = Sum(e.Snapshot()).tx;
-    return WaitFor([&] { return Sum(e.Snapshot()).tx > before + 20'000; });
+  struct Case {
+    const char* from;
+    pool::Layer layer;
+    const char* to;
   };
-  for (const bool on_behalf : {false, true}) {
-    SCOPED_TRACE(on_behalf ? "swap made on behalf of the parked worker"
-                           : "swap adopted by the worker");
-    auto rep = e.SwapStrategy("headpool", std::chrono::seconds(10));
-    ASSERT_TRUE(rep.ok() && rep->status.ok());
-    ASSERT_TRUE(traffic());  // the worker's frees take the remembered head-pool hit
-    ASSERT_GT(e.Snapshot().workers.at(0).pool.layer[kHp].free_hits, 0u);
-    if (on_behalf) {
-      ASSERT_TRUE(e.PauseWorker(1, std::chrono::seconds(10)).ok());
+  // One engine per layer: a hit remembered (wrongly) from the other layer's case would hide
+  // this one's, since the free tries only the first remembered hit.
+  for (const Case& c : {Case{"headpool", pool::Layer::kHeadPool, "recycle+headpool"},
+                        Case{"magazine", pool::Layer::kMagazine, "recycle+magazine"}}) {
+    const std::string a = Vdev("net_null"), b = Vdev("net_null");
+    EngineConfig cfg =
+        Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}, c.from);
+    cfg.pool_debug = false;
+    Engine& e = Make(cfg);
+    ASSERT_TRUE(e.Start().ok());
+    const auto traffic = [&] {
+      const uint64_t before = Sum(e.Snapshot()).tx;
+      return WaitFor([&] { return Sum(e.Snapshot()).tx > before + 20'000; });
+    };
+    const auto hits = [&] {
+      return e.Snapshot().workers.at(0).pool.layer[static_cast<int>(c.layer)].free_hits;
+    };
+    for (const bool on_behalf : {false, true}) {
+      SCOPED_TRACE(
+          std::string(c.from) + " -> " + c.to +
+          (on_behalf ? ", made on behalf of the parked worker" : ", adopted by the worker"));
+      auto rep = e.SwapStrategy(c.from, std::chrono::seconds(10));
+      ASSERT_TRUE(rep.ok() && rep->status.ok());
+      const uint64_t hits0 = hits();
+      ASSERT_TRUE(traffic());  // the worker's frees take the remembered hit
+      ASSERT_GT(hits(), hits0);
+      if (on_behalf) {
+        ASSERT_TRUE(e.PauseWorker(1, std::chrono::seconds(10)).ok());
+      }
+      rep = e.SwapStrategy(c.to, std::chrono::seconds(10));
+      ASSERT_TRUE(rep.ok() && rep->status.ok());
+      if (on_behalf) {
+        ASSERT_TRUE(e.ResumeWorker(1, std::chrono::seconds(10)).ok());
+      }
+      ASSERT_TRUE(traffic());  // (the first poll after the swap adopts it)
+      const WorkerSnapshot w0 = e.Snapshot().workers.at(0);
+      ASSERT_TRUE(traffic());
+      const WorkerSnapshot w1 = e.Snapshot().workers.at(0);
+      const uint64_t frees = w1.pool.frees - w0.pool.frees;
+      const uint64_t top_saw = (w1.pool.layer[kRc].free_hits + w1.pool.layer[kRc].free_misses) -
+                               (w0.pool.layer[kRc].free_hits + w0.pool.layer[kRc].free_misses);
+      ASSERT_GT(frees, 20'000u);
+      EXPECT_EQ(top_saw, frees) << "frees went past the recycle layer on top";
     }
-    rep = e.SwapStrategy("recycle+headpool", std::chrono::seconds(10));
-    ASSERT_TRUE(rep.ok() && rep->status.ok());
-    if (on_behalf) {
-      ASSERT_TRUE(e.ResumeWorker(1, std::chrono::seconds(10)).ok());
-    }
-    ASSERT_TRUE(traffic());  // (the first poll after the swap adopts it)
-    const WorkerSnapshot w0 = e.Snapshot().workers.at(0);
-    ASSERT_TRUE(traffic());
-    const WorkerSnapshot w1 = e.Snapshot().workers.at(0);
-    const uint64_t frees = w1.pool.frees - w0.pool.frees;
-    const uint64_t top_saw = (w1.pool.layer[kRc].free_hits + w1.pool.layer[kRc].free_misses) -
-                             (w0.pool.layer[kRc].free_hits + w0.pool.layer[kRc].free_misses);
-    ASSERT_GT(frees, 20'000u);
-    EXPECT_EQ(top_saw, frees) << "frees went past the recycle layer on top";
+    ASSERT_TRUE(e.Stop().ok());
+    EXPECT_TRUE(e.final_audit().ok) << e.final_audit().message;
+    EXPECT_TRUE(e.final_audit().exact);
   }
-  ASSERT_TRUE(e.Stop().ok());
-  EXPECT_TRUE(e.final_audit().ok) << e.final_audit().message;
-  EXPECT_TRUE(e.final_audit().exact);
 }
 
 // The same cache keyed by the rte_mempool pointer: a pool made where a freed one was (same name
