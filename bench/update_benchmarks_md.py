@@ -191,7 +191,91 @@ def gen_huge_reading(r):
         f"* skbnf's own layers: `headpool` {ratio(h['headpool'])} (instructions "
         f"{instr(h['headpool'])}), `magazine` {ratio(h['magazine'])} ({instr(h['magazine'])}), "
         f"the plugin {ratio(h['plugin'])} ({instr(h['plugin'])}).\n"
-        f"* `magazine` vs `slab`: {ratio(h['slab'])}.")
+        f"* `magazine` vs `slab`: {ratio(h['slab'])}.\n"
+        f"* Issue 23 item five's rate bounds: " + "; ".join(item5_rate_bounds(h)) + ".\n"
+        + modes_reading(r, "huge/headline"))
+
+
+def modes_reading(r, name):
+    runs, cut, mixed, npairs, same, configs = speed_modes(r, name)
+    if not cut:
+        return "* No configuration's runs fall into two speed modes of the machine."
+    import statistics
+    parts = [f"{c}: {statistics.median(v):.3f}x over {len(v)}" for c, v in sorted(same.items())]
+    return (f"* The machine ran in two speed modes: the runs of {len(cut)} of the "
+            f"{len(configs)} configurations split into a fast and a slow group (the split of "
+            f"the configuration's sorted rates nearest to the two groups' means, kept when the "
+            f"faster mean is more than 1.25 times the slower), and the mode changes between "
+            f"runs, outside the benchmark. "
+            f"At least {mixed} of the {npairs} pairs had their two runs in different modes (a "
+            f"configuration whose runs all fell in one mode cannot tell); their ratios are the "
+            f"outliers of the plot. Medians of the other pairs alone (not the headline "
+            f"figures, which keep every pair): " + "; ".join(parts) + ".")
+
+
+# Issue 23 item five's rate bounds, against testpmd native (paired, the headline's run shape).
+ITEM5_RATE = {"own": 0.97, "own_low": 0.95, "best_own": 1.00}
+
+
+def item5_rate_bounds(h):
+    """Lines saying, for the stored hugepage headline, whether item five's rate bounds hold."""
+    def met(ok):
+        return "met" if ok else "**not met**"
+    out = []
+    for key, name in (("headpool", "skbnfd `headpool`"), ("plugin", "the plugin (`headpool`)")):
+        c = h[key]
+        ok = c["median_ratio"] >= ITEM5_RATE["own"] and c["ci95"][0] >= ITEM5_RATE["own_low"]
+        out.append(f"{name} {ratio(c)}: bound ≥ {ITEM5_RATE['own']:.2f}x with the interval's "
+                   f"lower end ≥ {ITEM5_RATE['own_low']:.2f}: {met(ok)}")
+    own = {"skbnfd `headpool`": h["headpool"], "skbnfd `magazine`": h["magazine"],
+           "the plugin": h["plugin"]}
+    best_name, best = max(own.items(), key=lambda kv: kv[1]["median_ratio"])
+    out.append(f"the best own strategy, {best_name}, {best['median_ratio']:.3f}x: bound "
+               f"≥ {ITEM5_RATE['best_own']:.2f}x: {met(best['median_ratio'] >= ITEM5_RATE['best_own'])}")
+    return out
+
+
+def speed_modes(r, name, split=1.25):
+    """The machine's speed modes in a stored run: each configuration's runs split in two
+    groups when the faster group's mean is more than `split` times the slower's; a pair is
+    mixed when its A and B runs fall on different sides. (runs, {config: cut}, mixed pairs,
+    pairs, {comparison: ratios of the other pairs}, configurations)."""
+    sub, exp = os.path.split(name)
+    rows = [x for x in r.csv(sub, f"{exp}.csv") if x["status"] != "repeated"]
+    by_config = {}
+    for x in rows:
+        by_config.setdefault(x["config"], []).append(float(x["value"]))
+    cut = {}
+    for cfg, vals in by_config.items():
+        # Two groups (1-D two-means: the split of the sorted rates with the least squared
+        # distance to the groups' means), kept when the faster mean is more than `split`
+        # times the slower.
+        v = sorted(vals)
+        best = None
+        for i in range(1, len(v)):
+            lo, hi = v[:i], v[i:]
+            ml, mh = sum(lo) / len(lo), sum(hi) / len(hi)
+            sse = sum((x - ml) ** 2 for x in lo) + sum((x - mh) ** 2 for x in hi)
+            if best is None or sse < best[0]:
+                best = (sse, i, ml, mh)
+        if best and best[2] > 0 and best[3] / best[2] > split:
+            i = best[1]
+            cut[cfg] = (v[i - 1] + v[i]) / 2
+    def fast(x):
+        return float(x["value"]) > cut[x["config"]] if x["config"] in cut else None
+    pairs = {}
+    for x in rows:
+        pairs.setdefault((x["comparison"], x["pair"]), {})[x["role"]] = x
+    mixed, same = 0, {}
+    for (comp, _), ab in pairs.items():
+        if "A" not in ab or "B" not in ab:
+            continue
+        fa, fb = fast(ab["A"]), fast(ab["B"])
+        if fa is not None and fb is not None and fa != fb:
+            mixed += 1
+        else:
+            same.setdefault(comp, []).append(float(ab["B"]["value"]) / float(ab["A"]["value"]))
+    return len(rows), cut, mixed, len(pairs), same, sorted(by_config)
 
 
 def gen_stride(r):
@@ -508,6 +592,7 @@ GENERATORS = {
     "exp7-reading": gen_exp7_reading,
     "issue23-item5": gen_item5,
     "vhost-reading": gen_vhost_reading,
+    "vhost4096-reading": lambda r: gen_vhost_reading(r, "vhost4096/vhost"),
     "layout": gen_layout,
 }
 
