@@ -197,10 +197,9 @@ def gen_huge_reading(r):
 
 
 def modes_reading(r, name):
-    runs, cut, mixed, npairs, same, configs = speed_modes(r, name)
+    cut, mixed, npairs, same, configs = speed_modes(r, name)
     if not cut:
         return "* No configuration's runs fall into two speed modes of the machine."
-    import statistics
     parts = [f"{c}: {statistics.median(v):.3f}x over {len(v)}" for c, v in sorted(same.items())]
     return (f"* The machine ran in two speed modes: the runs of {len(cut)} of the "
             f"{len(configs)} configurations split into a fast and a slow group (the split of "
@@ -238,8 +237,8 @@ def item5_rate_bounds(h):
 def speed_modes(r, name, split=1.25):
     """The machine's speed modes in a stored run: each configuration's runs split in two
     groups when the faster group's mean is more than `split` times the slower's; a pair is
-    mixed when its A and B runs fall on different sides. (runs, {config: cut}, mixed pairs,
-    pairs, {comparison: ratios of the other pairs}, configurations)."""
+    mixed when its A and B runs fall on different sides. ({config: cut}, mixed pairs, pairs,
+    {comparison: ratios of the other pairs}, configurations)."""
     sub, exp = os.path.split(name)
     rows = [x for x in r.csv(sub, f"{exp}.csv") if x["status"] != "repeated"]
     by_config = {}
@@ -275,7 +274,7 @@ def speed_modes(r, name, split=1.25):
             mixed += 1
         else:
             same.setdefault(comp, []).append(float(ab["B"]["value"]) / float(ab["A"]["value"]))
-    return len(rows), cut, mixed, len(pairs), same, sorted(by_config)
+    return cut, mixed, len(pairs), same, sorted(by_config)
 
 
 def gen_stride(r):

@@ -123,11 +123,12 @@ void ClassifyMbufs(void* ctx, void* const* objs, unsigned n, int16_t* ports) {
 // The pool's adopt hook (skbnfd): `core`'s lcore cache into the layers below (the generation
 // the core ran, which FlushSlot then empties), and its size for `next`: N when the host plays
 // next's lcache layer, else 0. Runs on the core, or on control for a parked worker.
-void ForgetWorkerHotEntries(const rte_mempool* mp);
+enum class Forget { kEverything, kRememberedHits };
+void ForgetThreadSlots(const rte_mempool* mp, Forget what);
 void HostAdopt(void* ctx, int core, const pool::StrategySpec& next) {
   auto* dp = static_cast<DriverPool*>(ctx);
-  // A worker's kind may change next: no thread's remembered head-pool hit of this pool holds.
-  if (!kPluginBuild) ForgetWorkerHotEntries(dp->mp);
+  // A worker's kind may change next: no thread's remembered hit of this pool holds.
+  if (!kPluginBuild) ForgetThreadSlots(dp->mp, Forget::kRememberedHits);
   if (dp->caches == nullptr || core < 0 || core >= kMaxCores || core >= RTE_MAX_LCORE) return;
   rte_mempool_cache& c = dp->caches[core];
   HostLcacheTally& t = dp->tally[core].t;
@@ -200,7 +201,7 @@ int OpAlloc(rte_mempool* mp) {
   cfg.host_lcache = host_cache;
   if (!kPluginBuild && host != nullptr) {
     // skbnfd's pools: the hook sizes a hosting core's lcache, and drops the threads'
-    // remembered head-pool hits (ThreadSlots) before a worker's kind changes.
+    // remembered hits (ThreadSlots) before a worker's kind changes.
     cfg.adopt_hook = &HostAdopt;
     cfg.adopt_ctx = dp.get();
   }
@@ -247,9 +248,8 @@ int OpAlloc(rte_mempool* mp) {
   return 0;
 }
 
-void ForgetThreadSlots(const rte_mempool* mp);
 void OpFree(rte_mempool* mp) {
-  ForgetThreadSlots(mp);
+  ForgetThreadSlots(mp, Forget::kEverything);
   if (DriverPool* dp = Driver(mp); dp != nullptr && dp->caches != nullptr) {
     mp->cache_size = 0;
     rte_free(dp->caches);
@@ -310,8 +310,8 @@ inline bool HostActive(const DriverPool* dp, int core) {
 //    that its single-object free, once per packet, skips the kind
 //    (Pool::WorkerRememberedPutOne). The pool's adopt hook (HostAdopt), which runs before every
 //    change of a worker's kind, drops every thread's remembered hits of the pool
-//    (ForgetWorkerHotEntries); dropping one is always safe (the call then reads the kind), and
-//    a thread sets its own only while its kind is that layer's.
+//    (ForgetThreadSlots, Forget::kRememberedHits); dropping one is always safe (the call then reads
+//    the kind), and a thread sets its own only while its kind is that layer's.
 //  - Only an EAL lcore's slot is cached: an EAL lcore's id never moves to another thread
 //    (a non-EAL thread's does, with rte_thread_unregister/register).
 //  - OpFree clears every thread's entries for the pool (a later pool may get the same
@@ -379,22 +379,21 @@ inline bool IsCachedPool(const rte_mempool* const& field, const rte_mempool* mp)
   return CachedPool(field) == mp;
 #endif
 }
-void ForgetThreadSlots(const rte_mempool* mp) {
+// Clears every thread's entries for mp: all of them (OpFree: a later pool may get mp's
+// address) or only the remembered hits (the adopt hook: a worker's kind may change).
+void ForgetThreadSlots(const rte_mempool* mp, Forget what) {
+  const auto drop = [mp](const rte_mempool*& field) {
+    if (CachedPool(field) == mp) __atomic_store_n(&field, nullptr, __ATOMIC_RELAXED);
+  };
   ThreadSlotsRegistry& r = Registry();
   pool::MutexLock lock(&r.mu);
   for (ThreadSlots* t : r.threads) {
-    if (CachedPool(t->hp_mp) == mp) __atomic_store_n(&t->hp_mp, nullptr, __ATOMIC_RELAXED);
-    if (CachedPool(t->mg_mp) == mp) __atomic_store_n(&t->mg_mp, nullptr, __ATOMIC_RELAXED);
-    if (CachedPool(t->none_mp) == mp) __atomic_store_n(&t->none_mp, nullptr, __ATOMIC_RELAXED);
-    if (CachedPool(t->wk_mp) == mp) __atomic_store_n(&t->wk_mp, nullptr, __ATOMIC_RELAXED);
-  }
-}
-void ForgetWorkerHotEntries(const rte_mempool* mp) {
-  ThreadSlotsRegistry& r = Registry();
-  pool::MutexLock lock(&r.mu);
-  for (ThreadSlots* t : r.threads) {
-    if (CachedPool(t->hp_mp) == mp) __atomic_store_n(&t->hp_mp, nullptr, __ATOMIC_RELAXED);
-    if (CachedPool(t->mg_mp) == mp) __atomic_store_n(&t->mg_mp, nullptr, __ATOMIC_RELAXED);
+    drop(t->hp_mp);
+    drop(t->mg_mp);
+    if (what == Forget::kEverything) {
+      drop(t->none_mp);
+      drop(t->wk_mp);
+    }
   }
 }
 // The calling thread's lcore when it is an EAL lcore (its id stays its own), else kNoCore.

@@ -159,6 +159,13 @@ class DataplaneTest : public ::testing::Test {
     return c;
   }
 
+  // io between two new net_null ports, each forwarding to the other, one worker (lcore 1)
+  // polling both.
+  EngineConfig NullIoLoop(const std::string& strategy = "magazine") {
+    const std::string a = Vdev("net_null"), b = Vdev("net_null");
+    return Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}, strategy);
+  }
+
   Engine& Make(const EngineConfig& c) {
     auto e = Engine::Create(c);
     EXPECT_TRUE(e.ok()) << e.status();
@@ -221,8 +228,7 @@ class DataplaneTest : public ::testing::Test {
 // net_null: forwarding and conservation.
 
 TEST_F(DataplaneTest, NullIoForwardsAndConserves) {
-  const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  Engine& e = Make(Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}));
+  Engine& e = Make(NullIoLoop());
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx > 1'000'000; }));
   const AuditReport running = e.Audit();  // approximate while traffic flows
@@ -263,9 +269,7 @@ TEST_F(DataplaneTest, PerLayerCountersSumToPacketCounts) {
   };
   for (const Case& c : cases) {
     SCOPED_TRACE(c.spec);
-    const std::string a = Vdev("net_null"), b = Vdev("net_null");
-    EngineConfig cfg =
-        Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}, c.spec);
+    EngineConfig cfg = NullIoLoop(c.spec);
     cfg.pool_debug = false;
     Engine& e = Make(cfg);
     ASSERT_TRUE(e.Start().ok());
@@ -723,9 +727,7 @@ TEST_F(DataplaneTest, RoutesChangeWhileForwarding) {
 class StrategyTest : public DataplaneTest, public ::testing::WithParamInterface<const char*> {};
 
 TEST_P(StrategyTest, Forwards) {
-  const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  Engine& e = Make(
-      Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}, GetParam()));
+  Engine& e = Make(NullIoLoop(GetParam()));
   EXPECT_EQ(e.strategy(), pool::StrategySpec::Parse(GetParam())->ToString());
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx > 200'000; }));
@@ -804,8 +806,7 @@ TEST_F(DataplaneTest, ThousandSwapsUnderTrafficLoseNothing) {
 }
 
 TEST_F(DataplaneTest, BaselineRefusesSwapsWithReason) {
-  const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  EngineConfig c = Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}});
+  EngineConfig c = NullIoLoop();
   c.pool_ops = "ring_mp_mc";
   Engine& e = Make(c);
   EXPECT_EQ(e.pool(), nullptr);
@@ -827,8 +828,7 @@ TEST_F(DataplaneTest, BaselineRefusesSwapsWithReason) {
 }
 
 TEST_F(DataplaneTest, BadSwapSpecChangesNothing) {
-  const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  Engine& e = Make(Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}));
+  Engine& e = Make(NullIoLoop());
   ASSERT_TRUE(e.Start().ok());
   const uint64_t epoch = e.pool()->epoch();
   auto rep = e.SwapStrategy("magazine+recycle");  // wrong order
@@ -842,8 +842,7 @@ TEST_F(DataplaneTest, BadSwapSpecChangesNothing) {
 // Pause/resume: a paused worker polls nothing and holds no buffer in its layers.
 
 TEST_F(DataplaneTest, PauseAndResumeWorker) {
-  const std::string a = Vdev("net_null"), b = Vdev("net_null");
-  Engine& e = Make(Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}));
+  Engine& e = Make(NullIoLoop());
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx > 10'000; }));
   ASSERT_TRUE(e.PauseWorker(1, std::chrono::seconds(10)).ok());
@@ -1003,9 +1002,7 @@ TEST_F(DataplaneTest, RememberedSingleObjectHitIsDroppedAtEverySwap) {
   // this one's, since the free tries only the first remembered hit.
   for (const Case& c : {Case{"headpool", pool::Layer::kHeadPool, "recycle+headpool"},
                         Case{"magazine", pool::Layer::kMagazine, "recycle+magazine"}}) {
-    const std::string a = Vdev("net_null"), b = Vdev("net_null");
-    EngineConfig cfg =
-        Config(ForwardingMode::kIo, {{a, b, ""}, {b, a, ""}}, {{1, {{a, 0}, {b, 0}}}}, c.from);
+    EngineConfig cfg = NullIoLoop(c.from);
     cfg.pool_debug = false;
     Engine& e = Make(cfg);
     ASSERT_TRUE(e.Start().ok());
