@@ -160,6 +160,20 @@ for p, (rx, tx) in enumerate([(100, 0), (0, 90), (80, 0)]):
 """
 
 
+class TwoPollers(unittest.TestCase):
+    def test_every_two_worker_experiment_has_the_two_poller_cap(self):
+        # Two busy-polling workers make the load average 2 or more whatever else runs: with the
+        # default cap (1.5) every pair would be repeated and then kept as over_load_cap.
+        run = load_run()
+        two = [e.name for e in run.EXPERIMENTS if e.name != "builds" and any(
+            getattr(cfg, "workers", 1) >= 2 for c in e.build(False) for cfg in (c.a, c.b))]
+        self.assertEqual(sorted(two), ["exp1", "exp5"])
+        for e in run.EXPERIMENTS:
+            if e.name in two:
+                self.assertEqual(e.load_cap, run.TWO_POLLERS_CAP, e.name)
+                self.assertIn("load cap is 2.6", e.caveat, e.name)
+
+
 class Vhost(unittest.TestCase):
     def setUp(self):
         self.run = load_run()

@@ -350,10 +350,10 @@ def gen_nohuge_headline_reading(r):
     return "\n".join(lines)
 
 
-def gen_exp7_reading(r):
-    _, summ, meta = r.table("exp7")
-    sw = r.csv("exp7_swaps.csv")
-    rows = benchlib.counted(r.csv("exp7.csv"))
+def gen_exp7_reading(r, name="exp7"):
+    _, summ, meta = r.table(name)
+    sw = r.csv(f"{name}_swaps.csv")
+    rows = benchlib.counted(r.csv(f"{name}.csv"))
     runs = len({(x["comparison"], x["pair"]) for x in sw})
     t = sorted(int(x["total_us"]) for x in sw)
     pct = lambda p: t[min(len(t) - 1, int(p * len(t)))]  # noqa: E731
@@ -364,7 +364,7 @@ def gen_exp7_reading(r):
              f"{s['ticks_a']:.1f} -> {s['ticks_b']:.1f})" for s in summ]
     return (f"Reading (one stored run: {when(meta)}, {benchlib.memory_of(meta)}, "
             f"{meta['pairs']} pairs of {meta['seconds']} s, {shape(meta)}; "
-            f"load {load_range('exp7', r)}):\n\n"
+            f"load {load_range(name, r)}):\n\n"
             f"* **Swaps:** {len(t)} swaps in {runs} swapping runs, {failed} failed; over all "
             f"of them p50 {pct(.5)} µs, p90 {pct(.9)} µs, p99 {pct(.99)} µs, max {t[-1]} µs "
             f"(per direction in the table). Exact pool audit at exit: "
@@ -589,6 +589,7 @@ GENERATORS = {
     "cachesim": gen_cachesim,
     "nohuge-headline-reading": gen_nohuge_headline_reading,
     "exp7-reading": gen_exp7_reading,
+    "huge/exp7-reading": lambda r: gen_exp7_reading(r, "huge/exp7"),
     "issue23-item5": gen_item5,
     "vhost-reading": gen_vhost_reading,
     "vhost4096-reading": lambda r: gen_vhost_reading(r, "vhost4096/vhost"),
