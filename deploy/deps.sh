@@ -11,6 +11,8 @@ PKGS=(
   prometheus-cpp-dev prometheus
   python3-grpcio python3-protobuf
   openssl iproute2 curl jq valgrind
+  # Open vSwitch with DPDK: the vhost-user peer of integration.ovs_dpdk and the fault tests
+  openvswitch-switch-dpdk
   # deploy tests (tests/deploy): rules, dashboard renderer, container image
   python3-yaml python3-matplotlib nodejs docker.io debootstrap
   # fuzzing (tests/fuzz): clang 14; the libFuzzer/ASan/UBSan runtimes are in libclang-rt-14-dev
