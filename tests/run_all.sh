@@ -34,11 +34,23 @@ if [ "${SKBNF_CCACHE:-1}" = 1 ] && command -v ccache >/dev/null; then
   export CMAKE_CXX_COMPILER_LAUNCHER=ccache CMAKE_C_COMPILER_LAUNCHER=ccache
 fi
 
+# Every ctest stage writes a JUnit report; a skipped test that is not on tests/design_skips.txt
+# (stage, name, reason) fails the run (tests/check_skips.py): a tool missing on a fresh machine
+# must be installed by deploy/deps.sh, never pass as a skip. The checker's own self-test first,
+# on a report the real ctest writes.
+python3 tests/check_skips.py --self-test >/dev/null || { echo "check_skips.py self-test failed"; exit 1; }
+stage_ctest() {  # stage-name build-dir ctest-args...: ctest, then the skip check of that stage
+  local stage=$1 junit
+  junit="$(cd "$2" && pwd)/junit-$1.xml"
+  ctest --test-dir "$2" --output-junit "$junit" "${@:3}"
+  python3 tests/check_skips.py "$stage" "$junit"
+}
+
 echo "== release build ($B)"
 cmake -S . -B "$B" -G Ninja -DCMAKE_BUILD_TYPE=Release -DSKBNF_WERROR=ON >/dev/null
 cmake --build "$B" -j "$JOBS"
 echo "== tests (release)"
-ctest --test-dir "$B" --output-on-failure -j 1 --timeout 900
+stage_ctest release "$B" --output-on-failure -j 1 --timeout 900
 
 echo "== clang -Wthread-safety: a planted violation that must fail to compile"
 bash tests/thread_safety/check.sh "$B" --planted-only
@@ -63,14 +75,14 @@ echo "== unit, integration and control tests (ASan+UBSan)"
 export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$PWD/tests/sanitizers/lsan_dpdk.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
-ctest --test-dir "$BA" --output-on-failure -L unit -j "$JOBS" --timeout 900
+stage_ctest asan-unit "$BA" --output-on-failure -L unit -j "$JOBS" --timeout 900
 # Not here: integration.testpmd_plugin. It loads the ASan-built plugin (-d libskbnf_mempool.so)
 # into Debian's uninstrumented dpdk-testpmd, where the ASan runtime is not the first library
 # loaded and refuses to start; the plugin under ASan is covered by the driver tests (our own
 # instrumented DPDK program loading it with -d).
 # Nor the README walk-through (the release stage runs it; under ASan `strategy tune` alone
 # would take minutes and test nothing the control tests do not).
-SKBNF_SOAK_SWAPS=2000 ctest --test-dir "$BA" --output-on-failure -L "integration|control" \
+SKBNF_SOAK_SWAPS=2000 stage_ctest asan-integration "$BA" --output-on-failure -L "integration|control" \
   -E "testpmd_plugin|readme_walkthrough" -j 1 --timeout 900
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
@@ -81,8 +93,8 @@ cmake --build "$BT" -j "$JOBS" --target pool_unit_tests pool_toy_layer_tests \
   driver_integration_tests skbnf_mempool
 echo "== unit and driver tests (TSan)"
 export TSAN_OPTIONS=halt_on_error=1:second_deadlock_stack=1
-ctest --test-dir "$BT" --output-on-failure -L unit -j "$JOBS" --timeout 900
-ctest --test-dir "$BT" --output-on-failure -R "StrandingTest|LcacheFidelityTest" -j 1 --timeout 900
+stage_ctest tsan-unit "$BT" --output-on-failure -L unit -j "$JOBS" --timeout 900
+stage_ctest tsan-driver "$BT" --output-on-failure -R "StrandingTest|LcacheFidelityTest" -j 1 --timeout 900
 
 echo "== fuzzing (tests/fuzz/run_fuzz.sh)"
 bash tests/fuzz/run_fuzz.sh "${SKBNF_FUZZ_SECONDS:-30}"
