@@ -155,6 +155,19 @@ absl::Status Engine::Impl::SetUpPorts() {
       conf.rx_adv_conf.rss_conf.rss_hf =
           (RTE_ETH_RSS_IP | RTE_ETH_RSS_TCP | RTE_ETH_RSS_UDP) & info.flow_type_rss_offloads;
     }
+    // Link-state interrupts wherever the PMD has them, as dpdk-testpmd does by default
+    // (app/test-pmd/testpmd.c: intr_conf.lsc = 1 when dev_flags has RTE_ETH_DEV_INTR_LSC). Not
+    // for the events (skbnfd polls the link): so that the PMD's own stop/close take down the
+    // interrupt callback it may register. net_virtio_user in server mode registers
+    // virtio_interrupt_handler on its socket when the vhost peer goes away and comes back
+    // (DPDK 22.11 virtio_user_dev.c: virtio_user_dev_delayed_disconnect_handler and the
+    // reconnect's reconfig alarm), whatever intr_conf says; but virtio_dev_stop unregisters it
+    // only when intr_conf.lsc is set, and virtio_user_dev_uninit then frees the interrupt
+    // handle under a live callback: skbnfd died with SIGSEGV in eal-intr-thread on every SIGTERM
+    // after an Open vSwitch restart (issue 34 item 1).
+    if (info.dev_flags != nullptr && (*info.dev_flags & RTE_ETH_DEV_INTR_LSC) != 0) {
+      conf.intr_conf.lsc = 1;
+    }
     if (int rc = rte_eth_dev_configure(id, ps.nb_rxq, ps.nb_txq, &conf); rc != 0) {
       return absl::InternalError(
           absl::StrCat("port ", id, " (", ps.name, "): configure: ", rte_strerror(-rc)));
