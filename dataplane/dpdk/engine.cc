@@ -75,7 +75,6 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& confi
 
 const EngineConfig& Engine::config() const { return impl_->config; }
 pool::Pool* Engine::pool() const { return impl_->pool; }
-rte_mempool* Engine::mempool() const { return impl_->mp; }
 bool Engine::running() const { return impl_->started && !impl_->stopped; }
 
 absl::Status Engine::Start() {

@@ -64,8 +64,6 @@
 #include "dataplane/dpdk/drop_reasons.h"
 #include "dataplane/pool/pool.h"
 
-struct rte_mempool;
-
 namespace skbnf::dpdk {
 
 class WorkerHooks;  // worker_hooks.h
@@ -278,8 +276,6 @@ class Engine {
 
   // The pool behind the mbuf mempool (skbnf ops), or nullptr (ring_mp_mc).
   pool::Pool* pool() const;
-  // The mbuf mempool the RX queues refill from (valid until the engine is destroyed).
-  rte_mempool* mempool() const;
 
   struct Impl;
 

@@ -47,6 +47,7 @@
 #include "server/daemon/traffic.h"
 #include "tests/integration/allocate_all.h"
 #include "tests/integration/eal_environment.h"
+#include "tests/integration/engine_mempool.h"
 #include "tests/unit/test_pool.h"  // testing::AllSpecs
 
 namespace skbnf::dpdk {
@@ -196,7 +197,7 @@ class DataplaneTest : public ::testing::Test {
   // Copies frames into mbufs of the engine's pool and enqueues them on a ring port's RX ring.
   void Inject(rte_ring* rx, const std::vector<Frame>& frames) {
     for (const Frame& f : frames) {
-      rte_mbuf* m = rte_pktmbuf_alloc(engine_->mempool());
+      rte_mbuf* m = rte_pktmbuf_alloc(MempoolOf(*engine_));
       ASSERT_NE(m, nullptr);
       char* p = rte_pktmbuf_append(m, static_cast<uint16_t>(f.bytes.size()));
       ASSERT_NE(p, nullptr);
@@ -1393,7 +1394,7 @@ TEST_F(AfXdpTest, PlantedOneMbufLeakStillFailsTheAudit) {
   Engine& e = MakeAfXdp();
   ASSERT_TRUE(e.Start().ok());
   ASSERT_EQ(Forward(300).size(), 300u);
-  rte_mbuf* leak = rte_pktmbuf_alloc(e.mempool());  // allocated, never freed before Stop
+  rte_mbuf* leak = rte_pktmbuf_alloc(MempoolOf(e));  // allocated, never freed before Stop
   ASSERT_NE(leak, nullptr);
   ASSERT_TRUE(e.Stop().ok());
   const AuditReport& a = e.final_audit();
@@ -1528,7 +1529,7 @@ TEST_F(AfXdpTwoWorkersTest, SharedTxQueuesExactAuditPerCoreSumsAndNoStranding) {
       ASSERT_TRUE(e.PauseWorker(1).ok());
       ASSERT_TRUE(e.PauseWorker(2).ok());
       const Rings r = RingMbufs(e);
-      const uint64_t in_flight = e.mempool_info().populated - rte_mempool_avail_count(e.mempool());
+      const uint64_t in_flight = e.mempool_info().populated - rte_mempool_avail_count(MempoolOf(e));
       const Rings r2 = RingMbufs(e);
       ASSERT_TRUE(e.ResumeWorker(1).ok());
       ASSERT_TRUE(e.ResumeWorker(2).ok());
@@ -1781,8 +1782,8 @@ TEST_F(OvsTwoQueuesTest, RssOverTwoQueuesOfOnePortExactAuditPerCoreSumsAndNoStra
   ASSERT_TRUE(e.PauseWorker(1).ok());
   ASSERT_TRUE(e.PauseWorker(2).ok());
   const uint64_t populated = e.mempool_info().populated;
-  const uint64_t in_flight = populated - rte_mempool_avail_count(e.mempool());
-  const uint64_t in_flight2 = populated - rte_mempool_avail_count(e.mempool());
+  const uint64_t in_flight = populated - rte_mempool_avail_count(MempoolOf(e));
+  const uint64_t in_flight2 = populated - rte_mempool_avail_count(MempoolOf(e));
   ASSERT_TRUE(e.ResumeWorker(1).ok());
   ASSERT_TRUE(e.ResumeWorker(2).ok());
   EXPECT_EQ(in_flight, in_flight2);
