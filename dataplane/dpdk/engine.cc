@@ -21,11 +21,10 @@ absl::Status Engine::Impl::Init() {
     return absl::InvalidArgumentError(
         absl::StrCat("burst ", config.burst, " is out of range; write 1..", kMaxBurst));
   }
-  if (config.pool_ops != "skbnf" && config.pool_ops != "ring_mp_mc") {
-    return absl::InvalidArgumentError(
-        absl::StrCat("unknown pool ops '", config.pool_ops, "'; write skbnf or ring_mp_mc"));
-  }
-  if (config.pool_ops == "skbnf") {
+  absl::StatusOr<PoolOps> parsed_ops = ParsePoolOps(config.pool_ops);
+  if (!parsed_ops.ok()) return parsed_ops.status();
+  ops = *parsed_ops;
+  if (ops == PoolOps::kSkbnf) {
     auto spec = pool::StrategySpec::Parse(config.strategy);
     if (!spec.ok()) {
       return absl::InvalidArgumentError(
@@ -76,7 +75,6 @@ absl::StatusOr<std::unique_ptr<Engine>> Engine::Create(const EngineConfig& confi
 
 const EngineConfig& Engine::config() const { return impl_->config; }
 pool::Pool* Engine::pool() const { return impl_->pool; }
-rte_mempool* Engine::mempool() const { return impl_->mp; }
 bool Engine::running() const { return impl_->started && !impl_->stopped; }
 
 absl::Status Engine::Start() {
@@ -94,8 +92,10 @@ absl::Status Engine::Start() {
     e.ports[id].started.store(true);
     rte_eth_promiscuous_enable(id);
   }
+  // The production loop has no hook; a test's hooks get the loop that calls them.
+  lcore_function_t* const main = e.worker_hooks != nullptr ? &HookedWorkerMain : &WorkerMain;
   for (auto& w : e.workers) {
-    if (int rc = rte_eal_remote_launch(&WorkerMain, w.get(), w->lcore); rc != 0) {
+    if (int rc = rte_eal_remote_launch(main, w.get(), w->lcore); rc != 0) {
       e.stop.store(true);
       rte_eal_mp_wait_lcore();
       return absl::InternalError(

@@ -34,12 +34,13 @@
 // Where each part lives (one concept per file):
 //   engine.cc       Create / Start / Stop, configuration checks
 //   port_setup.cc   ports: resolution, pairing, queues and rings, PortInfo (link, PMD counters)
-//   workers.cc      worker lcores, RX queue assignment, pause / resume, the test stall hook
+//   workers.cc      worker lcores, RX queue assignment, pause / resume, the worker hooks
 //   mbuf_pool.cc    the mbuf mempool (skbnf ops or ring_mp_mc) and strategy swaps
 //   routes.cc       the l3 tables (rte_lpm + RCU, next hops, default route)
 //   audit.cc        the conservation audit (running and final)
 //   snapshot.cc     per-worker counters for readers
 //   forward.cc      the packet path (a worker's poll loop, the forwarding modes)
+//   worker_hooks.h  what a test puts into the poll loop (a second instantiation, tests only)
 //
 // No DPDK header here: the gRPC front includes this file without DPDK's cflags.
 #ifndef SKBNF_DATAPLANE_DPDK_ENGINE_H_
@@ -58,13 +59,14 @@
 #include "absl/strings/string_view.h"
 #include "common/forwarding_mode.h"
 #include "common/net_text.h"
+#include "common/pool_ops.h"
 #include "common/port_info.h"
 #include "dataplane/dpdk/drop_reasons.h"
 #include "dataplane/pool/pool.h"
 
-struct rte_mempool;
-
 namespace skbnf::dpdk {
+
+class WorkerHooks;  // worker_hooks.h
 
 inline constexpr int kMaxPorts = pool::kMaxPorts;
 
@@ -102,15 +104,18 @@ struct RouteSpec {
 struct EngineConfig {
   ForwardingMode mode = ForwardingMode::kIo;
   std::string strategy = "magazine";
-  std::string pool_ops = "skbnf";  // or ring_mp_mc (the baseline)
-  uint32_t mbuf_cache = 256;       // DPDK lcore cache, ring_mp_mc only (skbnf pools use 0)
-  uint32_t mbufs = 0;              // 0: sized from the rings
+  // skbnf or ring_mp_mc (the baseline), as written in the flag or config file: Engine::Create
+  // parses it once (ParsePoolOps, common/pool_ops.h) and the engine uses the enum. Transitional
+  // text: it becomes a PoolOps when skbnfd's flag code parses it where it arrives.
+  std::string pool_ops = "skbnf";
+  uint32_t mbuf_cache = 256;  // DPDK lcore cache, ring_mp_mc only (skbnf pools use 0)
+  uint32_t mbufs = 0;         // 0: sized from the rings
   uint16_t burst = 32;
   uint16_t rx_ring = 1024;
   uint16_t tx_ring = 1024;
-  uint16_t rx_queues = 1;           // per port
-  bool colour = false;              // slab colouring (skbnf)
-  bool pool_debug = false;          // the pool's double/foreign-free checks (skbnf)
+  uint16_t rx_queues = 1;   // per port
+  bool colour = false;      // slab colouring (skbnf)
+  bool pool_debug = false;  // the pool's double/foreign-free checks (skbnf)
   // Layout controls (issue 23; benchmark and diagnostic knobs, see mbuf_pool.cc):
   //   no_iova_contig  ring_mp_mc only: the pool made with RTE_MEMPOOL_F_NO_IOVA_CONTIG, so
   //                   DPDK packs its objects one element apart on any page size. Its mbufs
@@ -161,7 +166,7 @@ struct WorkerSnapshot {
 
 struct EngineSnapshot {
   uint64_t monotonic_ns = 0;
-  std::string pool_ops;
+  PoolOps pool_ops = PoolOps::kSkbnf;
   std::string strategy;  // canonical spec, or "ring_mp_mc cache=N"
   uint64_t epoch = 0;
   uint64_t tsc_hz = 0;  // rte_get_tsc_hz(): the TSC's frequency (busy_cycles per second)
@@ -200,8 +205,8 @@ struct AuditReport {
 
 // What the engine's mbuf mempool is (mbuf_pool.cc).
 struct MempoolInfo {
-  std::string name;      // the rte_mempool's own name
-  std::string ops_name;  // "skbnf" or "ring_mp_mc"
+  std::string name;  // the rte_mempool's own name
+  PoolOps ops = PoolOps::kSkbnf;
   uint64_t populated = 0;
   uint32_t element_size = 0;  // bytes per mbuf (header + data room)
   uint32_t cache_size = 0;    // DPDK lcore cache (0 for skbnf pools)
@@ -228,14 +233,18 @@ class Engine {
   EngineSnapshot Snapshot() const;
   MempoolInfo mempool_info() const;
 
-  // Strategy hot swap while workers forward. FailedPrecondition on the ring_mp_mc baseline,
-  // InvalidArgument for a bad spec (nothing applied). Otherwise the pool's SwapReport: its
-  // status says whether every worker acknowledged within `timeout` (0: the pool's default,
-  // 200 ms) or the swap was rolled back.
+  // Strategy hot swap while workers forward: `spec` as its builder made it (StrategySpec::Parse
+  // where text arrives, the API's structured form), swapped as is, never printed and parsed
+  // again. FailedPrecondition on the ring_mp_mc baseline (CheckSwappable) or after Stop.
+  // Otherwise the pool's SwapReport: its status says whether every worker acknowledged within
+  // `timeout` (0: the pool's default, 200 ms) or the swap was rolled back.
   absl::StatusOr<pool::SwapReport> SwapStrategy(
-      absl::string_view spec, std::chrono::microseconds timeout = std::chrono::microseconds(0));
+      const pool::StrategySpec& spec,
+      std::chrono::microseconds timeout = std::chrono::microseconds(0));
   std::string strategy() const;
   bool swappable() const;
+  // OK on the skbnf pool; on the native one its refusal (NativePoolSwapRefusal).
+  absl::Status CheckSwappable() const;
 
   // Parks the worker at its next quiescent point (its pool layers flushed) and returns once the
   // worker itself reports parked; DeadlineExceeded if it does not get there within `timeout`
@@ -246,34 +255,11 @@ class Engine {
                             std::chrono::microseconds timeout = std::chrono::microseconds(0));
   bool IsPaused(unsigned lcore) const;
 
-  // Test hook (tests only; skbnfd's hidden --test-stall-* flags): the worker on `lcore`, each
-  // time it sees a new strategy epoch published, sleeps `stall` before its quiescent point, as a
-  // worker stuck in a long burst would. A swap whose quiesce timeout is shorter fails naming
-  // that core and rolls back. 0 turns it off. Costs the packet path one predictable branch.
-  void SetTestStall(unsigned lcore, std::chrono::milliseconds stall);
-
-  // Test hook (tests only): the no-stranding check of issue 22. The worker on `lcore`, after
-  // its next quiescent point, allocates mbufs one at a time (rte_mempool_get from its own
-  // lcore: its layers, the depot, the store, then the reclaim of other cores' layers) until it
-  // holds `want`; a refusal is retried, as a PMD retries its RX refill at its next poll, until
-  // `give_up` of its own TSC has passed. Then one more Get, which must be refused (nothing
-  // beyond `want` was free), and everything is freed. The time is the worker's own TSC from
-  // the first Get to the one that completed `want` (not the caller's wait), so a test can hold
-  // it to a bound; `want` is the pool's size minus what the PMDs' rings hold, counted
-  // independently (PortInfo::rx_ring_mbufs/tx_ring_mbufs). Not with an `lcache` strategy (the
-  // lcore cache's counting is per poll region). FailedPrecondition off a running worker;
-  // DeadlineExceeded when the worker does not answer within `timeout`.
-  struct AllocateAllResult {
-    uint64_t count = 0;       // mbufs held at the end (== want unless it gave up)
-    bool extra = false;       // the Get after `want` succeeded: more was free than said
-    uint64_t tsc_cycles = 0;  // first Get to the one completing `want` (or giving up)
-    uint64_t tsc_hz = 0;
-    uint64_t refusals = 0;       // Gets refused (and retried) on the way
-    uint64_t first_refusal = 0;  // mbufs held at the first refusal
-  };
-  absl::StatusOr<AllocateAllResult> TestAllocateAll(
-      unsigned lcore, uint64_t want, std::chrono::milliseconds give_up,
-      std::chrono::milliseconds timeout = std::chrono::milliseconds(2000));
+  // Before Start: the workers run the poll loop that calls `hooks` (worker_hooks.h; tests
+  // only, e.g. skbnfd's hidden --test-stall-* flags) instead of the production loop, which has
+  // no hook. The engine owns them; they live until it is destroyed. FailedPrecondition once
+  // started.
+  absl::Status SetWorkerHooks(std::unique_ptr<WorkerHooks> hooks);
 
   // On success, the next-hop id of the route (Route::next_hop_id).
   absl::StatusOr<uint32_t> AddRoute(const Route& route);
@@ -290,8 +276,6 @@ class Engine {
 
   // The pool behind the mbuf mempool (skbnf ops), or nullptr (ring_mp_mc).
   pool::Pool* pool() const;
-  // The mbuf mempool the RX queues refill from (valid until the engine is destroyed).
-  rte_mempool* mempool() const;
 
   struct Impl;
 

@@ -22,6 +22,7 @@
 #include "absl/base/thread_annotations.h"
 #include "dataplane/dpdk/engine.h"
 #include "dataplane/dpdk/l3_packet.h"
+#include "dataplane/dpdk/worker_hooks.h"
 #include "dataplane/pool/counters.h"
 #include "dataplane/pool/mutex.h"
 
@@ -100,19 +101,6 @@ struct Worker {
   std::atomic<bool> pause_requested{false};  // ring_mp_mc (no pool to park on)
   std::atomic<bool> parked{false};
   std::atomic<bool> launched{false};
-  // Test hook (Engine::SetTestStall): sleep this long before the quiescent point whenever a new
-  // epoch is published. 0: off.
-  std::atomic<uint32_t> test_stall_ms{0};
-  uint64_t test_seen_epoch = 0;  // worker-private
-  // Test hook (Engine::TestAllocateAll): the control side sizes `objs` and sets want and the
-  // deadline, then `alloc_all` (release); the worker, after its quiescent point, allocates
-  // (forward.cc TestAllocateAll), writes the results and clears the flag.
-  std::atomic<bool> alloc_all{false};
-  std::vector<void*> alloc_all_objs;
-  uint64_t alloc_all_want = 0, alloc_all_deadline_cycles = 0;
-  uint64_t alloc_all_count = 0, alloc_all_cycles = 0, alloc_all_refusals = 0;
-  uint64_t alloc_all_first_refusal = 0;
-  bool alloc_all_extra = false;
   WorkerCounters c;
 };
 
@@ -144,9 +132,12 @@ XskRingMbufs XdpRingMbufs(const std::vector<uint64_t>& inodes);
 
 struct Engine::Impl {
   EngineConfig config;
+  PoolOps ops = PoolOps::kSkbnf;  // config.pool_ops, parsed once by Init
   std::vector<PortState> ports = std::vector<PortState>(kMaxPorts);
   std::vector<uint16_t> port_ids;  // active ports in config order
   std::vector<std::unique_ptr<Worker>> workers;
+  // Engine::SetWorkerHooks: when set, Start launches the hooked poll loop (worker_hooks.h).
+  std::unique_ptr<WorkerHooks> worker_hooks;
   rte_mempool* mp = nullptr;
   pool::Pool* pool = nullptr;
   std::string mp_name;
@@ -192,13 +183,15 @@ struct Engine::Impl {
   absl::Status PauseLocked(Worker& w, std::chrono::microseconds timeout);
   absl::Status ResumeLocked(Worker& w, std::chrono::microseconds timeout);
   absl::Status CheckLayoutControls() const;  // mbuf_pool.cc: no_iova_contig, store_stride
-  absl::Status SetUpPool();          // mbuf_pool.cc
-  absl::Status SetUpL3();            // routes.cc
-  AuditReport AuditNow(bool exact);  // audit.cc
+  absl::Status SetUpPool();                  // mbuf_pool.cc
+  absl::Status SetUpL3();                    // routes.cc
+  AuditReport AuditNow(bool exact);          // audit.cc
 };
 
-// A worker's poll loop (rte_eal_remote_launch entry point); forward.cc.
+// A worker's poll loop (rte_eal_remote_launch entry points, forward.cc): the production loop,
+// and the loop that calls Impl::worker_hooks (worker_hooks.h).
 int WorkerMain(void* arg);
+int HookedWorkerMain(void* arg);
 
 }  // namespace skbnf::dpdk
 

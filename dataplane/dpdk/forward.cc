@@ -11,8 +11,6 @@
 #include <rte_prefetch.h>
 
 #include <algorithm>
-#include <chrono>
-#include <thread>
 
 #include "dataplane/dpdk/engine_state.h"
 #include "dataplane/dpdk/l3_packet.h"
@@ -213,49 +211,6 @@ void ForwardL3(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, ui
 
 using ForwardFn = void (*)(Engine::Impl&, Worker&, uint16_t, rte_mbuf**, uint16_t, uint64_t);
 
-// Engine::SetTestStall: a worker that, at each newly published epoch, is late to its quiescent
-// point by `test_stall_ms` (tests only; never set in production).
-void TestStall(Worker& w, const pool::Pool* pool) {
-  const uint32_t ms = w.test_stall_ms.load(std::memory_order_relaxed);
-  if (ms == 0 || pool == nullptr) return;
-  const uint64_t epoch = pool->epoch();
-  if (epoch == w.test_seen_epoch) return;
-  std::this_thread::sleep_for(std::chrono::milliseconds(ms));
-  w.test_seen_epoch = pool->epoch();
-}
-
-// Engine::TestAllocateAll (tests only): allocate one mbuf at a time; a refusal is retried (as a
-// PMD retries its RX refill at its next poll) until `want` are held or the deadline passes;
-// then one more Get, which must be refused. Timed by this core's TSC; everything freed after.
-void TestAllocateAll(Engine::Impl& e, Worker& w) {
-  std::vector<void*>& objs = w.alloc_all_objs;
-  const uint64_t want = std::min<uint64_t>(w.alloc_all_want, objs.size() - 1);
-  const uint64_t t0 = rte_rdtsc();
-  const uint64_t give_up = t0 + w.alloc_all_deadline_cycles;
-  uint64_t n = 0, refusals = 0, first_refusal = 0;
-  uint64_t t = t0;
-  while (n < want) {
-    if (rte_mempool_get(e.mp, &objs[n]) == 0) {
-      ++n;
-      continue;
-    }
-    if (refusals++ == 0) first_refusal = n;
-    t = rte_rdtsc();
-    if (t > give_up) break;
-  }
-  if (n == want) t = rte_rdtsc();
-  if (refusals == 0) first_refusal = n;
-  const bool extra = rte_mempool_get(e.mp, &objs[n]) == 0;  // must be refused
-  if (extra) ++n;
-  if (n > 0) rte_mempool_put_bulk(e.mp, objs.data(), static_cast<unsigned>(n));
-  w.alloc_all_count = extra ? n - 1 : n;
-  w.alloc_all_extra = extra;
-  w.alloc_all_cycles = t - t0;
-  w.alloc_all_refusals = refusals;
-  w.alloc_all_first_refusal = first_refusal;
-  w.alloc_all.store(false, std::memory_order_release);
-}
-
 // The lcore cache's regions (skbnf_mempool.h, "DPDK's lcore cache plays the lcache layer"):
 // at each mark, the balance since the previous one of what the cache handed out or took back:
 // len0 - len1 + taken from below - given below. One PMD call (or one forward) per region.
@@ -322,7 +277,9 @@ inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int cor
 }
 
 // The poll loop, one per mode: the mode's forward function is inlined (no call per burst).
-template <ForwardFn forward>
+// kHooked: the loop of a test that set worker hooks (worker_hooks.h); the production loop
+// (false) has no hook call, and nothing of the hooks is compiled into it.
+template <ForwardFn forward, bool kHooked>
 int RunWorker(Worker& w) {
   Engine::Impl& e = *w.engine;
   pool::Pool* const pool = e.pool;
@@ -333,16 +290,15 @@ int RunWorker(Worker& w) {
   rte_mbuf* pkts[kMaxBurst];
   const HostLcache host = HostLcacheOf(e.mp, core);
   CacheRegions regions(host);
+  [[maybe_unused]] const WorkerView view{w.lcore, w.index, e.mp, pool};
   // Busy cycles (see WorkerCounters): TSC at the end of the previous busy poll, which is where
   // the next one's accounting starts; 0 after an idle poll or a pause (then one rdtsc before
   // the RX bursts). One rdtsc per iteration, busy or idle.
   uint64_t busy_from = 0;
-  if (pool != nullptr) w.test_seen_epoch = pool->epoch();
   while (!e.stop.load(std::memory_order_relaxed)) {
     if (rcu != nullptr) rte_rcu_qsbr_quiescent(rcu, w.index);
-    if (__builtin_expect(w.test_stall_ms.load(std::memory_order_relaxed) != 0, 0)) {
-      TestStall(w, pool);
-      busy_from = 0;
+    if constexpr (kHooked) {
+      if (e.worker_hooks->BeforeQuiescent(view)) busy_from = 0;
     }
     // Quiescent point: strategy swaps and pauses take effect here.
     const bool run =
@@ -358,9 +314,8 @@ int RunWorker(Worker& w) {
     if (__builtin_expect(w.parked.load(std::memory_order_relaxed), 0)) {
       w.parked.store(false, std::memory_order_release);
     }
-    if (__builtin_expect(w.alloc_all.load(std::memory_order_acquire), 0)) {
-      TestAllocateAll(e, w);
-      busy_from = 0;
+    if constexpr (kHooked) {
+      if (e.worker_hooks->BeforePoll(view)) busy_from = 0;
     }
     const uint64_t poll_start = busy_from != 0 ? busy_from : rte_rdtsc();
     // Whether the lcore cache plays the lcache layer changes only at the quiescent point.
@@ -382,19 +337,23 @@ int RunWorker(Worker& w) {
   return 0;
 }
 
-}  // namespace
-
-int WorkerMain(void* arg) {
-  Worker& w = *static_cast<Worker*>(arg);
+template <bool kHooked>
+int RunWorkerInMode(Worker& w) {
   switch (w.engine->config.mode) {
     case ForwardingMode::kIo:
-      return RunWorker<&ForwardIo>(w);
+      return RunWorker<&ForwardIo, kHooked>(w);
     case ForwardingMode::kMac:
-      return RunWorker<&ForwardMac>(w);
+      return RunWorker<&ForwardMac, kHooked>(w);
     case ForwardingMode::kL3:
       break;
   }
-  return RunWorker<&ForwardL3>(w);
+  return RunWorker<&ForwardL3, kHooked>(w);
 }
+
+}  // namespace
+
+int WorkerMain(void* arg) { return RunWorkerInMode<false>(*static_cast<Worker*>(arg)); }
+
+int HookedWorkerMain(void* arg) { return RunWorkerInMode<true>(*static_cast<Worker*>(arg)); }
 
 }  // namespace skbnf::dpdk

@@ -81,7 +81,7 @@ absl::StatusOr<rte_mempool*> CreateNativePool(const std::string& name, uint32_t 
 
 absl::Status Engine::Impl::CheckLayoutControls() const {
   if (config.no_iova_contig) {
-    if (config.pool_ops != "ring_mp_mc") {
+    if (ops != PoolOps::kRingMpMc) {
       return absl::InvalidArgumentError(
           "pool flag no_iova_contig (--pool-flags) is a flag of DPDK's own mempool: write it "
           "with --pool-ops=ring_mp_mc; skbnf's store lays out its objects itself (for one mbuf "
@@ -106,7 +106,7 @@ absl::Status Engine::Impl::CheckLayoutControls() const {
     }
   }
   if (config.store_stride != 0) {
-    if (config.pool_ops != "skbnf") {
+    if (ops != PoolOps::kSkbnf) {
       return absl::InvalidArgumentError(
           "store stride (--store-stride) lays out skbnf's slab store: write it with "
           "--pool-ops=skbnf; for DPDK's own pool packed write --pool-flags=no_iova_contig");
@@ -135,7 +135,7 @@ absl::Status Engine::Impl::SetUpPool() {
                                  : static_cast<uint32_t>(std::max<uint64_t>(8192, need + 8192));
   static std::atomic<int> seq{0};
   mp_name = absl::StrCat("skbnf_mbuf_", seq.fetch_add(1));
-  if (config.pool_ops == "skbnf") {
+  if (ops == PoolOps::kSkbnf) {
     MempoolOptions o;
     o.strategy = config.strategy;
     o.colour = config.colour;
@@ -187,7 +187,7 @@ MempoolInfo Engine::mempool_info() const {
   const Impl& e = *impl_;
   MempoolInfo m;
   m.name = e.mp->name;
-  m.ops_name = e.config.pool_ops;
+  m.ops = e.ops;
   m.populated = e.mp->populated_size;
   m.element_size = e.mp->elt_size;
   // skbnf pools: DPDK's lcore caches are the lcache layer, sized per worker by the strategy
@@ -204,22 +204,17 @@ std::string Engine::strategy() const {
 
 bool Engine::swappable() const { return impl_->pool != nullptr; }
 
-absl::StatusOr<pool::SwapReport> Engine::SwapStrategy(absl::string_view spec_text,
+absl::Status Engine::CheckSwappable() const {
+  return impl_->pool != nullptr ? absl::OkStatus()
+                                : NativePoolSwapRefusal(impl_->config.mbuf_cache);
+}
+
+absl::StatusOr<pool::SwapReport> Engine::SwapStrategy(const pool::StrategySpec& spec,
                                                       std::chrono::microseconds timeout) {
-  if (impl_->pool == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "strategy swaps need the skbnf mempool; this engine runs on DPDK's native ring_mp_mc "
-        "mempool (--pool-ops=ring_mp_mc, lcore cache ",
-        impl_->config.mbuf_cache, "), whose allocator cannot be changed while it runs"));
-  }
-  auto spec = pool::StrategySpec::Parse(spec_text);
-  if (!spec.ok()) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("strategy '", spec_text, "': ", spec.status().message()));
-  }
+  if (absl::Status st = CheckSwappable(); !st.ok()) return st;
   pool::MutexLock lock(&impl_->control_mu);
   if (impl_->stopped) return absl::FailedPreconditionError("engine stopped");
-  return timeout.count() > 0 ? impl_->pool->Swap(*spec, timeout) : impl_->pool->Swap(*spec);
+  return timeout.count() > 0 ? impl_->pool->Swap(spec, timeout) : impl_->pool->Swap(spec);
 }
 
 }  // namespace skbnf::dpdk

@@ -13,7 +13,7 @@ EngineSnapshot Engine::Snapshot() const {
   const Impl& e = *impl_;
   EngineSnapshot s;
   s.monotonic_ns = NowNs();
-  s.pool_ops = e.config.pool_ops;
+  s.pool_ops = e.ops;
   s.strategy = strategy();
   s.epoch = e.pool != nullptr ? e.pool->epoch() : 0;
   s.tsc_hz = rte_get_tsc_hz();

@@ -1,10 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Engine workers: one run-to-completion worker per lcore (their poll loop is forward.cc), which
-// RX queues each polls, and the control operations on them: pause, resume, the test stall.
-#include <rte_cycles.h>
+// RX queues each polls, and the control operations on them: pause, resume, the worker hooks
+// (worker_hooks.h) a test sets before they launch.
 #include <rte_lcore.h>
-
-#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/wait_until.h"
@@ -134,42 +132,14 @@ bool Engine::IsPaused(unsigned lcore) const {
   return w != nullptr && w->parked.load(std::memory_order_acquire);
 }
 
-void Engine::SetTestStall(unsigned lcore, std::chrono::milliseconds stall) {
-  if (Worker* w = impl_->FindWorker(lcore); w != nullptr) {
-    w->test_stall_ms.store(static_cast<uint32_t>(stall.count()), std::memory_order_relaxed);
-  }
-}
-
-absl::StatusOr<Engine::AllocateAllResult> Engine::TestAllocateAll(
-    unsigned lcore, uint64_t want, std::chrono::milliseconds give_up,
-    std::chrono::milliseconds timeout) {
+absl::Status Engine::SetWorkerHooks(std::unique_ptr<WorkerHooks> hooks) {
   pool::MutexLock lock(&impl_->control_mu);
-  Worker* w = impl_->FindWorker(lcore);
-  if (w == nullptr || !impl_->started || impl_->stopped || impl_->mp == nullptr) {
-    return absl::FailedPreconditionError(absl::StrCat("no running worker on lcore ", lcore));
+  if (impl_->started) {
+    return absl::FailedPreconditionError(
+        "worker hooks are chosen when the workers launch: set them before Engine::Start");
   }
-  // Room for every mbuf and one more: the refusal always comes from the pool, not from here.
-  w->alloc_all_objs.assign(impl_->mp->populated_size + 1, nullptr);
-  w->alloc_all_want = want;
-  w->alloc_all_deadline_cycles = static_cast<uint64_t>(give_up.count()) * rte_get_tsc_hz() / 1000;
-  w->alloc_all.store(true, std::memory_order_release);
-  const auto deadline = std::chrono::steady_clock::now() + timeout;
-  while (w->alloc_all.load(std::memory_order_acquire)) {
-    if (std::chrono::steady_clock::now() > deadline + give_up) {
-      // The worker may still run it later; it frees what it took either way.
-      return absl::DeadlineExceededError(absl::StrCat(
-          "worker ", lcore, " did not run the allocation within ", timeout.count(), " ms"));
-    }
-    std::this_thread::sleep_for(std::chrono::microseconds(100));
-  }
-  AllocateAllResult r;
-  r.count = w->alloc_all_count;
-  r.extra = w->alloc_all_extra;
-  r.tsc_cycles = w->alloc_all_cycles;
-  r.tsc_hz = rte_get_tsc_hz();
-  r.refusals = w->alloc_all_refusals;
-  r.first_refusal = w->alloc_all_first_refusal;
-  return r;
+  impl_->worker_hooks = std::move(hooks);
+  return absl::OkStatus();
 }
 
 std::vector<unsigned> Engine::WorkerLcores() const {

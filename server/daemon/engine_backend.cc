@@ -47,7 +47,7 @@ Info EngineBackend::GetInfo() const {
   const dpdk::MempoolInfo mp = engine_.mempool_info();
   pool::Pool* p = engine_.pool();
   info.pool.native = p == nullptr;
-  info.pool.ops_name = mp.ops_name;
+  info.pool.ops_name = dpdk::PoolOpsName(mp.ops);
   info.pool.name = mp.name;
   info.pool.populated = mp.populated;
   info.pool.element_size = mp.element_size;
@@ -163,17 +163,12 @@ Health EngineBackend::GetHealth() const {
 }
 
 absl::Status EngineBackend::ValidateStrategy(const pool::StrategySpec&) const {
-  if (!engine_.swappable()) {
-    return absl::FailedPreconditionError(absl::StrCat(
-        "skbnfd runs on DPDK's native mempool (", engine_.config().pool_ops,
-        " + lcore cache): strategies cannot be swapped; restart with --pool-ops=skbnf"));
-  }
-  return absl::OkStatus();
+  return engine_.CheckSwappable();
 }
 
 pool::SwapReport EngineBackend::SwapStrategy(const pool::StrategySpec& spec,
                                              std::chrono::microseconds timeout) {
-  absl::StatusOr<pool::SwapReport> r = engine_.SwapStrategy(spec.ToString(), timeout);
+  absl::StatusOr<pool::SwapReport> r = engine_.SwapStrategy(spec, timeout);
   if (r.ok()) return *r;
   pool::SwapReport failed;
   failed.status = r.status();

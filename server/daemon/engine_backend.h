@@ -22,7 +22,10 @@
 //                   reports parked / running.
 //   Audit           Engine::Audit: parks every worker and checks in flight two ways (see
 //                   dpdk::AuditReport in engine.h); the API gets its pool::AuditReport.
-//   native pool     (ring_mp_mc) swaps FailedPrecondition; pool counters are zero.
+//   native pool     (ring_mp_mc) swaps FailedPrecondition with the engine's one refusal
+//                   (Engine::CheckSwappable: NativePoolSwapRefusal, common/pool_ops.h);
+//                   pool counters are zero.
+//   SwapStrategy    the parsed spec goes to Engine::SwapStrategy as is (no text round trip).
 //
 // Reads (GetInfo, ListPorts, GetStats, GetStrategy, ListRoutes, GetHealth) never take a lock a
 // swap holds: the engine's control mutex is taken only by mutations. ListPorts serialises its

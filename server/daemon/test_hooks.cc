@@ -2,9 +2,13 @@
 #include "server/daemon/test_hooks.h"
 
 #include <algorithm>
+#include <chrono>
+#include <memory>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_cat.h"
+#include "dataplane/dpdk/worker_hooks.h"
 
 ABSL_FLAG(int32_t, test_stall_lcore, -1, "Tests only: the worker lcore --test-stall-ms stalls.");
 ABSL_FLAG(int32_t, test_stall_ms, 0,
@@ -18,6 +22,32 @@ namespace skbnf::control {
 
 std::string PreflightRoot() { return absl::GetFlag(FLAGS_test_preflight_root); }
 
+namespace {
+
+// The worker on `lcore_`, each time it sees a strategy epoch it has not seen, sleeps `stall_`
+// before its quiescent point, as a worker stuck in a long burst would.
+class QuiesceStall final : public dpdk::WorkerHooks {
+ public:
+  QuiesceStall(unsigned lcore, std::chrono::milliseconds stall, uint64_t epoch)
+      : lcore_(lcore), stall_(stall), seen_epoch_(epoch) {}
+
+  bool BeforeQuiescent(const dpdk::WorkerView& w) override {
+    if (w.lcore != lcore_ || w.pool == nullptr) return false;
+    if (w.pool->epoch() == seen_epoch_) return false;
+    std::this_thread::sleep_for(stall_);
+    seen_epoch_ = w.pool->epoch();
+    return true;
+  }
+  bool BeforePoll(const dpdk::WorkerView&) override { return false; }
+
+ private:
+  const unsigned lcore_;
+  const std::chrono::milliseconds stall_;
+  uint64_t seen_epoch_;  // read and written by that worker only
+};
+
+}  // namespace
+
 absl::Status ApplyTestHooks(dpdk::Engine& engine) {
   const int lcore = absl::GetFlag(FLAGS_test_stall_lcore);
   const int ms = absl::GetFlag(FLAGS_test_stall_ms);
@@ -29,8 +59,9 @@ absl::Status ApplyTestHooks(dpdk::Engine& engine) {
         absl::StrCat("--test-stall-lcore=", lcore, " --test-stall-ms=", ms,
                      ": write a worker lcore and a positive number of milliseconds"));
   }
-  engine.SetTestStall(static_cast<unsigned>(lcore), std::chrono::milliseconds(ms));
-  return absl::OkStatus();
+  const uint64_t epoch = engine.pool() != nullptr ? engine.pool()->epoch() : 0;
+  return engine.SetWorkerHooks(std::make_unique<QuiesceStall>(
+      static_cast<unsigned>(lcore), std::chrono::milliseconds(ms), epoch));
 }
 
 }  // namespace skbnf::control

@@ -3,13 +3,14 @@
 // (listed by --helpfull). They make states reachable from outside that production never asks
 // for, so the control tests can run against skbnfd itself:
 //   --test-stall-lcore=L --test-stall-ms=N   the worker on lcore L, each time a new strategy
-//       epoch is published, is late to its quiescent point by N ms (Engine::SetTestStall): a
+//       epoch is published, is late to its quiescent point by N ms (a dpdk::WorkerHooks: the
+//       engine runs its hooked worker loop only in a process given these flags): a
 //       SetStrategy with a shorter quiesce timeout fails naming core L and rolls back, and the
 //       reads the API promises never wait for a swap can be shown not to.
-//   --test-preflight-root=DIR   the start-up checks (server/daemon/startup_checks.h) read /sys,
-//   /proc,
-//       /dev and the cgroup tree under DIR instead of / (a fake node: VFs, drivers, hugepages,
-//       cpuset), so tests see skbnfd refuse to start with the message a real pod would get.
+//   --test-preflight-root=DIR   the start-up checks (server/daemon/startup_checks.h) read
+//       /sys, /proc, /dev and the cgroup tree under DIR instead of / (a fake node: VFs, drivers,
+//       hugepages, cpuset), so tests see skbnfd refuse to start with the message a real pod
+//       would get.
 #ifndef SKBNF_SERVER_DAEMON_TEST_HOOKS_H_
 #define SKBNF_SERVER_DAEMON_TEST_HOOKS_H_
 

@@ -16,6 +16,7 @@
 #include "absl/strings/str_split.h"
 #include "absl/strings/strip.h"
 #include "common/net_text.h"
+#include "common/pool_ops.h"
 #include "server/ops/pci_env.h"
 
 namespace skbnf::dpdk {
@@ -140,7 +141,9 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
     c.strategy = std::string(w[1]);
   } else if (key == "pool_ops") {
     if (auto st = need(1); !st.ok()) return st;
-    c.pool_ops = std::string(w[1]);
+    auto ops = ParsePoolOps(w[1]);  // refused here, at the line that says it
+    if (!ops.ok()) return ops.status();
+    c.pool_ops = PoolOpsName(*ops);
   } else if (key == "mbuf_cache") {
     if (auto st = need(1); !st.ok()) return st;
     return ParseUint(w[1], 512, &c.mbuf_cache);

@@ -6,6 +6,7 @@
 
 #include "absl/strings/match.h"
 #include "common/net_text.h"
+#include "common/pool_ops.h"
 #include "gtest/gtest.h"
 #include "server/daemon/traffic.h"
 
@@ -33,6 +34,20 @@ TEST(ConfigTest, ErrorsNameTheLineAndWhatToWrite) {
   ASSERT_FALSE(c.ok());
   EXPECT_NE(c.status().message().find("line 4"), std::string::npos) << c.status();
   EXPECT_NE(c.status().message().find("write io, mac or l3"), std::string::npos) << c.status();
+}
+
+// pool_ops is parsed where it arrives (common/pool_ops.h): a bad word is refused at its line.
+TEST(ConfigTest, PoolOpsIsParsedAtItsLine) {
+  auto c = ParseConfig("pool_ops ring_mp_mc\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->engine.pool_ops, "ring_mp_mc");
+  EXPECT_EQ(ParsePoolOps(c->engine.pool_ops).value(), PoolOps::kRingMpMc);
+  auto bad = ParseConfig("mode l3\npool_ops ring\n");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("line 2"), absl::string_view::npos) << bad.status();
+  EXPECT_NE(bad.status().message().find("unknown pool ops 'ring'; write skbnf or ring_mp_mc"),
+            absl::string_view::npos)
+      << bad.status();
 }
 
 TEST(ConfigTest, UnknownDirectiveListsKnownOnes) {

@@ -22,6 +22,7 @@
 #include <sys/socket.h>
 #include <unistd.h>
 
+#include <atomic>
 #include <chrono>
 #include <cstdio>
 #include <cstdlib>
@@ -29,6 +30,7 @@
 #include <fstream>
 #include <functional>
 #include <map>
+#include <memory>
 #include <set>
 #include <string>
 #include <thread>
@@ -40,9 +42,12 @@
 #include "dataplane/dpdk/engine.h"
 #include "dataplane/dpdk/l3_packet.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
+#include "dataplane/dpdk/worker_hooks.h"
 #include "gtest/gtest.h"
 #include "server/daemon/traffic.h"
+#include "tests/integration/allocate_all.h"
 #include "tests/integration/eal_environment.h"
+#include "tests/integration/engine_mempool.h"
 #include "tests/unit/test_pool.h"  // testing::AllSpecs
 
 namespace skbnf::dpdk {
@@ -70,6 +75,15 @@ Totals Sum(const EngineSnapshot& s) {
     for (int r = 0; r < kNumDropReasons; ++r) t.drops[r] += w.drops[r];
   }
   return t;
+}
+
+// A swap from text, as skbnfd's flags and config file give it: parsed once, at this edge; the
+// engine swaps the parsed spec.
+absl::StatusOr<pool::SwapReport> Swap(Engine& e, absl::string_view text,
+                                      std::chrono::microseconds timeout = 0us) {
+  absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(text);
+  if (!spec.ok()) return spec.status();
+  return e.SwapStrategy(*spec, timeout);
 }
 
 bool WaitFor(const std::function<bool()>& done, std::chrono::milliseconds limit = 20s) {
@@ -183,7 +197,7 @@ class DataplaneTest : public ::testing::Test {
   // Copies frames into mbufs of the engine's pool and enqueues them on a ring port's RX ring.
   void Inject(rte_ring* rx, const std::vector<Frame>& frames) {
     for (const Frame& f : frames) {
-      rte_mbuf* m = rte_pktmbuf_alloc(engine_->mempool());
+      rte_mbuf* m = rte_pktmbuf_alloc(MempoolOf(*engine_));
       ASSERT_NE(m, nullptr);
       char* p = rte_pktmbuf_append(m, static_cast<uint16_t>(f.bytes.size()));
       ASSERT_NE(p, nullptr);
@@ -776,8 +790,8 @@ TEST_F(DataplaneTest, ThousandSwapsUnderTrafficLoseNothing) {
   ASSERT_TRUE(e.Start().ok());
   // Every spec the buffer core can run (testing::AllSpecs: each layer subset, with and without
   // prefetch), round-robin: a layer added later is swapped through here without an edit.
-  std::vector<std::string> specs;
-  for (const pool::StrategySpec& s : pool::testing::AllSpecs()) specs.push_back(s.ToString());
+  // The specs go to the engine as built, never as text.
+  const std::vector<pool::StrategySpec> specs = pool::testing::AllSpecs();
   ASSERT_GE(specs.size(), 2u * (1u << pool::kNumLayers));
   uint64_t last_epoch = e.pool()->epoch();
   int ok = 0;
@@ -787,6 +801,7 @@ TEST_F(DataplaneTest, ThousandSwapsUnderTrafficLoseNothing) {
     auto rep = e.SwapStrategy(specs[i % specs.size()], std::chrono::seconds(10));
     ASSERT_TRUE(rep.ok()) << rep.status();
     ASSERT_TRUE(rep->status.ok()) << rep->status;
+    EXPECT_EQ(e.pool()->strategy(), specs[i % specs.size()]);
     EXPECT_EQ(rep->cores.size(), 2u);
     EXPECT_GT(rep->epoch, last_epoch);
     last_epoch = rep->epoch;
@@ -799,7 +814,7 @@ TEST_F(DataplaneTest, ThousandSwapsUnderTrafficLoseNothing) {
   }
   EXPECT_EQ(ok, 1000);
   EXPECT_EQ(e.pool()->swaps_ok(), 1000u);
-  EXPECT_EQ(e.strategy(), specs[999 % specs.size()]);
+  EXPECT_EQ(e.strategy(), specs[999 % specs.size()].ToString());
   ExpectExactAudit();
   const Totals t = Sum(e.Snapshot());
   EXPECT_EQ(t.rx, t.tx + t.dropped);
@@ -813,9 +828,14 @@ TEST_F(DataplaneTest, BaselineRefusesSwapsWithReason) {
   EXPECT_FALSE(e.swappable());
   ASSERT_TRUE(e.Start().ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx > 100'000; }));
-  auto rep = e.SwapStrategy("magazine");
+  auto rep = Swap(e, "magazine");
   EXPECT_EQ(rep.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(rep.status().message().find("ring_mp_mc"), absl::string_view::npos);
+  // The one refusal text (common/pool_ops.h), the same from CheckSwappable.
+  EXPECT_EQ(rep.status(), NativePoolSwapRefusal(c.mbuf_cache));
+  EXPECT_EQ(e.CheckSwappable(), rep.status());
+  EXPECT_EQ(e.mempool_info().ops, PoolOps::kRingMpMc);
+  EXPECT_EQ(e.Snapshot().pool_ops, PoolOps::kRingMpMc);
   // Pause/resume work without the pool's quiescence protocol too.
   ASSERT_TRUE(e.PauseWorker(1, std::chrono::seconds(10)).ok());
   EXPECT_TRUE(e.Snapshot().workers[0].paused);
@@ -831,7 +851,7 @@ TEST_F(DataplaneTest, BadSwapSpecChangesNothing) {
   Engine& e = Make(NullIoLoop());
   ASSERT_TRUE(e.Start().ok());
   const uint64_t epoch = e.pool()->epoch();
-  auto rep = e.SwapStrategy("magazine+recycle");  // wrong order
+  auto rep = Swap(e, "magazine+recycle");  // wrong order: refused where the text arrives
   EXPECT_EQ(rep.status().code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(e.pool()->epoch(), epoch);
   EXPECT_EQ(e.strategy(), "magazine");
@@ -855,7 +875,7 @@ TEST_F(DataplaneTest, PauseAndResumeWorker) {
   const pool::LayerGauges g = e.Snapshot().workers[0].gauges;
   for (uint64_t v : g.objects) EXPECT_EQ(v, 0u);  // flushed to the store when it parked
   // While paused, a swap is done on the worker's behalf.
-  auto rep = e.SwapStrategy("headpool", std::chrono::seconds(10));
+  auto rep = Swap(e, "headpool", std::chrono::seconds(10));
   ASSERT_TRUE(rep.ok());
   EXPECT_TRUE(rep->status.ok());
   ASSERT_EQ(rep->cores.size(), 1u);
@@ -872,6 +892,48 @@ TEST_F(DataplaneTest, PauseAndResumeWorker) {
   ASSERT_TRUE(e.ResumeWorker(1).ok());
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).polls > polls; }));
   EXPECT_EQ(e.PauseWorker(7).code(), absl::StatusCode::kNotFound);
+  ExpectExactAudit();
+}
+
+// Worker hooks (dataplane/dpdk/worker_hooks.h): given before Start, every loop pass calls them
+// on the worker's own lcore, BeforePoll only while the worker runs; refused once started.
+class CountingHooks final : public WorkerHooks {
+ public:
+  bool BeforeQuiescent(const WorkerView& w) override {
+    Check(w);
+    quiescent.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  bool BeforePoll(const WorkerView& w) override {
+    Check(w);
+    polls.fetch_add(1, std::memory_order_relaxed);
+    return false;
+  }
+  std::atomic<uint64_t> quiescent{0}, polls{0}, elsewhere{0};
+
+ private:
+  void Check(const WorkerView& w) {
+    if (rte_lcore_id() != w.lcore) elsewhere.fetch_add(1, std::memory_order_relaxed);
+  }
+};
+
+TEST_F(DataplaneTest, WorkerHooksRunOnTheWorkerOnlyWhenGivenBeforeStart) {
+  Engine& e = Make(NullIoLoop());
+  auto owned = std::make_unique<CountingHooks>();
+  CountingHooks& h = *owned;
+  ASSERT_TRUE(e.SetWorkerHooks(std::move(owned)).ok());
+  ASSERT_TRUE(e.Start().ok());
+  EXPECT_EQ(e.SetWorkerHooks(std::make_unique<CountingHooks>()).code(),
+            absl::StatusCode::kFailedPrecondition);
+  ASSERT_TRUE(WaitFor([&] { return h.polls.load() > 100 && Sum(e.Snapshot()).tx > 1000; }));
+  ASSERT_TRUE(e.PauseWorker(1, std::chrono::seconds(10)).ok());
+  const uint64_t polls = h.polls.load(), quiescent = h.quiescent.load();
+  ASSERT_TRUE(WaitFor([&] { return h.quiescent.load() > quiescent + 100; }))
+      << "a parked worker still passes its quiescent point";
+  EXPECT_EQ(h.polls.load(), polls) << "BeforePoll on a parked worker";
+  ASSERT_TRUE(e.ResumeWorker(1).ok());
+  ASSERT_TRUE(WaitFor([&] { return h.polls.load() > polls; }));
+  EXPECT_EQ(h.elsewhere.load(), 0u) << "a hook ran off its worker's lcore";
   ExpectExactAudit();
 }
 
@@ -901,7 +963,7 @@ TEST_F(DataplaneTest, HostedLcacheSwapsUnderTrafficKeepCountsExact) {
                          "lcache:size=64,prefetch",
                          "lcache:size=64+headpool"};
   for (int i = 0; i < 140; ++i) {
-    auto rep = e.SwapStrategy(specs[i % 7], std::chrono::seconds(10));
+    auto rep = Swap(e, specs[i % 7], std::chrono::seconds(10));
     ASSERT_TRUE(rep.ok()) << rep.status();
     ASSERT_TRUE(rep->status.ok()) << rep->status;
     if (i % 20 == 0) {
@@ -948,12 +1010,12 @@ TEST_F(DataplaneTest, SwapsBetweenInlineHitsUnderTrafficKeepCountsExact) {
   for (int i = 0; i < 90; ++i) {
     if (i % 30 == 15) {
       ASSERT_TRUE(e.PauseWorker(1, std::chrono::seconds(10)).ok());
-      auto rep = e.SwapStrategy(specs[i % 9], std::chrono::seconds(10));  // on its behalf
+      auto rep = Swap(e, specs[i % 9], std::chrono::seconds(10));  // on its behalf
       ASSERT_TRUE(rep.ok()) << rep.status();
       ASSERT_TRUE(rep->status.ok()) << rep->status;
       ASSERT_TRUE(e.ResumeWorker(1, std::chrono::seconds(10)).ok());
     } else {
-      auto rep = e.SwapStrategy(specs[i % 9], std::chrono::seconds(10));
+      auto rep = Swap(e, specs[i % 9], std::chrono::seconds(10));
       ASSERT_TRUE(rep.ok()) << rep.status();
       ASSERT_TRUE(rep->status.ok()) << rep->status;
     }
@@ -1017,7 +1079,7 @@ TEST_F(DataplaneTest, RememberedSingleObjectHitIsDroppedAtEverySwap) {
       SCOPED_TRACE(
           std::string(c.from) + " -> " + c.to +
           (on_behalf ? ", made on behalf of the parked worker" : ", adopted by the worker"));
-      auto rep = e.SwapStrategy(c.from, std::chrono::seconds(10));
+      auto rep = Swap(e, c.from, std::chrono::seconds(10));
       ASSERT_TRUE(rep.ok() && rep->status.ok());
       const uint64_t hits0 = hits();
       ASSERT_TRUE(traffic());  // the worker's frees take the remembered hit
@@ -1025,7 +1087,7 @@ TEST_F(DataplaneTest, RememberedSingleObjectHitIsDroppedAtEverySwap) {
       if (on_behalf) {
         ASSERT_TRUE(e.PauseWorker(1, std::chrono::seconds(10)).ok());
       }
-      rep = e.SwapStrategy(c.to, std::chrono::seconds(10));
+      rep = Swap(e, c.to, std::chrono::seconds(10));
       ASSERT_TRUE(rep.ok() && rep->status.ok());
       if (on_behalf) {
         ASSERT_TRUE(e.ResumeWorker(1, std::chrono::seconds(10)).ok());
@@ -1332,7 +1394,7 @@ TEST_F(AfXdpTest, PlantedOneMbufLeakStillFailsTheAudit) {
   Engine& e = MakeAfXdp();
   ASSERT_TRUE(e.Start().ok());
   ASSERT_EQ(Forward(300).size(), 300u);
-  rte_mbuf* leak = rte_pktmbuf_alloc(e.mempool());  // allocated, never freed before Stop
+  rte_mbuf* leak = rte_pktmbuf_alloc(MempoolOf(e));  // allocated, never freed before Stop
   ASSERT_NE(leak, nullptr);
   ASSERT_TRUE(e.Stop().ok());
   const AuditReport& a = e.final_audit();
@@ -1365,7 +1427,7 @@ TEST_F(AfXdpTest, PlantedOneMbufLeakStillFailsTheAudit) {
 //     count (populated - available), an independent source;
 //   - no stranding: traffic stopped (worker A's queue idle, its layers holding objects), worker B
 //     allocates until the pool refuses: exactly populated - what the rings hold, within 10 ms of
-//     B's own TSC (Engine::TestAllocateAll);
+//     B's own TSC (AllocateAll, tests/integration/allocate_all.h);
 //   - Stop: exact audit.
 class AfXdpTwoWorkersTest : public DataplaneTest {
  protected:
@@ -1442,6 +1504,8 @@ TEST_F(AfXdpTwoWorkersTest, SharedTxQueuesExactAuditPerCoreSumsAndNoStranding) {
   const std::string xb = Vdev("net_af_xdp", "iface=" + v_[2]);
   Engine& e = Make(Config(ForwardingMode::kIo, {{xa, xb, ""}, {xb, xa, ""}},
                           {{1, {{xa, 0}}}, {2, {{xb, 0}}}}, "recycle+magazine"));
+  absl::StatusOr<AllocateAll*> alloc = AllocateAll::Install(e);
+  ASSERT_TRUE(alloc.ok()) << alloc.status();
   ASSERT_TRUE(e.Start().ok());
   const uint16_t a_id = PortId(xa), b_id = PortId(xb);
   for (const PortInfo& p : e.Ports()) {
@@ -1465,7 +1529,7 @@ TEST_F(AfXdpTwoWorkersTest, SharedTxQueuesExactAuditPerCoreSumsAndNoStranding) {
       ASSERT_TRUE(e.PauseWorker(1).ok());
       ASSERT_TRUE(e.PauseWorker(2).ok());
       const Rings r = RingMbufs(e);
-      const uint64_t in_flight = e.mempool_info().populated - rte_mempool_avail_count(e.mempool());
+      const uint64_t in_flight = e.mempool_info().populated - rte_mempool_avail_count(MempoolOf(e));
       const Rings r2 = RingMbufs(e);
       ASSERT_TRUE(e.ResumeWorker(1).ok());
       ASSERT_TRUE(e.ResumeWorker(2).ok());
@@ -1529,7 +1593,7 @@ TEST_F(AfXdpTwoWorkersTest, SharedTxQueuesExactAuditPerCoreSumsAndNoStranding) {
   const int64_t pre_a0 = Preemptions("-worker-1"), pre_b0 = Preemptions("-worker-2");
   ASSERT_GE(pre_a0, 0) << "no thread *-worker-1";
   ASSERT_GE(pre_b0, 0) << "no thread *-worker-2";
-  auto got = e.TestAllocateAll(2, want, 100ms);
+  auto got = (*alloc)->Run(2, want, 100ms);
   const int64_t pre_a = Preemptions("-worker-1") - pre_a0;
   const int64_t pre_b = Preemptions("-worker-2") - pre_b0;
   const Rings after = RingMbufs(e);
@@ -1609,6 +1673,8 @@ TEST_F(OvsTwoQueuesTest, RssOverTwoQueuesOfOnePortExactAuditPerCoreSumsAndNoStra
                             {{1, {{a, 0}, {b, 0}}}, {2, {{a, 1}}}}, "recycle+magazine");
   cfg.rx_queues = 2;  // port A's; port B gets the one its workers poll
   Engine& e = Make(cfg);
+  absl::StatusOr<AllocateAll*> alloc = AllocateAll::Install(e);
+  ASSERT_TRUE(alloc.ok()) << alloc.status();
   ASSERT_TRUE(e.Start().ok());
   const uint16_t a_id = PortId(a), b_id = PortId(b);
   for (const PortInfo& p : e.Ports()) {
@@ -1716,8 +1782,8 @@ TEST_F(OvsTwoQueuesTest, RssOverTwoQueuesOfOnePortExactAuditPerCoreSumsAndNoStra
   ASSERT_TRUE(e.PauseWorker(1).ok());
   ASSERT_TRUE(e.PauseWorker(2).ok());
   const uint64_t populated = e.mempool_info().populated;
-  const uint64_t in_flight = populated - rte_mempool_avail_count(e.mempool());
-  const uint64_t in_flight2 = populated - rte_mempool_avail_count(e.mempool());
+  const uint64_t in_flight = populated - rte_mempool_avail_count(MempoolOf(e));
+  const uint64_t in_flight2 = populated - rte_mempool_avail_count(MempoolOf(e));
   ASSERT_TRUE(e.ResumeWorker(1).ok());
   ASSERT_TRUE(e.ResumeWorker(2).ok());
   EXPECT_EQ(in_flight, in_flight2);
@@ -1728,7 +1794,7 @@ TEST_F(OvsTwoQueuesTest, RssOverTwoQueuesOfOnePortExactAuditPerCoreSumsAndNoStra
   // refill followed by its TX completions), which fills its layers up to their capacity.
   const unsigned wa = 1, wb = 2;
   // (Read while it runs idle: parking a worker hands its layers' objects back.)
-  ASSERT_TRUE(e.TestAllocateAll(wa, 512, 100ms).ok());
+  ASSERT_TRUE((*alloc)->Run(wa, 512, 100ms).ok());
   uint64_t a_layers = 0;
   for (const WorkerSnapshot& w : e.Snapshot().workers) {
     if (w.lcore != wa) continue;
@@ -1745,7 +1811,7 @@ TEST_F(OvsTwoQueuesTest, RssOverTwoQueuesOfOnePortExactAuditPerCoreSumsAndNoStra
   ASSERT_GE(pre_a0, 0) << "no thread *" << ta;
   ASSERT_GE(pre_b0, 0) << "no thread *" << tb;
   const uint64_t reclaims0 = e.pool()->reclaims();
-  auto got = e.TestAllocateAll(wb, want, 100ms);
+  auto got = (*alloc)->Run(wb, want, 100ms);
   const int64_t pre_a = Preemptions(ta) - pre_a0;
   const int64_t pre_b = Preemptions(tb) - pre_b0;
   ASSERT_TRUE(got.ok()) << got.status();

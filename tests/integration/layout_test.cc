@@ -33,6 +33,7 @@
 #include "dataplane/dpdk/engine.h"
 #include "gtest/gtest.h"
 #include "tests/integration/eal_environment.h"
+#include "tests/integration/engine_mempool.h"
 
 namespace skbnf::dpdk {
 namespace {
@@ -154,12 +155,12 @@ class LayoutTest : public ::testing::Test {
 // chunk's first object may sit elsewhere: where the memzone happened to start).
 TEST_F(LayoutTest, RingMpMcOnFourKiBPagesPutsOneMbufPerPage) {
   Engine& e = Make(NullIo("ring_mp_mc"));
-  EXPECT_EQ(e.mempool()->flags & RTE_MEMPOOL_F_NO_IOVA_CONTIG, 0u);
-  const Layout l = LayoutOf(e.mempool());
+  EXPECT_EQ(MempoolOf(e)->flags & RTE_MEMPOOL_F_NO_IOVA_CONTIG, 0u);
+  const Layout l = LayoutOf(MempoolOf(e));
   ASSERT_EQ(l.objects, kMbufs);
   ASSERT_GT(l.element, 2048u);  // more than half a page: two cannot share one
   ASSERT_LT(l.element, 4096u);
-  const uintptr_t header = e.mempool()->header_size;
+  const uintptr_t header = MempoolOf(e)->header_size;
   std::set<uintptr_t> pages;
   std::map<uintptr_t, size_t> at_offset;
   for (uintptr_t o : l.all) {
@@ -183,19 +184,19 @@ TEST_F(LayoutTest, RingMpMcWithNoIovaContigIsPacked) {
   EngineConfig c = NullIo("ring_mp_mc");
   c.no_iova_contig = true;
   Engine& e = Make(c);
-  EXPECT_NE(e.mempool()->flags & RTE_MEMPOOL_F_NO_IOVA_CONTIG, 0u);
-  const Layout l = LayoutOf(e.mempool());
+  EXPECT_NE(MempoolOf(e)->flags & RTE_MEMPOOL_F_NO_IOVA_CONTIG, 0u);
+  const Layout l = LayoutOf(MempoolOf(e));
   ASSERT_EQ(l.objects, kMbufs);
   const std::vector<uintptr_t> d = l.Strides();
   ASSERT_GE(d.size(), kMbufs - l.chunks.size());  // every neighbour pair inside a chunk
   for (uintptr_t s : d) ASSERT_EQ(s, l.element);
   EXPECT_GT(l.page_offsets.size(), 60u);  // 2,368 bytes apart: spread over the page
   // The mbufs are initialised as rte_pktmbuf_pool_create's (rte_pktmbuf_init ran on each).
-  rte_mbuf* m = rte_pktmbuf_alloc(e.mempool());
+  rte_mbuf* m = rte_pktmbuf_alloc(MempoolOf(e));
   ASSERT_NE(m, nullptr);
-  EXPECT_EQ(m->pool, e.mempool());
+  EXPECT_EQ(m->pool, MempoolOf(e));
   EXPECT_EQ(m->buf_len, RTE_MBUF_DEFAULT_BUF_SIZE);
-  EXPECT_EQ(rte_pktmbuf_data_room_size(e.mempool()), RTE_MBUF_DEFAULT_BUF_SIZE);
+  EXPECT_EQ(rte_pktmbuf_data_room_size(MempoolOf(e)), RTE_MBUF_DEFAULT_BUF_SIZE);
   rte_pktmbuf_free(m);
   ForwardsAndAuditsExact(e);
 }
@@ -203,7 +204,7 @@ TEST_F(LayoutTest, RingMpMcWithNoIovaContigIsPacked) {
 // skbnf's store, default: packed, one element apart inside each 64 KiB slab.
 TEST_F(LayoutTest, SkbnfStoreIsPackedByDefault) {
   Engine& e = Make(NullIo("skbnf"));
-  const Layout l = LayoutOf(e.mempool());
+  const Layout l = LayoutOf(MempoolOf(e));
   ASSERT_EQ(l.objects, kMbufs);
   const std::vector<uintptr_t> d = l.Strides();
   const auto packed = std::count(d.begin(), d.end(), uintptr_t{l.element});
@@ -221,7 +222,7 @@ TEST_F(LayoutTest, SkbnfStoreStride4096PutsOneMbufPerPage) {
   Engine& e = Make(c);
   ASSERT_NE(e.pool(), nullptr);
   EXPECT_EQ(e.pool()->store().config().objs_per_slab, 16u);
-  const Layout l = LayoutOf(e.mempool());
+  const Layout l = LayoutOf(MempoolOf(e));
   ASSERT_EQ(l.objects, kMbufs);
   const std::vector<uintptr_t> d = l.Strides();
   ASSERT_GE(d.size(), kMbufs - l.chunks.size());
