@@ -115,6 +115,8 @@ grpc::Status ControlService::GetInfo(grpc::ServerContext*, const v1::GetInfoRequ
   pi->set_colour(info.pool.colour);
   pi->set_debug(info.pool.debug);
   pi->set_quiesce_timeout_us(static_cast<uint32_t>(info.pool.quiesce_timeout.count()));
+  pi->set_quiesce_timeout_ms(static_cast<uint32_t>(
+      std::chrono::ceil<std::chrono::milliseconds>(info.pool.quiesce_timeout).count()));
   pi->set_native_cache_size(info.pool.native_cache_size);
   switch (info.mode) {
     case ForwardingMode::kIo:
@@ -386,7 +388,7 @@ grpc::Status ControlService::AddRouteImpl(const v1::AddRouteRequest* req,
     return Invalid("next_hop.dst_mac", "the all-zero address is not a next hop");
   }
   nh.dst_mac = *mac;
-  // The route rules (l3 only, routed once, AddRoute's next-hop id) are the door's, for every
+  // The route rules (l3 only, routed once, AddRoute's next-hop id) are Mutations', for every
   // backend (Change::AddRoute).
   absl::StatusOr<uint32_t> id =
       mutations_.Run(ChangeSource::kRpc, [&](Change& c) { return c.AddRoute(*prefix, nh); });
@@ -434,7 +436,7 @@ grpc::Status ControlService::SetWorkerPaused(grpc::ServerContext* ctx, bool has_
   return RunChange(access_, changes_, ctx, rpc, what, [&](std::string*) {
     absl::Status s = CheckWorkerCore(has_core, core);
     if (!s.ok()) return ToGrpc(s);
-    // Idempotent for every backend: the door's rule (Change::PauseWorker).
+    // Idempotent for every backend: Mutations' rule (Change::PauseWorker).
     absl::StatusOr<bool> was = mutations_.Run(ChangeSource::kRpc, [&](Change& c) {
       return pause ? c.PauseWorker(static_cast<int>(core)) : c.ResumeWorker(static_cast<int>(core));
     });

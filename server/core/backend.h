@@ -239,7 +239,7 @@ class Backend {
   // rolled_back = false and epoch unchanged.
   virtual pool::SwapReport SwapStrategy(const pool::StrategySpec& spec,
                                         std::chrono::microseconds timeout) = 0;
-  // The door (Change::AddRoute/DeleteRoute, mutations.h) holds the route rules for every backend:
+  // Mutations (Change::AddRoute/DeleteRoute, mutations.h) holds the route rules for every backend:
   // it calls these only in l3 mode, AddRoute for a prefix not routed yet and DeleteRoute for a
   // routed one. AddRoute returns the next-hop id used: the same id for the same next hop, never
   // an id another next hop had.
@@ -247,16 +247,16 @@ class Backend {
   virtual absl::Status DeleteRoute(const Ipv4Prefix& prefix) = 0;
   // Return only once the worker itself has acknowledged: parked at its quiescent point (Pause) /
   // running again (Resume), so that an Audit right after a Resume + Pause sees a really parked
-  // worker. The door (Change::PauseWorker/ResumeWorker) makes them idempotent for every backend:
+  // worker. Mutations (Change::PauseWorker/ResumeWorker) makes them idempotent for every backend:
   // it reads CoreStats::paused and calls these only to change the state, so `was_paused` (kept
-  // while skbnfd's EngineBackend still fills it) tells the door nothing it uses.
+  // while skbnfd's EngineBackend still fills it) tells Mutations nothing it uses.
   virtual absl::Status PauseWorker(int core, bool* was_paused) = 0;
   virtual absl::Status ResumeWorker(int core, bool* was_paused) = 0;
   // Conservation audit at a quiescent point of the Backend's choosing (Pool::Audit).
   virtual absl::StatusOr<pool::AuditReport> Audit() = 0;
 };
 
-// A swap refused before it began (the backend's or the door's check said no): `why`, the strategy
+// A swap refused before it began (the backend's or Mutations' check said no): `why`, the strategy
 // in use as old_spec, `to` as new_spec, nothing rolled back, the epoch unchanged. The one way
 // every refusal is reported (Backend::SwapStrategy, Change::SwapStrategy).
 inline pool::SwapReport RefusedSwap(const Backend& backend, const pool::StrategySpec& to,

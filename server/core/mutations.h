@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Mutations: the one door every change of the data plane goes through.
+// Mutations: the one way every change of the data plane is made.
 //
 //   source   who                                   recorded by
 //   rpc      a client's mutating RPC               RunChange (change_log.h), once per call,
@@ -43,7 +43,7 @@ absl::string_view ChangeSourceName(ChangeSource s);
 class Mutations;
 class Change;
 
-// A strategy that passed the door's check (Change::CheckStrategy) under the lock of the change
+// A strategy that passed Mutations' check (Change::CheckStrategy) under the lock of the change
 // that checked it: what Change::SwapStrategy takes without checking again. Only a Change makes
 // one, and only that Change swaps it in.
 class CheckedStrategy {
@@ -57,7 +57,7 @@ class CheckedStrategy {
   pool::StrategySpec spec_;
 };
 
-// A change in progress: made only by code that holds the door's lock (Mutations::Run), and every
+// A change in progress: made only by code that holds the Mutations lock (Mutations::Run), and every
 // change made through it is validated, counted and (for in-process sources) logged.
 class Change {
  public:
@@ -77,7 +77,7 @@ class Change {
   // rolled_back false and the epoch unchanged (RefusedSwap, backend.h), logged, not counted as
   // a swap.
   pool::SwapReport SwapStrategy(const pool::StrategySpec& spec, std::chrono::microseconds timeout);
-  // The route rules, the same whichever backend is behind the door: routes exist only in l3 mode
+  // The route rules, the same whichever backend is behind Mutations: routes exist only in l3 mode
   // (FAILED_PRECONDITION "routes are used only in l3 forwarding mode"), a prefix is routed at
   // most once (ALREADY_EXISTS "prefix: <p> is already routed") and only a routed prefix can be
   // deleted (NOT_FOUND "prefix: <p> is not routed"). The backend is asked only when they pass.

@@ -118,6 +118,12 @@ TEST_F(ControlApiTest, GetInfoDescribesBuildLcoresAndPool) {
   EXPECT_NE(r.mode(), v1::FORWARDING_MODE_UNSPECIFIED);
   EXPECT_GT(r.pool().populated(), 0u);
   EXPECT_GT(r.pool().element_size(), 0u);
+  // The quiesce timeout in the API's one unit for it (ms, as SetStrategy takes it), rounded up;
+  // the deprecated µs field says the same.
+  if (!r.pool().native()) {
+    EXPECT_GT(r.pool().quiesce_timeout_ms(), 0u);
+  }
+  EXPECT_EQ(r.pool().quiesce_timeout_ms(), (r.pool().quiesce_timeout_us() + 999) / 1000);
   std::set<uint32_t> cores;
   for (const v1::Lcore& l : r.lcores()) {
     EXPECT_NE(l.role(), v1::LCORE_ROLE_UNSPECIFIED);
@@ -333,7 +339,7 @@ TEST_F(ControlApiTest, GetStatsCountersGrowAndFilterByCore) {
   }
   v1::Stats b = Stats();
   for (int i = 0; i < a.cores_size(); ++i) {
-    EXPECT_GE(b.cores(i).pool().allocs(), a.cores(i).pool().allocs());
+    EXPECT_GE(b.cores(i).pool().host_allocs(), a.cores(i).pool().host_allocs());
     EXPECT_GE(b.cores(i).polls(), a.cores(i).polls());
   }
   EXPECT_GT(b.monotonic_ns(), a.monotonic_ns());
@@ -419,7 +425,7 @@ TEST_F(ControlApiTest, RoutesAddListShareNextHopsAndDelete) {
   ASSERT_TRUE(add("203.0.113.0/24", 0, "02:00:00:00:aa:02", &c).ok());
   EXPECT_EQ(a, b) << "same next hop, same id";
   EXPECT_NE(a, c);
-  // The route rules' texts are the door's (Change::AddRoute/DeleteRoute): the same from every
+  // The route rules' texts are Mutations' (Change::AddRoute/DeleteRoute): the same from every
   // backend, so the golden transcript holds for both.
   grpc::Status again = add("198.18.0.0/15", 0, "02:00:00:00:aa:03", &c);
   EXPECT_EQ(again.error_code(), StatusCode::ALREADY_EXISTS);
@@ -756,7 +762,7 @@ TEST(ControlApiVariants, NativeMempoolRefusesSwapsWithFailedPrecondition) {
     grpc::Status s = stub->SetStrategy(&ctx, req, &r);
     EXPECT_EQ(s.error_code(), StatusCode::FAILED_PRECONDITION) << s.error_message();
     EXPECT_NE(s.error_message().find("native"), std::string::npos) << s.error_message();
-    // One text from every backend (the door's: NativePoolRefusal, server/core/backend.h).
+    // One text from every backend (Mutations': NativePoolRefusal, server/core/backend.h).
     EXPECT_EQ(s.error_message(), "the daemon runs on DPDK's native mempool (" +
                                      info.pool().ops_name() +
                                      " + lcore cache): strategies cannot be swapped; restart it "

@@ -283,7 +283,7 @@ pool::SwapReport FakeBackend::SwapStrategy(const pool::StrategySpec& spec,
   return timeout.count() > 0 ? pool_->Swap(spec, timeout) : pool_->Swap(spec);
 }
 
-// The route rules (l3 only, a prefix routed once, only a routed prefix deleted) are the door's
+// The route rules (l3 only, a prefix routed once, only a routed prefix deleted) are Mutations'
 // (Change::AddRoute/DeleteRoute), for this backend and the engine alike; a call that breaks them
 // here is a caller's bug, not a user's error.
 absl::StatusOr<uint32_t> FakeBackend::AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) {
@@ -314,7 +314,7 @@ absl::Status FakeBackend::DeleteRoute(const Ipv4Prefix& prefix) {
   return absl::OkStatus();
 }
 
-// Idempotence is the door's (Change::PauseWorker/ResumeWorker): it calls these only to change
+// Idempotence is Mutations' (Change::PauseWorker/ResumeWorker): it calls these only to change
 // the state, which it reads from CoreStats::paused.
 absl::Status FakeBackend::PauseWorker(int core, bool* was_paused) {
   Worker& w = *workers_.at(static_cast<size_t>(core));

@@ -111,7 +111,7 @@ def golden_block(args, last=False):
 
 
 # Steps of the golden transcript whose output depends on nothing of the fake (its ports, lcores,
-# timings): the parser's and the route rules' words (the door's, server/core/mutations.h). Against
+# timings): the parser's and the route rules' words (Mutations', server/core/mutations.h). Against
 # any daemon they must print the golden's own block, so the transcript is skbnfd's words too.
 PORTABLE = [
     ["strategy", "set", "magazine:size=0"],

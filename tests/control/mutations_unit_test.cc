@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// The door's rules (server/core/mutations.h), held against a backend that only records what it
-// is asked: the route rules, pause idempotence, the native-mempool refusal and the one check of a
-// strategy are the door's, so they hold for every backend (the fake, the engine) without one.
+// The rules of Mutations (server/core/mutations.h), held against a backend that only records what
+// it is asked: the route rules, pause idempotence, the native-mempool refusal and the one check of
+// a strategy are Mutations', so they hold for every backend (the fake, the engine) without one.
 #include <gtest/gtest.h>
 
 #include <optional>
@@ -70,7 +70,7 @@ class RecordingBackend final : public NullBackend {
   int swaps = 0, adds = 0, deletes = 0, pauses = 0, resumes = 0;
 };
 
-class DoorTest : public ::testing::Test {
+class MutationsTest : public ::testing::Test {
  protected:
   template <typename F>
   auto Run(F&& f) {
@@ -84,7 +84,7 @@ class DoorTest : public ::testing::Test {
   Mutations door_{backend_, metrics_, log_};
 };
 
-TEST_F(DoorTest, RoutesOnlyInL3Mode) {
+TEST_F(MutationsTest, RoutesOnlyInL3Mode) {
   backend_.mode = ForwardingMode::kIo;
   absl::StatusOr<uint32_t> id = Run([&](Change& c) {
     return c.AddRoute(Prefix("10.0.0.0/8"), NextHop{0, {2}});
@@ -96,7 +96,7 @@ TEST_F(DoorTest, RoutesOnlyInL3Mode) {
   EXPECT_EQ(backend_.adds + backend_.deletes, 0) << "the backend was asked";
 }
 
-TEST_F(DoorTest, APrefixIsRoutedOnceAndOnlyARoutedOneIsDeleted) {
+TEST_F(MutationsTest, APrefixIsRoutedOnceAndOnlyARoutedOneIsDeleted) {
   backend_.routes.routes.push_back({Prefix("10.0.0.0/8"), 3});
   absl::StatusOr<uint32_t> again = Run([&](Change& c) {
     return c.AddRoute(Prefix("10.0.0.0/8"), NextHop{0, {2}});
@@ -118,7 +118,7 @@ TEST_F(DoorTest, APrefixIsRoutedOnceAndOnlyARoutedOneIsDeleted) {
   EXPECT_EQ(backend_.deletes, 1);
 }
 
-TEST_F(DoorTest, PauseAndResumeAreIdempotent) {
+TEST_F(MutationsTest, PauseAndResumeAreIdempotent) {
   EXPECT_EQ(*Run([](Change& c) { return c.PauseWorker(1); }), false);
   EXPECT_EQ(*Run([](Change& c) { return c.PauseWorker(1); }), true);
   EXPECT_EQ(backend_.pauses, 1) << "an already paused worker was paused again";
@@ -127,7 +127,7 @@ TEST_F(DoorTest, PauseAndResumeAreIdempotent) {
   EXPECT_EQ(backend_.resumes, 1) << "a running worker was resumed again";
 }
 
-TEST_F(DoorTest, AStrategyIsCheckedOnceAndSwappedAsChecked) {
+TEST_F(MutationsTest, AStrategyIsCheckedOnceAndSwappedAsChecked) {
   const pool::StrategySpec spec = *pool::StrategySpec::Parse("headpool");
   Run([&](Change& c) {
     absl::StatusOr<CheckedStrategy> checked = c.CheckStrategy(spec);
@@ -143,7 +143,7 @@ TEST_F(DoorTest, AStrategyIsCheckedOnceAndSwappedAsChecked) {
   EXPECT_EQ(backend_.swaps, 2);
 }
 
-TEST_F(DoorTest, ACheckedStrategyIsSwappedOnlyByTheChangeThatCheckedIt) {
+TEST_F(MutationsTest, ACheckedStrategyIsSwappedOnlyByTheChangeThatCheckedIt) {
   const pool::StrategySpec spec = *pool::StrategySpec::Parse("headpool");
   std::optional<CheckedStrategy> kept;
   Run([&](Change& c) { kept = *c.CheckStrategy(spec); });
@@ -152,7 +152,7 @@ TEST_F(DoorTest, ACheckedStrategyIsSwappedOnlyByTheChangeThatCheckedIt) {
   EXPECT_EQ(backend_.swaps, 0);
 }
 
-TEST_F(DoorTest, TheNativeMempoolRefusesWithOneTextAndAReportedRefusal) {
+TEST_F(MutationsTest, TheNativeMempoolRefusesWithOneTextAndAReportedRefusal) {
   backend_.native = true;
   const pool::StrategySpec spec = *pool::StrategySpec::Parse("headpool");
   pool::SwapReport r = Run([&](Change& c) { return c.SwapStrategy(spec, {}); });
