@@ -31,6 +31,10 @@ absl::StatusOr<std::unique_ptr<FakeBackend>> FakeBackend::Create(const FakeOptio
   if (o.workers < 1 || o.workers > 16 || o.ports < 1 || o.ports > 16) {
     return absl::InvalidArgumentError("fake: 1..16 workers and 1..16 ports");
   }
+  if (!o.drop_reasons.empty() &&
+      o.drop_reasons.size() != static_cast<size_t>(dpdk::kNumDropReasons)) {
+    return absl::InvalidArgumentError("fake: drop_reasons names every dpdk::DropReason");
+  }
   absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(o.initial_spec);
   if (!spec.ok()) return spec.status();
   std::unique_ptr<FakeBackend> b(new FakeBackend(o));
@@ -229,12 +233,12 @@ StatsSnapshot FakeBackend::GetStats() const {
       pc.tx_packets = wp.tx_packets.load(std::memory_order_relaxed);
       pc.tx_bytes = wp.tx_bytes.load(std::memory_order_relaxed);
       pc.rx_nombuf = wp.rx_nombuf.load(std::memory_order_relaxed);
-      // The engine's reasons, all listed, from the engine's one list (drop_reasons.h): the
-      // simulated drops are no_route in l3 and tx_full otherwise.
-      const int dropped_as =
-          options_.mode == ForwardingMode::kL3 ? dpdk::kDropNoRoute : dpdk::kDropTxFull;
-      for (int r = 0; r < dpdk::kNumDropReasons; ++r) {
-        pc.drops.emplace_back(dpdk::DropReasonName(r),
+      // The engine's reasons, all listed, by the engine's names (FakeOptions::drop_reasons):
+      // the simulated drops are no_route in l3 and tx_full otherwise.
+      const size_t dropped_as = static_cast<size_t>(
+          options_.mode == ForwardingMode::kL3 ? dpdk::kDropNoRoute : dpdk::kDropTxFull);
+      for (size_t r = 0; r < options_.drop_reasons.size(); ++r) {
+        pc.drops.emplace_back(options_.drop_reasons[r],
                               r == dropped_as ? wp.drops.load(std::memory_order_relaxed) : 0);
       }
       c.ports.push_back(std::move(pc));
