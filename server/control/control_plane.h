@@ -47,7 +47,7 @@ class ControlPlane {
   const std::string& health_address() const;
   void Shutdown();
 
-  // In-process changes (the config file reloader, --swap-cycle): `f` runs through the one door
+  // In-process changes (the config file reloader, --swap-cycle): `f` runs through Mutations
   // of every change (mutations.h): the lock of the mutating RPCs, the same validation, swap
   // metrics and change log, with `source` named.
   void Mutate(ChangeSource source, const std::function<void(Change&)>& f);

@@ -13,7 +13,6 @@
 #include "server/control/strategy_convert.h"
 #include "server/control/tuner_convert.h"
 #include "server/core/build_info.h"
-#include "server/core/pool_share.h"
 
 namespace skbnf::control {
 namespace {
@@ -116,6 +115,8 @@ grpc::Status ControlService::GetInfo(grpc::ServerContext*, const v1::GetInfoRequ
   pi->set_colour(info.pool.colour);
   pi->set_debug(info.pool.debug);
   pi->set_quiesce_timeout_us(static_cast<uint32_t>(info.pool.quiesce_timeout.count()));
+  pi->set_quiesce_timeout_ms(static_cast<uint32_t>(
+      std::chrono::ceil<std::chrono::milliseconds>(info.pool.quiesce_timeout).count()));
   pi->set_native_cache_size(info.pool.native_cache_size);
   switch (info.mode) {
     case ForwardingMode::kIo:
@@ -190,10 +191,7 @@ grpc::Status ControlService::ListStrategies(grpc::ServerContext*, const v1::List
     md->set_name(std::string(m.name));
     md->set_help(std::string(m.help));
   }
-  resp->set_grammar(
-      "spec := stack (',' modifier)* ; stack := 'slab' | layer ('+' layer)* ; "
-      "layer := name [':' key '=' value (',' key '=' value)*] ; layers in order "
-      "lcache+recycle+headpool+magazine, each at most once");
+  resp->set_grammar(StrategyGrammar());
   resp->set_swappable(!pool_.native);
   return grpc::Status::OK;
 }
@@ -228,23 +226,9 @@ grpc::Status ControlService::SetStrategy(grpc::ServerContext* ctx,
 grpc::Status ControlService::SetStrategyImpl(grpc::ServerContext* ctx,
                                              const v1::SetStrategyRequest* req,
                                              v1::SetStrategyResponse* resp) {
-  StrategySpec spec;
-  switch (req->strategy_case()) {
-    case v1::SetStrategyRequest::kSpec: {
-      absl::StatusOr<StrategySpec> parsed = StrategySpec::Parse(req->spec());
-      if (!parsed.ok()) return Invalid("spec", parsed.status().message());
-      spec = *parsed;
-      break;
-    }
-    case v1::SetStrategyRequest::kStructured: {
-      absl::StatusOr<StrategySpec> parsed = StrategyFromStructured(req->structured());
-      if (!parsed.ok()) return ToGrpc(parsed.status());
-      spec = *parsed;
-      break;
-    }
-    default:
-      return Invalid("strategy", "one of spec or structured is required");
-  }
+  absl::StatusOr<StrategySpec> parsed = StrategyFromRequest(*req);
+  if (!parsed.ok()) return ToGrpc(parsed.status());
+  const StrategySpec& spec = *parsed;
   if (req->quiesce_timeout_ms() > 10000) {
     return Invalid("quiesce_timeout_ms",
                    absl::StrCat(req->quiesce_timeout_ms(), " is out of range [0, 10000]"));
@@ -258,14 +242,15 @@ grpc::Status ControlService::SetStrategyLocked(Change& change, grpc::ServerConte
                                                const v1::SetStrategyRequest* req,
                                                const StrategySpec& spec,
                                                v1::SetStrategyResponse* resp) {
-  absl::Status valid = change.backend().ValidateStrategy(spec);
-  if (!valid.ok()) return ToGrpc(valid);
-  // The tunables against the pool in use: per-core holdings must leave half of it reachable.
-  valid = CheckPoolShare(spec, change.backend().GetInfo(), change.backend().ListPorts());
-  if (!valid.ok()) {
+  // Checked once, here, and swapped as checked: the native pool (FAILED_PRECONDITION), what the
+  // backend cannot build, and the tunables against the pool in use (INVALID_ARGUMENT naming the
+  // request's strategy field).
+  absl::StatusOr<CheckedStrategy> checked = change.CheckStrategy(spec);
+  if (!checked.ok()) {
+    if (!absl::IsInvalidArgument(checked.status())) return ToGrpc(checked.status());
     return Invalid(
         req->strategy_case() == v1::SetStrategyRequest::kStructured ? "structured" : "spec",
-        valid.message());
+        checked.status().message());
   }
   if (req->validate_only()) return grpc::Status::OK;
   // A client that gave up while another mutation held the lock must not have its swap run
@@ -276,7 +261,7 @@ grpc::Status ControlService::SetStrategyLocked(Change& change, grpc::ServerConte
   }
 
   pool::SwapReport r =
-      change.SwapStrategy(spec, std::chrono::milliseconds(req->quiesce_timeout_ms()));
+      change.SwapStrategy(*checked, std::chrono::milliseconds(req->quiesce_timeout_ms()));
   v1::SwapReport* pr = resp->mutable_report();
   pr->set_ok(r.status.ok());
   pr->set_error(std::string(r.status.message()));
@@ -403,10 +388,8 @@ grpc::Status ControlService::AddRouteImpl(const v1::AddRouteRequest* req,
     return Invalid("next_hop.dst_mac", "the all-zero address is not a next hop");
   }
   nh.dst_mac = *mac;
-  if (backend_.GetInfo().mode != ForwardingMode::kL3) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "routes are used only in l3 forwarding mode");
-  }
+  // The route rules (l3 only, routed once, AddRoute's next-hop id) are Mutations', for every
+  // backend (Change::AddRoute).
   absl::StatusOr<uint32_t> id =
       mutations_.Run(ChangeSource::kRpc, [&](Change& c) { return c.AddRoute(*prefix, nh); });
   if (!id.ok()) return ToGrpc(id.status());
@@ -424,10 +407,6 @@ grpc::Status ControlService::DeleteRoute(grpc::ServerContext* ctx,
 grpc::Status ControlService::DeleteRouteImpl(const v1::DeleteRouteRequest* req) {
   absl::StatusOr<Ipv4Prefix> prefix = net::ParseIpv4Prefix(req->prefix());
   if (!prefix.ok()) return Invalid("prefix", prefix.status().message());
-  if (backend_.GetInfo().mode != ForwardingMode::kL3) {
-    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                        "routes are used only in l3 forwarding mode");
-  }
   return ToGrpc(
       mutations_.Run(ChangeSource::kRpc, [&](Change& c) { return c.DeleteRoute(*prefix); }));
 }
@@ -457,10 +436,13 @@ grpc::Status ControlService::SetWorkerPaused(grpc::ServerContext* ctx, bool has_
   return RunChange(access_, changes_, ctx, rpc, what, [&](std::string*) {
     absl::Status s = CheckWorkerCore(has_core, core);
     if (!s.ok()) return ToGrpc(s);
-    return ToGrpc(mutations_.Run(ChangeSource::kRpc, [&](Change& c) {
-      return pause ? c.backend().PauseWorker(static_cast<int>(core), was_paused)
-                   : c.backend().ResumeWorker(static_cast<int>(core), was_paused);
-    }));
+    // Idempotent for every backend: Mutations' rule (Change::PauseWorker).
+    absl::StatusOr<bool> was = mutations_.Run(ChangeSource::kRpc, [&](Change& c) {
+      return pause ? c.PauseWorker(static_cast<int>(core)) : c.ResumeWorker(static_cast<int>(core));
+    });
+    if (!was.ok()) return ToGrpc(was.status());
+    *was_paused = *was;
+    return grpc::Status::OK;
   });
 }
 

@@ -5,11 +5,11 @@
 // Every handler validates its whole request before touching the Backend; the first bad field
 // gives INVALID_ARGUMENT whose message starts with the field path, and nothing is applied.
 // Mutations (SetStrategy commit, AddRoute, DeleteRoute, Pause/ResumeWorker, AuditPool, which
-// parks workers briefly) go through the one door of every change (mutations.h: one lock,
-// shared with config reload, the tuner and --swap-cycle), are allowed only to the callers access.h
-// says may change the data plane (PERMISSION_DENIED otherwise), and are logged and counted,
-// whatever their result (change_log.h: RunChange). A strategy is also checked against the pool in
-// use (pool_share.h). WatchStats and AuditPool are bounded (limits.h: RESOURCE_EXHAUSTED).
+// parks workers briefly) go through Mutations, the one way every change is made (mutations.h: one
+// lock, shared with config reload, the tuner and --swap-cycle), are allowed only to the callers
+// access.h says may change the data plane (PERMISSION_DENIED otherwise), and are logged and
+// counted, whatever their result (change_log.h: RunChange). A strategy is also checked against the
+// pool in use (pool_share.h). WatchStats and AuditPool are bounded (limits.h: RESOURCE_EXHAUSTED).
 // Reads never take that mutex and never wait for a worker: GetInfo, ListPorts,
 // GetStrategy, GetStats, WatchStats, ListRoutes and /metrics complete while a swap is waiting
 // for a stalled worker (tested against the fake and against skbnfd). A SetStrategy whose client
@@ -45,7 +45,7 @@ class ControlService final : public v1::Control::Service {
   // Makes streaming calls return promptly (server shutdown).
   void Stop() { stopping_.store(true); }
 
-  // In-process changes (config reload, --swap-cycle): `f(Change&)` through the one door
+  // In-process changes (config reload, --swap-cycle): `f(Change&)` through Mutations
   // (mutations.h): under the lock of the mutating RPCs, validated, counted and logged with its
   // source, so they never interleave with a client's SetStrategy or AddRoute.
   template <typename F>
@@ -108,8 +108,8 @@ class ControlService final : public v1::Control::Service {
   CallLimits& limits_;
   const PoolInfo pool_;                  // native or not, ops name: fixed for the daemon's life
   const std::vector<LcoreInfo> lcores_;  // core -> lcore id for Stats: fixed as well
-  Mutations mutations_{backend_, swaps_, changes_};  // the one door for every change
-  Tuner tuner_{mutations_};  // each of its swaps goes through the door (source tune)
+  Mutations mutations_{backend_, swaps_, changes_};  // the one way every change is made
+  Tuner tuner_{mutations_};  // each of its swaps goes through Mutations (source tune)
   std::atomic<bool> stopping_{false};
 };
 

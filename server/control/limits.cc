@@ -2,6 +2,7 @@
 #include "server/control/limits.h"
 
 #include "absl/strings/str_cat.h"
+#include "server/core/metric_families.h"
 
 namespace skbnf::control {
 namespace {
@@ -128,15 +129,8 @@ uint64_t CallLimits::Rejected(const std::string& rpc, const std::string& reason)
 }
 
 std::vector<prometheus::MetricFamily> CallLimits::Collect() const {
-  prometheus::MetricFamily f{"skbnf_control_rejected_total",
-                             "Control API calls refused with RESOURCE_EXHAUSTED by a limit, by "
-                             "RPC and reason (streams_per_client, streams_total, interval, rate).",
-                             prometheus::MetricType::Counter,
-                             {}};
-  prometheus::MetricFamily g{"skbnf_control_watch_streams",
-                             "WatchStats streams open now.",
-                             prometheus::MetricType::Gauge,
-                             {}};
+  prometheus::MetricFamily f = NewFamily(metric::kControlRejectedTotal);
+  prometheus::MetricFamily g = NewFamily(metric::kControlWatchStreams);
   absl::MutexLock l(&mu_);
   for (const auto& [key, n] : rejected_) {
     prometheus::ClientMetric m;

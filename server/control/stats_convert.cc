@@ -13,8 +13,8 @@ using pool::Layer;
 
 void FillCorePool(const pool::CoreCountersSnapshot& now, const pool::CoreCountersSnapshot* before,
                   const pool::LayerGauges* gauges, double secs, v1::CorePoolStats* out) {
-  out->set_allocs(now.allocs);
-  out->set_frees(now.frees);
+  out->set_host_allocs(now.allocs);
+  out->set_host_frees(now.frees);
   out->set_alloc_failures(now.alloc_failures);
   out->set_store_allocs(now.store_allocs);
   out->set_store_frees(now.store_frees);

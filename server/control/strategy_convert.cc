@@ -2,79 +2,114 @@
 #include "server/control/strategy_convert.h"
 
 #include <map>
+#include <utility>
+#include <vector>
 
+#include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 
 namespace skbnf::control {
+namespace {
 
 using pool::Layer;
 using pool::StrategySpec;
 
+absl::Status Invalid(absl::string_view field, absl::string_view why) {
+  return absl::InvalidArgumentError(absl::StrCat(field, ": ", why));
+}
+
+// A key or modifier the grammar can carry as one token: letters, digits and '_' only (no
+// separator of the grammar, no whitespace), so a token never parses as something else.
+bool IsName(absl::string_view s) {
+  if (s.empty()) return false;
+  for (char c : s) {
+    if (!absl::ascii_isalnum(static_cast<unsigned char>(c)) && c != '_') return false;
+  }
+  return true;
+}
+
+// The structured form as the spec grammar's tokens, fed to the parser one at a time.
+class TokenFeed {
+ public:
+  // Appends `token` (with the separator the grammar puts before it) and parses the text so far;
+  // a refusal names `field`.
+  absl::Status Feed(absl::string_view separator, absl::string_view token, absl::string_view field) {
+    std::string next = absl::StrCat(text_, text_.empty() ? "" : separator, token);
+    absl::StatusOr<StrategySpec> parsed = StrategySpec::Parse(next);
+    if (!parsed.ok()) return Invalid(field, parsed.status().message());
+    text_ = std::move(next);
+    spec_ = *parsed;
+    return absl::OkStatus();
+  }
+  // After a layer and its tunables: the stack so far in canonical form, so that the next layer
+  // ('+') or modifier (',') follows a token the grammar can continue.
+  void EndLayer() { text_ = spec_.ToString(); }
+  StrategySpec spec() const { return spec_; }
+  bool empty() const { return text_.empty(); }
+
+ private:
+  std::string text_;
+  StrategySpec spec_;
+};
+
+absl::Status FeedLayer(const v1::StructuredStrategy::LayerConfig& lc, const std::string& field,
+                       TokenFeed& feed) {
+  if (lc.layer() <= v1::LAYER_UNSPECIFIED || lc.layer() > pool::kNumLayers) {
+    return Invalid(absl::StrCat(field, ".layer"),
+                   absl::StrCat("unspecified or unknown layer (", lc.layer(), ")"));
+  }
+  const absl::string_view name = pool::LayerName(static_cast<Layer>(lc.layer() - 1));
+  if (absl::Status s = feed.Feed("+", name, absl::StrCat(field, ".layer")); !s.ok()) return s;
+  // Sorted, so the first bad key reported does not depend on map order.
+  const std::map<std::string, uint32_t> tunables(lc.tunables().begin(), lc.tunables().end());
+  bool first = true;
+  for (const auto& [key, value] : tunables) {
+    const std::string tfield = absl::StrCat(field, ".tunables[", key, "]");
+    if (!IsName(key)) return Invalid(tfield, "a tunable key is a name (letters, digits, '_')");
+    if (absl::Status s = feed.Feed(first ? ":" : ",", absl::StrCat(key, "=", value), tfield);
+        !s.ok()) {
+      return s;
+    }
+    first = false;
+  }
+  feed.EndLayer();
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 v1::Layer LayerToProto(Layer l) { return static_cast<v1::Layer>(static_cast<int>(l) + 1); }
 
 absl::StatusOr<StrategySpec> StrategyFromStructured(const v1::StructuredStrategy& s) {
-  StrategySpec spec;
-  int last = -1;
+  TokenFeed feed;
   for (int i = 0; i < s.layers_size(); ++i) {
-    const v1::StructuredStrategy::LayerConfig& lc = s.layers(i);
-    std::string field = absl::StrCat("structured.layers[", i, "]");
-    if (lc.layer() <= v1::LAYER_UNSPECIFIED || lc.layer() > pool::kNumLayers) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".layer: unspecified or unknown layer (", lc.layer(), ")"));
-    }
-    Layer layer = static_cast<Layer>(lc.layer() - 1);
-    absl::string_view name = pool::LayerName(layer);
-    if (spec.Has(layer)) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".layer: layer '", name, "' appears twice"));
-    }
-    if (static_cast<int>(layer) < last) {
-      return absl::InvalidArgumentError(
-          absl::StrCat(field, ".layer: layer '", name, "' must come before '",
-                       pool::LayerName(static_cast<Layer>(last)),
-                       "' (order: lcache, recycle, headpool, magazine)"));
-    }
-    last = static_cast<int>(layer);
-    spec.layers |= pool::LayerBit(layer);
-    // Sorted, so the first bad key reported does not depend on map order.
-    std::map<std::string, uint32_t> tunables(lc.tunables().begin(), lc.tunables().end());
-    for (const auto& [key, value] : tunables) {
-      const pool::TunableInfo* info = nullptr;
-      std::vector<std::string> keys;
-      for (const pool::TunableInfo& t : pool::AllTunables()) {
-        if (t.layer != layer) continue;
-        keys.emplace_back(t.key);
-        if (t.key == key) info = &t;
-      }
-      std::string tfield = absl::StrCat(field, ".tunables[", key, "]");
-      if (info == nullptr) {
-        return absl::InvalidArgumentError(
-            absl::StrCat(tfield, ": layer '", name, "' has no tunable '", key,
-                         "' (it has: ", absl::StrJoin(keys, ", "), ")"));
-      }
-      if (value < info->min || value > info->max) {
-        return absl::InvalidArgumentError(absl::StrCat(tfield, ": ", value, " is out of range [",
-                                                       info->min, ", ", info->max, "]"));
-      }
-      spec.Tunable(layer) = value;
-    }
+    absl::Status st = FeedLayer(s.layers(i), absl::StrCat("structured.layers[", i, "]"), feed);
+    if (!st.ok()) return st;
+  }
+  if (s.modifiers_size() > 0 && feed.empty()) {  // modifiers over the bare store
+    if (absl::Status st = feed.Feed("", "slab", "structured.layers"); !st.ok()) return st;
   }
   for (int i = 0; i < s.modifiers_size(); ++i) {
-    const std::string& m = s.modifiers(i);
-    std::string field = absl::StrCat("structured.modifiers[", i, "]");
-    if (m != "prefetch") {
-      std::vector<std::string> known;
-      for (const pool::ModifierInfo& mi : pool::AllModifiers()) known.emplace_back(mi.name);
-      return absl::InvalidArgumentError(absl::StrCat(
-          field, ": unknown modifier '", m, "' (known: ", absl::StrJoin(known, ", "), ")"));
-    }
-    if (spec.prefetch) {
-      return absl::InvalidArgumentError(absl::StrCat(field, ": modifier '", m, "' given twice"));
-    }
-    spec.prefetch = true;
+    const std::string field = absl::StrCat("structured.modifiers[", i, "]");
+    if (!IsName(s.modifiers(i))) return Invalid(field, "a modifier is a name (e.g. prefetch)");
+    if (absl::Status st = feed.Feed(",", s.modifiers(i), field); !st.ok()) return st;
   }
-  return spec;
+  return feed.spec();  // no layer, no modifier: the bare store
+}
+
+absl::StatusOr<StrategySpec> StrategyFromRequest(const v1::SetStrategyRequest& req) {
+  switch (req.strategy_case()) {
+    case v1::SetStrategyRequest::kSpec: {
+      absl::StatusOr<StrategySpec> parsed = StrategySpec::Parse(req.spec());
+      if (!parsed.ok()) return Invalid("spec", parsed.status().message());
+      return parsed;
+    }
+    case v1::SetStrategyRequest::kStructured:
+      return StrategyFromStructured(req.structured());
+    default:
+      return Invalid("strategy", "one of spec or structured is required");
+  }
 }
 
 void StrategyToStructured(const StrategySpec& spec, v1::StructuredStrategy* out) {
@@ -88,6 +123,17 @@ void StrategyToStructured(const StrategySpec& spec, v1::StructuredStrategy* out)
     }
   }
   if (spec.prefetch) out->add_modifiers("prefetch");
+}
+
+// The grammar's shape is written here once; the layers and their order come from the buffer
+// core's catalogue (AllLayers lists them in stack order).
+std::string StrategyGrammar() {
+  std::vector<absl::string_view> order;
+  for (const pool::LayerInfo& l : pool::AllLayers()) order.push_back(l.name);
+  return absl::StrCat(
+      "spec := stack (',' modifier)* ; stack := 'slab' | layer ('+' layer)* ; "
+      "layer := name [':' key '=' value (',' key '=' value)*] ; layers in order ",
+      absl::StrJoin(order, "+"), ", each at most once");
 }
 
 }  // namespace skbnf::control

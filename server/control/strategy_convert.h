@@ -1,7 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Strategy conversions of the API: pool::StrategySpec <-> skbnf.v1 (StructuredStrategy, Layer),
-// (StrategyText, the strategy as the API shows it, is core's: server/core/backend.h). Validation
-// errors name the request field (structured.layers[i].tunables[key], ...).
+// (StrategyText, the strategy as the API shows it, is core's: server/core/backend.h).
+//
+// One parser, two forms. The structured form is not checked here: it is written out as the
+// spec grammar's own tokens (layer, then its tunables as key=value, then each modifier) and
+// each token is fed to StrategySpec::Parse in turn, so the first token the parser refuses names
+// the request field it came from. The same fault therefore gives the same parser message in
+// both forms, only the field differs: "spec: tunable 'magazine:size' = 0 is out of range
+// [1, 1024]" and "structured.layers[0].tunables[size]: tunable 'magazine:size' = 0 is out of
+// range [1, 1024]". What only the structured form can get wrong (an enum value that is no layer,
+// a key or modifier that is not a name) is refused before any token is written.
 #ifndef SKBNF_SERVER_CONTROL_STRATEGY_CONVERT_H_
 #define SKBNF_SERVER_CONTROL_STRATEGY_CONVERT_H_
 
@@ -16,8 +24,14 @@ namespace skbnf::control {
 
 v1::Layer LayerToProto(pool::Layer l);
 
+// The request's strategy, either form: INVALID_ARGUMENT "<field>: <why>" (field "strategy" when
+// neither form is set, "spec" or a path under "structured").
+absl::StatusOr<pool::StrategySpec> StrategyFromRequest(const v1::SetStrategyRequest& req);
 absl::StatusOr<pool::StrategySpec> StrategyFromStructured(const v1::StructuredStrategy& s);
 void StrategyToStructured(const pool::StrategySpec& spec, v1::StructuredStrategy* out);
+
+// ListStrategies' grammar text: the spec grammar and the stack order (from pool::AllLayers()).
+std::string StrategyGrammar();
 
 }  // namespace skbnf::control
 

@@ -16,6 +16,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "prometheus/metric_family.h"
+#include "server/core/metric_families.h"
 
 namespace skbnf::control {
 namespace {
@@ -199,13 +200,7 @@ void TlsCertificateWatch::Reload() {
 }
 
 std::vector<prometheus::MetricFamily> TlsCertificateWatch::Collect() const {
-  prometheus::MetricFamily f;
-  f.name = "skbnf_tls_certificate_expiry_timestamp_seconds";
-  f.help =
-      "notAfter of the TLS certificate the gRPC listener serves (certificate=\"server\", "
-      "--tls-cert) and of the earliest-expiring certificate of --tls-client-ca "
-      "(certificate=\"client_ca\"), as Unix seconds; re-read every --tls-reload-interval";
-  f.type = prometheus::MetricType::Gauge;
+  prometheus::MetricFamily f = NewFamily(metric::kTlsCertificateExpiryTimestampSeconds);
   absl::MutexLock l(&mu_);
   for (const auto& [label, facts] : facts_) {
     prometheus::ClientMetric m;

@@ -33,6 +33,8 @@
 
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
+#include "absl/strings/str_cat.h"
+#include "absl/strings/string_view.h"
 #include "common/forwarding_mode.h"
 #include "common/net_text.h"
 #include "common/port_info.h"
@@ -237,18 +239,43 @@ class Backend {
   // rolled_back = false and epoch unchanged.
   virtual pool::SwapReport SwapStrategy(const pool::StrategySpec& spec,
                                         std::chrono::microseconds timeout) = 0;
-  // Returns the next-hop id used. AlreadyExists when the prefix is routed.
+  // Mutations (Change::AddRoute/DeleteRoute, mutations.h) holds the route rules for every backend:
+  // it calls these only in l3 mode, AddRoute for a prefix not routed yet and DeleteRoute for a
+  // routed one. AddRoute returns the next-hop id used: the same id for the same next hop, never
+  // an id another next hop had.
   virtual absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) = 0;
-  // NotFound when the prefix is not routed.
   virtual absl::Status DeleteRoute(const Ipv4Prefix& prefix) = 0;
-  // Idempotent; `was_paused` tells the state before the call. Return only once the worker
-  // itself has acknowledged: parked at its quiescent point (Pause) / running again (Resume), so
-  // that an Audit right after a Resume + Pause sees a really parked worker.
+  // Return only once the worker itself has acknowledged: parked at its quiescent point (Pause) /
+  // running again (Resume), so that an Audit right after a Resume + Pause sees a really parked
+  // worker. Mutations (Change::PauseWorker/ResumeWorker) makes them idempotent for every backend:
+  // it reads CoreStats::paused and calls these only to change the state, so `was_paused` (kept
+  // while skbnfd's EngineBackend still fills it) tells Mutations nothing it uses.
   virtual absl::Status PauseWorker(int core, bool* was_paused) = 0;
   virtual absl::Status ResumeWorker(int core, bool* was_paused) = 0;
   // Conservation audit at a quiescent point of the Backend's choosing (Pool::Audit).
   virtual absl::StatusOr<pool::AuditReport> Audit() = 0;
 };
+
+// A swap refused before it began (the backend's or Mutations' check said no): `why`, the strategy
+// in use as old_spec, `to` as new_spec, nothing rolled back, the epoch unchanged. The one way
+// every refusal is reported (Backend::SwapStrategy, Change::SwapStrategy).
+inline pool::SwapReport RefusedSwap(const Backend& backend, const pool::StrategySpec& to,
+                                    absl::Status why) {
+  pool::SwapReport r;
+  r.status = std::move(why);
+  r.old_spec = backend.GetStrategy().ToString();
+  r.new_spec = to.ToString();
+  r.epoch = backend.GetEpoch();
+  return r;
+}
+
+// Why a daemon on DPDK's native mempool (`ops_name`, e.g. "ring_mp_mc") refuses every swap:
+// FAILED_PRECONDITION, the same text from every backend (Backend::ValidateStrategy).
+inline absl::Status NativePoolRefusal(absl::string_view ops_name) {
+  return absl::FailedPreconditionError(absl::StrCat(
+      "the daemon runs on DPDK's native mempool (", ops_name,
+      " + lcore cache): strategies cannot be swapped; restart it with --pool-ops=skbnf"));
+}
 
 // The strategy as the API, the metrics and the change log show it: the canonical spec, or on the
 // native mempool its ops name (e.g. "ring_mp_mc"). `pool` is Backend::GetInfo().pool (fixed for

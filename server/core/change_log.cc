@@ -4,6 +4,7 @@
 #include <iostream>
 
 #include "absl/strings/str_cat.h"
+#include "server/core/metric_families.h"
 
 namespace skbnf::control {
 namespace {
@@ -119,12 +120,7 @@ uint64_t ChangeLog::Count(const std::string& rpc, const std::string& result,
 }
 
 std::vector<prometheus::MetricFamily> ChangeLog::Collect() const {
-  prometheus::MetricFamily f{"skbnf_control_changes_total",
-                             "Attempts to change the data plane, by RPC (operation), result (ok, "
-                             "permission_denied, rolled_back, ...) and source (rpc, config, tune, "
-                             "console).",
-                             prometheus::MetricType::Counter,
-                             {}};
+  prometheus::MetricFamily f = NewFamily(metric::kControlChangesTotal);
   absl::MutexLock l(&mu_);
   for (const auto& [key, n] : counts_) {
     prometheus::ClientMetric m;

@@ -10,7 +10,7 @@
 // `detail` follows when the call failed) and one count in
 // skbnf_control_changes_total{rpc,result,source}, result = ok | the gRPC code in lower case
 // (permission_denied, invalid_argument, ...) | rolled_back / failed for a swap that did not commit;
-// source = rpc | config | tune | console (mutations.h: every change goes through one door, and
+// source = rpc | config | tune | console (mutations.h: every change goes through Mutations, and
 // the in-process ones are logged too, with peer=local:<source>).
 //
 // A handler makes itself a logged, authorised change with RunChange (below): the access check

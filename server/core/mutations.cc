@@ -38,18 +38,22 @@ void Change::Record(absl::string_view rpc, absl::string_view what, const absl::S
   log_.Record(who_, rpc, what, label, s.message(), ChangeSourceName(source_));
 }
 
-pool::SwapReport Change::SwapStrategy(const pool::StrategySpec& spec,
+absl::StatusOr<CheckedStrategy> Change::CheckStrategy(const pool::StrategySpec& spec) {
+  if (const PoolInfo pool = backend_.GetInfo().pool; pool.native) {
+    return NativePoolRefusal(pool.ops_name);
+  }
+  if (absl::Status s = control::CheckStrategy(backend_, spec); !s.ok()) return s;
+  return CheckedStrategy(this, spec);
+}
+
+pool::SwapReport Change::SwapStrategy(const CheckedStrategy& checked,
                                       std::chrono::microseconds timeout) {
-  const std::string old_spec = backend_.GetStrategy().ToString();
-  const std::string what = absl::StrCat(old_spec, " -> ", spec.ToString());
-  absl::Status valid = CheckStrategy(backend_, spec);
-  if (!valid.ok()) {
-    pool::SwapReport refused;
-    refused.status = valid;
-    refused.old_spec = old_spec;
-    refused.new_spec = spec.ToString();
-    refused.epoch = backend_.GetEpoch();
-    Record("SetStrategy", what, valid);
+  const pool::StrategySpec& spec = checked.spec();
+  const std::string what = absl::StrCat(backend_.GetStrategy().ToString(), " -> ", spec.ToString());
+  if (checked.by_ != this) {  // checked under another change's lock: the pool may have moved
+    pool::SwapReport refused =
+        RefusedSwap(backend_, spec, absl::InternalError("a strategy checked by another change"));
+    Record("SetStrategy", what, refused.status);
     return refused;
   }
   pool::SwapReport r = backend_.SwapStrategy(spec, timeout);
@@ -59,8 +63,59 @@ pool::SwapReport Change::SwapStrategy(const pool::StrategySpec& spec,
   return r;
 }
 
+pool::SwapReport Change::SwapStrategy(const pool::StrategySpec& spec,
+                                      std::chrono::microseconds timeout) {
+  absl::StatusOr<CheckedStrategy> checked = CheckStrategy(spec);
+  if (checked.ok()) return SwapStrategy(*checked, timeout);
+  pool::SwapReport refused = RefusedSwap(backend_, spec, checked.status());
+  Record("SetStrategy", absl::StrCat(refused.old_spec, " -> ", refused.new_spec), refused.status);
+  return refused;
+}
+
+namespace {
+
+absl::Status RoutesNeedL3(const Backend& backend) {
+  if (backend.GetInfo().mode == ForwardingMode::kL3) return absl::OkStatus();
+  return absl::FailedPreconditionError("routes are used only in l3 forwarding mode");
+}
+
+bool Routed(const Backend& backend, const Ipv4Prefix& prefix) {
+  for (const RouteTable::Route& r : backend.ListRoutes().routes) {
+    if (r.prefix == prefix) return true;
+  }
+  return false;
+}
+
+absl::StatusOr<uint32_t> AddRouteChecked(Backend& backend, const Ipv4Prefix& prefix,
+                                         const NextHop& nh) {
+  if (absl::Status s = RoutesNeedL3(backend); !s.ok()) return s;
+  if (Routed(backend, prefix)) {
+    return absl::AlreadyExistsError(
+        absl::StrCat("prefix: ", net::FormatIpv4Prefix(prefix), " is already routed"));
+  }
+  return backend.AddRoute(prefix, nh);
+}
+
+absl::Status DeleteRouteChecked(Backend& backend, const Ipv4Prefix& prefix) {
+  if (absl::Status s = RoutesNeedL3(backend); !s.ok()) return s;
+  if (!Routed(backend, prefix)) {
+    return absl::NotFoundError(
+        absl::StrCat("prefix: ", net::FormatIpv4Prefix(prefix), " is not routed"));
+  }
+  return backend.DeleteRoute(prefix);
+}
+
+bool WorkerPaused(const Backend& backend, int core) {
+  for (const CoreStats& c : backend.GetStats().cores) {
+    if (c.core == core) return c.paused;
+  }
+  return false;
+}
+
+}  // namespace
+
 absl::StatusOr<uint32_t> Change::AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) {
-  absl::StatusOr<uint32_t> id = backend_.AddRoute(prefix, nh);
+  absl::StatusOr<uint32_t> id = AddRouteChecked(backend_, prefix, nh);
   Record("AddRoute",
          absl::StrCat(net::FormatIpv4Prefix(prefix), " port ", nh.port, " mac ",
                       net::FormatMac(nh.dst_mac)),
@@ -69,9 +124,23 @@ absl::StatusOr<uint32_t> Change::AddRoute(const Ipv4Prefix& prefix, const NextHo
 }
 
 absl::Status Change::DeleteRoute(const Ipv4Prefix& prefix) {
-  absl::Status s = backend_.DeleteRoute(prefix);
+  absl::Status s = DeleteRouteChecked(backend_, prefix);
   Record("DeleteRoute", net::FormatIpv4Prefix(prefix), s);
   return s;
+}
+
+absl::StatusOr<bool> Change::PauseWorker(int core) {
+  if (WorkerPaused(backend_, core)) return true;
+  bool ignored = false;  // the backend's own answer: the state was read above
+  if (absl::Status s = backend_.PauseWorker(core, &ignored); !s.ok()) return s;
+  return false;
+}
+
+absl::StatusOr<bool> Change::ResumeWorker(int core) {
+  if (!WorkerPaused(backend_, core)) return false;
+  bool ignored = false;
+  if (absl::Status s = backend_.ResumeWorker(core, &ignored); !s.ok()) return s;
+  return true;
 }
 
 }  // namespace skbnf::control

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Mutations: the one door every change of the data plane goes through.
+// Mutations: the one way every change of the data plane is made.
 //
 //   source   who                                   recorded by
 //   rpc      a client's mutating RPC               RunChange (change_log.h), once per call,
@@ -22,6 +22,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
@@ -40,8 +41,23 @@ enum class ChangeSource { kRpc, kConfig, kTune, kConsole };
 absl::string_view ChangeSourceName(ChangeSource s);
 
 class Mutations;
+class Change;
 
-// A change in progress: made only by code that holds the door's lock (Mutations::Run), and every
+// A strategy that passed Mutations' check (Change::CheckStrategy) under the lock of the change
+// that checked it: what Change::SwapStrategy takes without checking again. Only a Change makes
+// one, and only that Change swaps it in.
+class CheckedStrategy {
+ public:
+  const pool::StrategySpec& spec() const { return spec_; }
+
+ private:
+  friend class Change;
+  CheckedStrategy(const Change* by, pool::StrategySpec spec) : by_(by), spec_(std::move(spec)) {}
+  const Change* by_;
+  pool::StrategySpec spec_;
+};
+
+// A change in progress: made only by code that holds the Mutations lock (Mutations::Run), and every
 // change made through it is validated, counted and (for in-process sources) logged.
 class Change {
  public:
@@ -49,12 +65,29 @@ class Change {
   SwapMetrics& swaps() const { return swaps_; }
   ChangeSource source() const { return source_; }
 
-  // Backend::ValidateStrategy and the pool-share check (nothing swapped when either refuses),
-  // then the swap; counted in the swap metrics and logged as SetStrategy. A refusal comes back
-  // as a report with a non-OK status, rolled_back false and the epoch unchanged.
+  // Whether `spec` may be swapped in now, asked once per change: the native-mempool rule
+  // (FAILED_PRECONDITION, NativePoolRefusal: the same text whichever backend), then
+  // Backend::ValidateStrategy and the pool-share bound (CheckStrategy, pool_share.h:
+  // INVALID_ARGUMENT). Applies nothing.
+  absl::StatusOr<CheckedStrategy> CheckStrategy(const pool::StrategySpec& spec);
+  // The swap of a checked strategy (no second check); counted in the swap metrics and logged as
+  // SetStrategy.
+  pool::SwapReport SwapStrategy(const CheckedStrategy& spec, std::chrono::microseconds timeout);
+  // CheckStrategy, then the swap. A refusal comes back as a report with a non-OK status,
+  // rolled_back false and the epoch unchanged (RefusedSwap, backend.h), logged, not counted as
+  // a swap.
   pool::SwapReport SwapStrategy(const pool::StrategySpec& spec, std::chrono::microseconds timeout);
+  // The route rules, the same whichever backend is behind Mutations: routes exist only in l3 mode
+  // (FAILED_PRECONDITION "routes are used only in l3 forwarding mode"), a prefix is routed at
+  // most once (ALREADY_EXISTS "prefix: <p> is already routed") and only a routed prefix can be
+  // deleted (NOT_FOUND "prefix: <p> is not routed"). The backend is asked only when they pass.
   absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix& prefix, const NextHop& nh);
   absl::Status DeleteRoute(const Ipv4Prefix& prefix);
+  // Pause and resume are idempotent here, for every backend: the result is whether the worker
+  // was paused before the call, and a worker already in the asked state is left alone (the
+  // backend is not called). `core` is a worker core (the caller checked).
+  absl::StatusOr<bool> PauseWorker(int core);
+  absl::StatusOr<bool> ResumeWorker(int core);
 
  private:
   friend class Mutations;

@@ -11,6 +11,7 @@
 #include "common/net_text.h"
 #include "common/rates.h"
 #include "server/core/build_info.h"
+#include "server/core/metric_families.h"
 
 namespace skbnf::control {
 namespace {
@@ -21,8 +22,8 @@ using prometheus::MetricType;
 
 class Families {
  public:
-  MetricFamily& Add(std::string name, std::string help, MetricType type) {
-    out_.push_back(MetricFamily{std::move(name), std::move(help), type, {}});
+  MetricFamily& Add(const MetricDef& d) {
+    out_.push_back(NewFamily(d));
     return out_.back();
   }
   std::vector<MetricFamily> Take() {
@@ -54,10 +55,7 @@ double D(uint64_t v) { return static_cast<double>(v); }
 // whose PMD tells (PortInfo::has_ring_mbufs; AF_XDP: its XDP rings' indices). Ports that do not
 // tell have no sample: their buffers are in skbnf_pool_objects{state="in_flight"} only.
 void AddPortRingMbufs(Families& fam, const std::vector<PortInfo>& ports) {
-  MetricFamily& f = fam.Add("skbnf_port_ring_mbufs",
-                            "Mbufs sitting in the port's RX or TX rings now, counted from the "
-                            "PMD's rings (AF_XDP: fill+RX, TX+completion).",
-                            MetricType::Gauge);
+  MetricFamily& f = fam.Add(metric::kPortRingMbufs);
   for (const PortInfo& p : ports) {
     if (!p.has_ring_mbufs) continue;
     const std::string port = absl::StrCat(p.id);
@@ -66,64 +64,34 @@ void AddPortRingMbufs(Families& fam, const std::vector<PortInfo>& ports) {
   }
 }
 
-constexpr MetricType C = MetricType::Counter;
-constexpr MetricType G = MetricType::Gauge;
-
 // Collect() is one function per metric group, called in exposition order; each adds its
 // families to `fam` in the order a scrape shows them.
 
 // Per core and port: packets, bytes, drops, rates; the worker loop; the pool per core.
 void CollectCores(Families& fam, const StatsSnapshot& now,
                   const std::optional<StatsSnapshot>& before, double secs) {
-  MetricFamily& pkts =
-      fam.Add("skbnf_port_packets_total", "Packets per core, port and direction.", C);
-  MetricFamily& bytes = fam.Add("skbnf_port_bytes_total", "Bytes per core, port and direction.", C);
-  MetricFamily& drops =
-      fam.Add("skbnf_port_drops_total", "Dropped packets per core, RX port and reason.", C);
-  MetricFamily& nombuf =
-      fam.Add("skbnf_port_rx_nombuf_total", "RX refills that found no buffer.", C);
-  MetricFamily& pps = fam.Add("skbnf_core_packets_per_second",
-                              "Per-core packet rate over the last sampling window.", G);
-  MetricFamily& polls = fam.Add("skbnf_worker_polls_total", "Worker poll-loop iterations.", C);
-  MetricFamily& busy =
-      fam.Add("skbnf_worker_busy_polls_total", "Poll-loop iterations that received packets.", C);
-  MetricFamily& ratio = fam.Add("skbnf_worker_busy_ratio",
-                                "Share of busy poll iterations over the last sampling window.", G);
-  MetricFamily& paused =
-      fam.Add("skbnf_worker_paused", "1 while the worker is parked by PauseWorker.", G);
-  MetricFamily& parked_loops =
-      fam.Add("skbnf_worker_parked_loops_total",
-              "Worker loop iterations spent parked (not polling): moves while a paused worker "
-              "is alive.",
-              C);
-  MetricFamily& busy_cycles = fam.Add(
-      "skbnf_worker_busy_cycles_total",
-      "TSC cycles of the poll iterations that received packets (RX burst to after forwarding).", C);
-  MetricFamily& busy_packets =
-      fam.Add("skbnf_worker_busy_packets_total", "Packets received by those poll iterations.", C);
-  MetricFamily& allocs = fam.Add("skbnf_pool_allocs_total",
-                                 "Objects allocated through a per-core layer, by result (hit: from "
-                                 "the layer, miss: from below).",
-                                 C);
-  MetricFamily& frees =
-      fam.Add("skbnf_pool_frees_total",
-              "Objects freed into a per-core layer, by result (hit: kept, miss: passed below).", C);
-  MetricFamily& bulk = fam.Add("skbnf_pool_bulk_transfers_total",
-                               "Whole-batch transfers between a layer and the one below.", C);
-  MetricFamily& host_allocs =
-      fam.Add("skbnf_pool_host_allocs_total", "Objects the pool handed to the host.", C);
-  MetricFamily& host_frees =
-      fam.Add("skbnf_pool_host_frees_total", "Objects the host returned to the pool.", C);
-  MetricFamily& fails = fam.Add("skbnf_pool_alloc_failures_total",
-                                "Allocation requests the pool could not satisfy.", C);
-  MetricFamily& st_allocs =
-      fam.Add("skbnf_pool_store_allocs_total", "Objects taken from the slab store.", C);
-  MetricFamily& st_frees =
-      fam.Add("skbnf_pool_store_frees_total", "Objects returned to the slab store.", C);
-  MetricFamily& st_locks =
-      fam.Add("skbnf_pool_store_lock_acquisitions_total", "Slab store lock acquisitions.", C);
-  MetricFamily& dp_locks =
-      fam.Add("skbnf_pool_depot_lock_acquisitions_total", "Magazine depot lock acquisitions.", C);
+  MetricFamily& pkts = fam.Add(metric::kPortPacketsTotal);
+  MetricFamily& bytes = fam.Add(metric::kPortBytesTotal);
+  MetricFamily& drops = fam.Add(metric::kPortDropsTotal);
+  MetricFamily& nombuf = fam.Add(metric::kPortRxNombufTotal);
+  MetricFamily& pps = fam.Add(metric::kCorePacketsPerSecond);
+  MetricFamily& polls = fam.Add(metric::kWorkerPollsTotal);
+  MetricFamily& busy = fam.Add(metric::kWorkerBusyPollsTotal);
+  MetricFamily& ratio = fam.Add(metric::kWorkerBusyRatio);
+  MetricFamily& paused = fam.Add(metric::kWorkerPaused);
+  MetricFamily& parked_loops = fam.Add(metric::kWorkerParkedLoopsTotal);
+  MetricFamily& busy_cycles = fam.Add(metric::kWorkerBusyCyclesTotal);
+  MetricFamily& busy_packets = fam.Add(metric::kWorkerBusyPacketsTotal);
+  MetricFamily& allocs = fam.Add(metric::kPoolAllocsTotal);
+  MetricFamily& frees = fam.Add(metric::kPoolFreesTotal);
+  MetricFamily& bulk = fam.Add(metric::kPoolBulkTransfersTotal);
+  MetricFamily& host_allocs = fam.Add(metric::kPoolHostAllocsTotal);
+  MetricFamily& host_frees = fam.Add(metric::kPoolHostFreesTotal);
+  MetricFamily& fails = fam.Add(metric::kPoolAllocFailuresTotal);
+  MetricFamily& st_allocs = fam.Add(metric::kPoolStoreAllocsTotal);
+  MetricFamily& st_frees = fam.Add(metric::kPoolStoreFreesTotal);
+  MetricFamily& st_locks = fam.Add(metric::kPoolStoreLockAcquisitionsTotal);
+  MetricFamily& dp_locks = fam.Add(metric::kPoolDepotLockAcquisitionsTotal);
 
   auto pool_core = [&](const std::string& core, const pool::CoreCountersSnapshot& s) {
     for (int i = 0; i < pool::kNumLayers; ++i) {
@@ -187,32 +155,20 @@ void CollectCores(Families& fam, const StatsSnapshot& now,
     pool_core(core, c.pool);
   }
   pool_core("other", now.other);
-  Put(fam.Add("skbnf_worker_tsc_hz",
-              "Frequency of the TSC the busy-cycle counters count (cycles per second).", G),
-      {}, D(tsc_hz));
+  Put(fam.Add(metric::kWorkerTscHz), {}, D(tsc_hz));
 }
 
 // Per port: what the PMD counted, and the link.
 void CollectPorts(Families& fam, const std::vector<PortInfo>& ports) {
-  MetricFamily& port_info = fam.Add(
-      "skbnf_port_info", "A port's identity (value always 1): name, driver, device, MAC.", G);
-  MetricFamily& link_up =
-      fam.Add("skbnf_port_link_up", "1 while the port's link is up, 0 while down.", G);
-  MetricFamily& link_speed = fam.Add("skbnf_port_link_speed_bytes_per_second",
-                                     "Link speed reported by the PMD (0: unknown).", G);
-  MetricFamily& pmd_pkts = fam.Add("skbnf_port_pmd_packets_total",
-                                   "Packets the PMD counted on the port, by direction.", C);
-  MetricFamily& pmd_bytes =
-      fam.Add("skbnf_port_pmd_bytes_total", "Bytes the PMD counted on the port, by direction.", C);
-  MetricFamily& pmd_missed =
-      fam.Add("skbnf_port_pmd_rx_missed_packets_total",
-              "Packets the NIC dropped because the RX ring was full (imissed).", C);
-  MetricFamily& pmd_ierr =
-      fam.Add("skbnf_port_pmd_rx_errors_total", "Erroneous received packets (ierrors).", C);
-  MetricFamily& pmd_oerr =
-      fam.Add("skbnf_port_pmd_tx_errors_total", "Failed transmits (oerrors).", C);
-  MetricFamily& pmd_nombuf = fam.Add("skbnf_port_pmd_rx_nombuf_total",
-                                     "RX mbuf allocation failures the PMD counted (rx_nombuf).", C);
+  MetricFamily& port_info = fam.Add(metric::kPortInfo);
+  MetricFamily& link_up = fam.Add(metric::kPortLinkUp);
+  MetricFamily& link_speed = fam.Add(metric::kPortLinkSpeedBytesPerSecond);
+  MetricFamily& pmd_pkts = fam.Add(metric::kPortPmdPacketsTotal);
+  MetricFamily& pmd_bytes = fam.Add(metric::kPortPmdBytesTotal);
+  MetricFamily& pmd_missed = fam.Add(metric::kPortPmdRxMissedPacketsTotal);
+  MetricFamily& pmd_ierr = fam.Add(metric::kPortPmdRxErrorsTotal);
+  MetricFamily& pmd_oerr = fam.Add(metric::kPortPmdTxErrorsTotal);
+  MetricFamily& pmd_nombuf = fam.Add(metric::kPortPmdRxNombufTotal);
   for (const PortInfo& p : ports) {
     const std::string port = absl::StrCat(p.id);
     Put(port_info,
@@ -239,46 +195,33 @@ void CollectPorts(Families& fam, const std::vector<PortInfo>& ports) {
 }
 
 void CollectPoolObjects(Families& fam, const StatsSnapshot& now) {
-  MetricFamily& objects = fam.Add("skbnf_pool_objects", "Pool objects by where they are now.", G);
-  Put(objects, {{"state", "store"}}, D(now.pool.in_store));
-  Put(objects, {{"state", "depot"}}, D(now.pool.in_depots));
+  MetricFamily& objects = fam.Add(metric::kPoolObjects);
+  // The places by the API's names (PoolObjects: in_store, in_depots, in_flight; a layer's by
+  // its name, as PoolObjects.in_layers).
+  Put(objects, {{"state", "in_store"}}, D(now.pool.in_store));
+  Put(objects, {{"state", "in_depots"}}, D(now.pool.in_depots));
   Put(objects, {{"state", "in_flight"}}, D(now.pool.in_flight));
   for (int i = 0; i < pool::kNumLayers; ++i) {
     Put(objects, {{"state", std::string(pool::LayerName(static_cast<pool::Layer>(i)))}},
         D(now.pool.in_layers[i]));
   }
-  Put(fam.Add("skbnf_pool_populated_objects", "Objects in the pool.", G), {},
-      D(now.pool.populated));
-  Put(fam.Add("skbnf_pool_reclaims_total",
-              "Gets that found every layer, depot and the store empty and reclaimed what other "
-              "cores' layers held before failing (the no-stranding protocol).",
-              C),
-      {}, D(now.pool.reclaims));
-  Put(fam.Add("skbnf_pool_reclaim_timeouts_total",
-              "Reclaim requests a busy worker did not serve within the reclaim wait (its objects "
-              "stay out of reach until its next loop iteration).",
-              C),
-      {}, D(now.pool.reclaim_timeouts));
-  Put(fam.Add("skbnf_pool_reclaimed_objects_total",
-              "Objects reclaimed from other cores' layers into the store.", C),
-      {}, D(now.pool.reclaimed_objects));
+  Put(fam.Add(metric::kPoolPopulatedObjects), {}, D(now.pool.populated));
+  Put(fam.Add(metric::kPoolReclaimsTotal), {}, D(now.pool.reclaims));
+  Put(fam.Add(metric::kPoolReclaimTimeoutsTotal), {}, D(now.pool.reclaim_timeouts));
+  Put(fam.Add(metric::kPoolReclaimedObjectsTotal), {}, D(now.pool.reclaimed_objects));
 }
 
 void CollectStrategy(Families& fam, const std::string& spec, uint64_t epoch) {
-  Put(fam.Add("skbnf_strategy_info", "The buffer strategy in force (value always 1).", G),
-      {{"spec", spec}}, 1);
-  Put(fam.Add("skbnf_strategy_epoch", "Epoch of the strategy in force.", G), {}, D(epoch));
+  Put(fam.Add(metric::kStrategyInfo), {{"spec", spec}}, 1);
+  Put(fam.Add(metric::kStrategyEpoch), {}, D(epoch));
 }
 
 void CollectSwaps(Families& fam, const SwapMetrics::Snapshot& sw) {
-  MetricFamily& swaps =
-      fam.Add("skbnf_strategy_swaps_total", "Strategy swaps run through the API, by result.", C);
+  MetricFamily& swaps = fam.Add(metric::kStrategySwapsTotal);
   for (int r = 0; r < SwapMetrics::kNumResults; ++r) {
     Put(swaps, {{"result", SwapMetrics::ResultName(r)}}, D(sw.count[r]));
   }
-  MetricFamily& hist =
-      fam.Add("skbnf_strategy_swap_duration_seconds",
-              "Duration of strategy swaps, publish to retirement.", MetricType::Histogram);
+  MetricFamily& hist = fam.Add(metric::kStrategySwapDurationSeconds);
   ClientMetric h;
   h.histogram.sample_count = sw.observations;
   h.histogram.sample_sum = sw.sum_seconds;
@@ -292,28 +235,21 @@ void CollectSwaps(Families& fam, const SwapMetrics::Snapshot& sw) {
 }
 
 void CollectTuner(Families& fam, const Tuner::Status& t) {
-  Put(fam.Add("skbnf_tune_running", "1 while a live strategy tune runs.", G), {},
-      t.running ? 1 : 0);
-  MetricFamily& state = fam.Add("skbnf_tune_state", "1 for the tuner's current state.", G);
+  Put(fam.Add(metric::kTuneRunning), {}, t.running ? 1 : 0);
+  MetricFamily& state = fam.Add(metric::kTuneState);
   for (const char* st : {"idle", "baseline", "settling", "measuring", "finishing"}) {
     Put(state, {{"state", st}}, t.state == st ? 1 : 0);
   }
-  MetricFamily& cand = fam.Add("skbnf_tune_candidate_info",
-                               "The strategy under test by the tuner (value always 1).", G);
+  MetricFamily& cand = fam.Add(metric::kTuneCandidateInfo);
   if (!t.candidate.empty()) Put(cand, {{"spec", t.candidate}}, 1);
-  MetricFamily& runs = fam.Add("skbnf_tune_runs_total", "Strategy tunes ended, by outcome.", C);
+  MetricFamily& runs = fam.Add(metric::kTuneRunsTotal);
   for (int o = 0; o < kNumTuneOutcomes; ++o) {
     Put(runs, {{"outcome", TuneOutcomeName(static_cast<TuneOutcome>(o))}}, D(t.runs[o]));
   }
-  MetricFamily& last =
-      fam.Add("skbnf_tune_last_result_info", "Outcome of the last tune (value always 1).", G);
-  MetricFamily& last_cpp =
-      fam.Add("skbnf_tune_last_cycles_per_packet",
-              "Median cycles per packet of each ranked candidate in the last tune.", G);
-  MetricFamily& last_start = fam.Add("skbnf_tune_last_start_timestamp_seconds",
-                                     "When the last tune started (unix time).", G);
-  MetricFamily& last_end =
-      fam.Add("skbnf_tune_last_end_timestamp_seconds", "When the last tune ended (unix time).", G);
+  MetricFamily& last = fam.Add(metric::kTuneLastResultInfo);
+  MetricFamily& last_cpp = fam.Add(metric::kTuneLastCyclesPerPacket);
+  MetricFamily& last_start = fam.Add(metric::kTuneLastStartTimestampSeconds);
+  MetricFamily& last_end = fam.Add(metric::kTuneLastEndTimestampSeconds);
   if (t.last != nullptr) {
     const TuneReport& r = *t.last;
     Put(last,
@@ -332,7 +268,7 @@ void CollectTuner(Families& fam, const Tuner::Status& t) {
 
 void CollectBuild(Families& fam) {
   const BuildInfo& bi = GetBuildInfo();
-  Put(fam.Add("skbnf_build_info", "Build of the running binary (value always 1).", G),
+  Put(fam.Add(metric::kBuildInfo),
       {{"version", bi.version},
        {"git_commit", bi.git_commit},
        {"compiler", bi.compiler},

@@ -8,7 +8,8 @@
 // there is no registry of live Counter objects to keep in sync: the data plane's counters are the
 // truth.
 //
-// Metrics (prefix skbnf_, base units, counters end in _total):
+// Metrics (prefix skbnf_, base units, counters end in _total). Each family's name, type and help
+// are defined once, in server/core/metric_families.h (metric::k*); this list adds their labels:
 //   skbnf_port_packets_total{core,port,direction}     counter  rx/tx packets per core and port
 //   skbnf_port_bytes_total{core,port,direction}       counter
 //   skbnf_port_drops_total{core,port,reason}          counter
@@ -39,15 +40,17 @@
 //   skbnf_worker_busy_packets_total{core}             counter  the packets of those polls
 //   skbnf_worker_tsc_hz                               gauge    TSC frequency; cycles per packet:
 //     rate(skbnf_worker_busy_cycles_total[1m]) / rate(skbnf_worker_busy_packets_total[1m])
-//   skbnf_pool_allocs_total{core,layer,result}        counter  per-layer hit/miss
-//   skbnf_pool_frees_total{core,layer,result}         counter
+//   skbnf_pool_allocs_total{core,layer,result}        counter  a layer's allocs: hit/miss
+//   skbnf_pool_frees_total{core,layer,result}         counter  a layer's frees: hit/miss
 //   skbnf_pool_bulk_transfers_total{core,layer}       counter
-//   skbnf_pool_host_allocs_total{core}                counter  objects handed to the host
-//   skbnf_pool_host_frees_total{core}                 counter  objects returned by the host
+//   skbnf_pool_host_allocs_total{core}                counter  the host's allocs (objects handed
+//                                                              out; Stats' host_allocs)
+//   skbnf_pool_host_frees_total{core}                 counter  the host's frees (host_frees)
 //   skbnf_pool_alloc_failures_total{core}             counter
 //   skbnf_pool_store_allocs_total{core}, _store_frees_total{core}
 //   skbnf_pool_store_lock_acquisitions_total{core}, _depot_lock_acquisitions_total{core}
-//   skbnf_pool_objects{state}                         gauge    store|depot|in_flight|<layer>
+//   skbnf_pool_objects{state}                         gauge    in_store|in_depots|in_flight|
+//                                                              <layer> (PoolObjects' words)
 //   skbnf_pool_populated_objects                      gauge
 //   skbnf_strategy_info{spec}                         gauge    always 1
 //   skbnf_strategy_epoch                              gauge

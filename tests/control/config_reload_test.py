@@ -167,7 +167,7 @@ class ConfigReloadTest(unittest.TestCase):
                                          "10.2.0.0/16": "02:00:00:00:01:02"})
         self.assertEqual(h.total(self.metrics(), "skbnf_strategy_swaps_total", result="ok"),
                          swaps_before + 1, "a config swap is counted like an API swap")
-        # ... and is a change like any other: counted and logged with its source (one door)
+        # ... and is a change like any other: counted and logged with its source (Mutations)
         m = self.metrics()
         self.assertEqual(h.total(m, "skbnf_control_changes_total", rpc="SetStrategy",
                                  result="ok", source="config"), 1)

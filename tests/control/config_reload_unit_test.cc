@@ -55,8 +55,8 @@ class ConfigReloadUnitTest : public ::testing::Test {
     }
   }
   ReloadResult Apply(const std::string& text, const ConfigResolver& resolve = nullptr) {
-    Mutations door(*backend_, swaps_, changes_);
-    return door.Run(ChangeSource::kConfig, [&](Change& c) {
+    Mutations mutations(*backend_, swaps_, changes_);
+    return mutations.Run(ChangeSource::kConfig, [&](Change& c) {
       return ApplyConfigText("skbnfd.conf", text, started_, applied_, c, resolve);
     });
   }
@@ -82,7 +82,7 @@ TEST_F(ConfigReloadUnitTest, SwapThatRollsBackPutsTheRoutesBack) {
   EXPECT_EQ(Routes(*backend_), before);
   EXPECT_EQ(backend_->GetStrategy().ToString(), "magazine");
   EXPECT_EQ(swaps_.Get().count[SwapMetrics::kRolledBack], 1u);
-  // every change it made, and undid, went through the one door: logged and counted as config
+  // every change it made, and undid, went through Mutations: logged and counted as config
   EXPECT_EQ(changes_.Count("SetStrategy", "rolled_back", "config"), 1u);
   EXPECT_EQ(changes_.Count("AddRoute", "ok", "config"), 2u);     // 10.1/16, and 10/8 back
   EXPECT_EQ(changes_.Count("DeleteRoute", "ok", "config"), 2u);  // 10/8, and the undo of 10.1/16

@@ -8,6 +8,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/wait_until.h"
+#include "dataplane/dpdk/drop_reasons.h"
 
 namespace skbnf::control::testing {
 namespace {
@@ -29,6 +30,10 @@ void Bump(std::atomic<uint64_t>& c, uint64_t d) {
 absl::StatusOr<std::unique_ptr<FakeBackend>> FakeBackend::Create(const FakeOptions& o) {
   if (o.workers < 1 || o.workers > 16 || o.ports < 1 || o.ports > 16) {
     return absl::InvalidArgumentError("fake: 1..16 workers and 1..16 ports");
+  }
+  if (!o.drop_reasons.empty() &&
+      o.drop_reasons.size() != static_cast<size_t>(dpdk::kNumDropReasons)) {
+    return absl::InvalidArgumentError("fake: drop_reasons names every dpdk::DropReason");
   }
   absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(o.initial_spec);
   if (!spec.ok()) return spec.status();
@@ -228,13 +233,13 @@ StatsSnapshot FakeBackend::GetStats() const {
       pc.tx_packets = wp.tx_packets.load(std::memory_order_relaxed);
       pc.tx_bytes = wp.tx_bytes.load(std::memory_order_relaxed);
       pc.rx_nombuf = wp.rx_nombuf.load(std::memory_order_relaxed);
-      // The engine's reasons, all listed (dpdk::DropReasonName): the simulated drops are
-      // no_route in l3 and tx_full otherwise.
-      const char* dropped_as = options_.mode == ForwardingMode::kL3 ? "no_route" : "tx_full";
-      for (const char* reason : {"not_ipv4", "bad_header", "ttl_expired", "no_route", "tx_full"}) {
-        pc.drops.emplace_back(reason, std::string(reason) == dropped_as
-                                          ? wp.drops.load(std::memory_order_relaxed)
-                                          : 0);
+      // The engine's reasons, all listed, by the engine's names (FakeOptions::drop_reasons):
+      // the simulated drops are no_route in l3 and tx_full otherwise.
+      const size_t dropped_as = static_cast<size_t>(
+          options_.mode == ForwardingMode::kL3 ? dpdk::kDropNoRoute : dpdk::kDropTxFull);
+      for (size_t r = 0; r < options_.drop_reasons.size(); ++r) {
+        pc.drops.emplace_back(options_.drop_reasons[r],
+                              r == dropped_as ? wp.drops.load(std::memory_order_relaxed) : 0);
       }
       c.ports.push_back(std::move(pc));
     }
@@ -273,34 +278,22 @@ Health FakeBackend::GetHealth() const {
 }
 
 absl::Status FakeBackend::ValidateStrategy(const pool::StrategySpec&) const {
-  if (options_.native) {
-    return absl::FailedPreconditionError(
-        "the daemon runs on DPDK's native mempool (ring_mp_mc + lcore cache): strategies cannot "
-        "be swapped; restart it with the skbnf mempool ops");
-  }
-  return absl::OkStatus();
+  return options_.native ? NativePoolRefusal(GetInfo().pool.ops_name) : absl::OkStatus();
 }
 
 pool::SwapReport FakeBackend::SwapStrategy(const pool::StrategySpec& spec,
                                            std::chrono::microseconds timeout) {
-  if (absl::Status s = ValidateStrategy(spec); !s.ok()) {
-    pool::SwapReport r;
-    r.status = s;
-    r.old_spec = pool_->strategy().ToString();
-    r.new_spec = spec.ToString();
-    r.epoch = pool_->epoch();
-    return r;
-  }
+  if (absl::Status s = ValidateStrategy(spec); !s.ok()) return RefusedSwap(*this, spec, s);
   return timeout.count() > 0 ? pool_->Swap(spec, timeout) : pool_->Swap(spec);
 }
 
+// The route rules (l3 only, a prefix routed once, only a routed prefix deleted) are Mutations'
+// (Change::AddRoute/DeleteRoute), for this backend and the engine alike; a call that breaks them
+// here is a caller's bug, not a user's error.
 absl::StatusOr<uint32_t> FakeBackend::AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) {
-  if (options_.mode != ForwardingMode::kL3) {
-    return absl::FailedPreconditionError("routes are used only in l3 forwarding mode");
-  }
   std::lock_guard<std::mutex> l(routes_mu_);
   auto key = std::make_pair(prefix.addr, prefix.len);
-  if (routes_.count(key)) return absl::AlreadyExistsError("prefix: route exists");
+  if (routes_.count(key)) return absl::InternalError("fake: AddRoute of a routed prefix");
   uint32_t id = 0;
   for (auto& [nid, e] : next_hops_) {
     if (e.next_hop == nh) id = nid;
@@ -315,12 +308,9 @@ absl::StatusOr<uint32_t> FakeBackend::AddRoute(const Ipv4Prefix& prefix, const N
 }
 
 absl::Status FakeBackend::DeleteRoute(const Ipv4Prefix& prefix) {
-  if (options_.mode != ForwardingMode::kL3) {
-    return absl::FailedPreconditionError("routes are used only in l3 forwarding mode");
-  }
   std::lock_guard<std::mutex> l(routes_mu_);
   auto it = routes_.find(std::make_pair(prefix.addr, prefix.len));
-  if (it == routes_.end()) return absl::NotFoundError("prefix: no such route");
+  if (it == routes_.end()) return absl::InternalError("fake: DeleteRoute of a prefix not routed");
   // The next hop keeps its id when its last route goes, as the engine's does (dpdk::Route::
   // next_hop_id): an id is never given to another next hop. ListRoutes lists hops in use only.
   --next_hops_[it->second].routes;
@@ -328,10 +318,11 @@ absl::Status FakeBackend::DeleteRoute(const Ipv4Prefix& prefix) {
   return absl::OkStatus();
 }
 
+// Idempotence is Mutations' (Change::PauseWorker/ResumeWorker): it calls these only to change
+// the state, which it reads from CoreStats::paused.
 absl::Status FakeBackend::PauseWorker(int core, bool* was_paused) {
   Worker& w = *workers_.at(static_cast<size_t>(core));
   *was_paused = w.paused.load();
-  if (*was_paused) return absl::OkStatus();
   absl::Status s = PauseAndWait(core);
   if (s.ok()) w.paused.store(true);
   return s;
@@ -340,7 +331,6 @@ absl::Status FakeBackend::PauseWorker(int core, bool* was_paused) {
 absl::Status FakeBackend::ResumeWorker(int core, bool* was_paused) {
   Worker& w = *workers_.at(static_cast<size_t>(core));
   *was_paused = w.paused.load();
-  if (!*was_paused) return absl::OkStatus();
   absl::Status s = ResumeAndWait(core);
   if (s.ok()) w.paused.store(false);
   return s;

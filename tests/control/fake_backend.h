@@ -46,6 +46,10 @@ struct FakeOptions {
   // Test hook: this core's worker never reaches its quiescent point (it keeps "forwarding"
   // without calling Pool::Quiesce), so swaps time out and roll back. -1: none.
   int stuck_core = -1;
+  // The drop reasons' names by dpdk::DropReason (dataplane/dpdk/drop_reasons.h): the engine's
+  // own list, handed in by the host that links the engine (fake_daemon.cc: dpdk::DropReasonName),
+  // so the fake keeps no copy of it. Empty: no drop counters (a host that does not ask).
+  std::vector<std::string> drop_reasons;
 };
 
 class FakeBackend final : public Backend {

@@ -6,6 +6,7 @@
 
 #include "absl/flags/flag.h"
 #include "common/flags.h"
+#include "dataplane/dpdk/drop_reasons.h"
 #include "server/control/control_plane.h"
 #include "tests/control/fake_backend.h"
 
@@ -32,6 +33,10 @@ int main(int argc, char** argv) {
   }
   using skbnf::control::ForwardingMode;
   skbnf::control::testing::FakeOptions o;
+  // The engine's drop reasons by the engine's names (its one list, dataplane/dpdk/modes.cc).
+  for (int r = 0; r < skbnf::dpdk::kNumDropReasons; ++r) {
+    o.drop_reasons.emplace_back(skbnf::dpdk::DropReasonName(r));
+  }
   o.workers = absl::GetFlag(FLAGS_sim_workers);
   o.ports = absl::GetFlag(FLAGS_sim_ports);
   std::string mode = absl::GetFlag(FLAGS_sim_mode);

@@ -4,6 +4,7 @@ data plane (packets per core grow, alloc/free counters follow the strategy in fo
 
 import json
 import os
+import re
 import subprocess
 import sys
 import time
@@ -108,6 +109,23 @@ class MetricsTest(unittest.TestCase):
             else:
                 self.assertIn(name, names)
 
+    def test_every_exported_family_is_defined_in_the_one_list(self):
+        # Metric families are defined once (server/core/metric_families.h: name, type, help); a
+        # collector that writes a family of its own is caught here.
+        header = os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "..", "server",
+                              "core", "metric_families.h")
+        with open(header) as f:
+            text = f.read()
+        defined = dict(re.findall(r'MetricDef k\w+\{\s*"(skbnf_\w+)", k(Counter|Gauge|Histogram)',
+                                  text))
+        self.assertGreater(len(defined), 40, "the list was not read")
+        types, _ = self.scrape()
+        for name, typ in types.items():
+            if not name.startswith("skbnf_"):
+                continue
+            self.assertIn(name, defined, "%s is exported but not defined in metric_families.h" % name)
+            self.assertEqual(defined[name].lower(), typ, name)
+
     def test_per_core_packet_counters_grow(self):
         _, a = self.scrape()
         for core in self.workers():
@@ -179,7 +197,7 @@ class MetricsTest(unittest.TestCase):
             _, s = self.scrape()
             self.assertGreater(h.total(s, "skbnf_pool_populated_objects"), 0)
             states = {dict(k)["state"] for k in h.values(s, "skbnf_pool_objects")}
-            self.assertEqual(states, {"store", "depot", "in_flight", "lcache", "recycle",
+            self.assertEqual(states, {"in_store", "in_depots", "in_flight", "lcache", "recycle",
                                       "headpool", "magazine"})
             held = (h.total(s, "skbnf_pool_host_allocs_total") -
                     h.total(s, "skbnf_pool_host_frees_total"))

@@ -7,7 +7,9 @@ The transcript must equal golden/skbnfctl.txt. After an intended output change, 
   SKBNF_UPDATE_GOLDEN=1 ctest -R skbnfctl_golden   (and review the diff).
 
 Non-golden checks (stats, top, audit, exit codes) also run against a non-fake daemon; the golden
-transcript itself is the fake's (its ports and lcores), so it is skipped there.
+transcript itself is the fake's (its ports and lcores), so it is skipped there, but its steps that
+depend on nothing of the fake (PORTABLE, and the route rules' errors) are run against every daemon
+and must print the golden's own blocks: the transcript agrees with the fake and with skbnfd.
 """
 
 import json
@@ -93,7 +95,53 @@ class SkbnfctlTranscriptTest(unittest.TestCase):
         self.assertEqual(got, want)
 
 
+def golden_blocks():
+    """The golden transcript as [(args, output and exit line)], in order."""
+    with open(GOLDEN) as f:
+        text = f.read()
+    return [(m.group(1), m.group(2)) for m in
+            re.finditer(r"^\$ skbnfctl (.*)\n((?:(?!\$ skbnfctl ).*\n)*?\[exit \d+\]\n)", text, re.M)]
+
+
+def golden_block(args, last=False):
+    found = [out for a, out in golden_blocks() if a == " ".join(args)]
+    if not found:
+        raise AssertionError("no step '%s' in the golden transcript" % " ".join(args))
+    return found[-1] if last else found[0]
+
+
+# Steps of the golden transcript whose output depends on nothing of the fake (its ports, lcores,
+# timings): the parser's and the route rules' words (Mutations', server/core/mutations.h). Against
+# any daemon they must print the golden's own block, so the transcript is skbnfd's words too.
+PORTABLE = [
+    ["strategy", "set", "magazine:size=0"],
+    ["strategy", "set", "magazine+headpool", "--dry-run"],
+    ["routes", "add", "10.0.0.1/8", "1", "02:00:00:00:00:aa"],
+    ["routes", "add", "10.3.0.0/16", "1", "01:00:5e:00:00:01"],
+]
+
+
 class SkbnfctlBehaviourTest(unittest.TestCase):
+    def run_step(self, d, args):
+        code, so, se = d.ctl(*args)
+        return so + ("[stderr]\n" + se if se else "") + "[exit %d]\n" % code
+
+    def test_the_goldens_error_words_are_every_daemons(self):
+        with h.Daemon() as d:
+            code, out, err = d.ctl("--json", "info")
+            self.assertEqual(code, 0, err)
+            info = json.loads(out)
+            for args in PORTABLE:
+                self.assertEqual(self.run_step(d, args), golden_block(args), " ".join(args))
+            if info.get("mode") != "FORWARDING_MODE_L3":
+                self.skipTest("routes: not l3 mode")
+            add = ["routes", "add", "10.0.0.0/8", "1", "02:00:00:00:00:aa"]
+            code, out, err = d.ctl(*add)
+            self.assertEqual(code, 0, err)
+            self.assertEqual(self.run_step(d, add), golden_block(add, last=True), "routed twice")
+            for args in (["routes", "delete", "10.0.0.0/8"], ["routes", "del", "10.0.0.0/8"]):
+                self.assertEqual(self.run_step(d, args), golden_block(args), " ".join(args))
+
     def test_stats_top_audit_and_exit_codes(self):
         with h.Daemon() as d:
             code, out, err = d.ctl("--json", "info")

@@ -121,7 +121,7 @@ class TuneTest(unittest.TestCase):
         code, rep, msgs, err = run_tune(self.d, *cands, "--rounds=2", "--apply", *FAST)
         self.assertEqual(code, 0, err)
         self.assertIsNotNone(rep, msgs)
-        # Every swap of the tune went through the one door: counted (and logged) as source=tune.
+        # Every swap of the tune went through Mutations: counted (and logged) as source=tune.
         after = h.parse_metrics(self.d.scrape())[1]
         tune_swaps = (h.total(after, "skbnf_control_changes_total", rpc="SetStrategy",
                               source="tune") -
