@@ -22,12 +22,10 @@ const char* PoolOpsName(PoolOps ops) {
   return "?";
 }
 
-absl::Status NativePoolSwapRefusal(uint32_t lcore_cache) {
+absl::Status NativePoolSwapRefusal(absl::string_view ops_name) {
   return absl::FailedPreconditionError(absl::StrCat(
-      "strategy swaps need the skbnf mempool; this engine runs on DPDK's native ring_mp_mc "
-      "mempool (--pool-ops=ring_mp_mc, lcore cache ",
-      lcore_cache,
-      "), whose allocator cannot be changed while it runs: restart with --pool-ops=skbnf"));
+      "the daemon runs on DPDK's native mempool (", ops_name,
+      " + lcore cache): strategies cannot be swapped; restart it with --pool-ops=skbnf"));
 }
 
 }  // namespace skbnf::dpdk

@@ -25,10 +25,11 @@ absl::StatusOr<PoolOps> ParsePoolOps(absl::string_view text);
 // The word ParsePoolOps accepts (DPDK's ops name: GetInfo, the console, config comparisons).
 const char* PoolOpsName(PoolOps ops);
 
-// FailedPrecondition: a strategy swap asked of DPDK's native mempool (lcore cache of
-// `lcore_cache` objects), whose allocator cannot change while it runs. The one text of that
-// refusal (Engine::SwapStrategy, EngineBackend::ValidateStrategy, the tests' fake backend).
-absl::Status NativePoolSwapRefusal(uint32_t lcore_cache);
+// FailedPrecondition: a strategy swap asked of a daemon on DPDK's native mempool (`ops_name`,
+// e.g. "ring_mp_mc", with its lcore cache), whose allocator cannot change while it runs. The one
+// text of that refusal, from every layer that refuses (Engine::SwapStrategy and CheckSwappable,
+// the control plane's Mutations before any backend is asked, the tests' fake backend).
+absl::Status NativePoolSwapRefusal(absl::string_view ops_name);
 
 }  // namespace skbnf::dpdk
 

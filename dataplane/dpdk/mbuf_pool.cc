@@ -205,8 +205,7 @@ std::string Engine::strategy() const {
 bool Engine::swappable() const { return impl_->pool != nullptr; }
 
 absl::Status Engine::CheckSwappable() const {
-  return impl_->pool != nullptr ? absl::OkStatus()
-                                : NativePoolSwapRefusal(impl_->config.mbuf_cache);
+  return impl_->pool != nullptr ? absl::OkStatus() : NativePoolSwapRefusal(PoolOpsName(impl_->ops));
 }
 
 absl::StatusOr<pool::SwapReport> Engine::SwapStrategy(const pool::StrategySpec& spec,

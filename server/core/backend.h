@@ -248,10 +248,9 @@ class Backend {
   // Return only once the worker itself has acknowledged: parked at its quiescent point (Pause) /
   // running again (Resume), so that an Audit right after a Resume + Pause sees a really parked
   // worker. Mutations (Change::PauseWorker/ResumeWorker) makes them idempotent for every backend:
-  // it reads CoreStats::paused and calls these only to change the state, so `was_paused` (kept
-  // while skbnfd's EngineBackend still fills it) tells Mutations nothing it uses.
-  virtual absl::Status PauseWorker(int core, bool* was_paused) = 0;
-  virtual absl::Status ResumeWorker(int core, bool* was_paused) = 0;
+  // it reads CoreStats::paused and calls these only to change the state.
+  virtual absl::Status PauseWorker(int core) = 0;
+  virtual absl::Status ResumeWorker(int core) = 0;
   // Conservation audit at a quiescent point of the Backend's choosing (Pool::Audit).
   virtual absl::StatusOr<pool::AuditReport> Audit() = 0;
 };
@@ -267,14 +266,6 @@ inline pool::SwapReport RefusedSwap(const Backend& backend, const pool::Strategy
   r.new_spec = to.ToString();
   r.epoch = backend.GetEpoch();
   return r;
-}
-
-// Why a daemon on DPDK's native mempool (`ops_name`, e.g. "ring_mp_mc") refuses every swap:
-// FAILED_PRECONDITION, the same text from every backend (Backend::ValidateStrategy).
-inline absl::Status NativePoolRefusal(absl::string_view ops_name) {
-  return absl::FailedPreconditionError(absl::StrCat(
-      "the daemon runs on DPDK's native mempool (", ops_name,
-      " + lcore cache): strategies cannot be swapped; restart it with --pool-ops=skbnf"));
 }
 
 // The strategy as the API, the metrics and the change log show it: the canonical spec, or on the

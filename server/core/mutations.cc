@@ -5,6 +5,7 @@
 
 #include "absl/strings/str_cat.h"
 #include "common/net_text.h"
+#include "common/pool_ops.h"
 #include "server/core/pool_share.h"
 
 namespace skbnf::control {
@@ -40,7 +41,7 @@ void Change::Record(absl::string_view rpc, absl::string_view what, const absl::S
 
 absl::StatusOr<CheckedStrategy> Change::CheckStrategy(const pool::StrategySpec& spec) {
   if (const PoolInfo pool = backend_.GetInfo().pool; pool.native) {
-    return NativePoolRefusal(pool.ops_name);
+    return dpdk::NativePoolSwapRefusal(pool.ops_name);
   }
   if (absl::Status s = control::CheckStrategy(backend_, spec); !s.ok()) return s;
   return CheckedStrategy(this, spec);
@@ -131,15 +132,13 @@ absl::Status Change::DeleteRoute(const Ipv4Prefix& prefix) {
 
 absl::StatusOr<bool> Change::PauseWorker(int core) {
   if (WorkerPaused(backend_, core)) return true;
-  bool ignored = false;  // the backend's own answer: the state was read above
-  if (absl::Status s = backend_.PauseWorker(core, &ignored); !s.ok()) return s;
+  if (absl::Status s = backend_.PauseWorker(core); !s.ok()) return s;
   return false;
 }
 
 absl::StatusOr<bool> Change::ResumeWorker(int core) {
   if (!WorkerPaused(backend_, core)) return false;
-  bool ignored = false;
-  if (absl::Status s = backend_.ResumeWorker(core, &ignored); !s.ok()) return s;
+  if (absl::Status s = backend_.ResumeWorker(core); !s.ok()) return s;
   return true;
 }
 

@@ -66,7 +66,7 @@ class Change {
   ChangeSource source() const { return source_; }
 
   // Whether `spec` may be swapped in now, asked once per change: the native-mempool rule
-  // (FAILED_PRECONDITION, NativePoolRefusal: the same text whichever backend), then
+  // (FAILED_PRECONDITION, dpdk::NativePoolSwapRefusal, common/pool_ops.h: the same text whichever backend), then
   // Backend::ValidateStrategy and the pool-share bound (CheckStrategy, pool_share.h:
   // INVALID_ARGUMENT). Applies nothing.
   absl::StatusOr<CheckedStrategy> CheckStrategy(const pool::StrategySpec& spec);

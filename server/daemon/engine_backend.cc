@@ -170,21 +170,11 @@ pool::SwapReport EngineBackend::SwapStrategy(const pool::StrategySpec& spec,
                                              std::chrono::microseconds timeout) {
   absl::StatusOr<pool::SwapReport> r = engine_.SwapStrategy(spec, timeout);
   if (r.ok()) return *r;
-  pool::SwapReport failed;
-  failed.status = r.status();
-  failed.old_spec = GetStrategy().ToString();
-  failed.new_spec = spec.ToString();
-  failed.epoch = GetEpoch();
-  return failed;
+  return RefusedSwap(*this, spec, r.status());
 }
 
+// Mutations (Change::AddRoute) refused an already routed prefix before this is called.
 absl::StatusOr<uint32_t> EngineBackend::AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) {
-  for (const dpdk::Route& r : engine_.Routes()) {
-    if (r.prefix == prefix) {
-      return absl::AlreadyExistsError(
-          absl::StrCat("prefix: ", net::FormatIpv4Prefix(prefix), " is already routed"));
-    }
-  }
   dpdk::Route r;
   r.prefix = prefix;
   r.port = static_cast<uint16_t>(nh.port);
@@ -196,15 +186,11 @@ absl::Status EngineBackend::DeleteRoute(const Ipv4Prefix& prefix) {
   return engine_.DeleteRoute(prefix);
 }
 
-absl::Status EngineBackend::PauseWorker(int core, bool* was_paused) {
-  *was_paused = engine_.IsPaused(static_cast<unsigned>(core));
-  if (*was_paused) return absl::OkStatus();
+absl::Status EngineBackend::PauseWorker(int core) {
   return engine_.PauseWorker(static_cast<unsigned>(core));
 }
 
-absl::Status EngineBackend::ResumeWorker(int core, bool* was_paused) {
-  *was_paused = engine_.IsPaused(static_cast<unsigned>(core));
-  if (!*was_paused) return absl::OkStatus();
+absl::Status EngineBackend::ResumeWorker(int core) {
   return engine_.ResumeWorker(static_cast<unsigned>(core));
 }
 

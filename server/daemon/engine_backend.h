@@ -63,8 +63,8 @@ class EngineBackend final : public Backend {
                                 std::chrono::microseconds timeout) override;
   absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) override;
   absl::Status DeleteRoute(const Ipv4Prefix& prefix) override;
-  absl::Status PauseWorker(int core, bool* was_paused) override;
-  absl::Status ResumeWorker(int core, bool* was_paused) override;
+  absl::Status PauseWorker(int core) override;
+  absl::Status ResumeWorker(int core) override;
   absl::StatusOr<pool::AuditReport> Audit() override;
 
  private:

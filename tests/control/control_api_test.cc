@@ -762,7 +762,7 @@ TEST(ControlApiVariants, NativeMempoolRefusesSwapsWithFailedPrecondition) {
     grpc::Status s = stub->SetStrategy(&ctx, req, &r);
     EXPECT_EQ(s.error_code(), StatusCode::FAILED_PRECONDITION) << s.error_message();
     EXPECT_NE(s.error_message().find("native"), std::string::npos) << s.error_message();
-    // One text from every backend (Mutations': NativePoolRefusal, server/core/backend.h).
+    // One text from every backend (dpdk::NativePoolSwapRefusal, common/pool_ops.h).
     EXPECT_EQ(s.error_message(), "the daemon runs on DPDK's native mempool (" +
                                      info.pool().ops_name() +
                                      " + lcore cache): strategies cannot be swapped; restart it "

@@ -7,6 +7,7 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "common/pool_ops.h"
 #include "common/wait_until.h"
 #include "dataplane/dpdk/drop_reasons.h"
 
@@ -278,7 +279,7 @@ Health FakeBackend::GetHealth() const {
 }
 
 absl::Status FakeBackend::ValidateStrategy(const pool::StrategySpec&) const {
-  return options_.native ? NativePoolRefusal(GetInfo().pool.ops_name) : absl::OkStatus();
+  return options_.native ? dpdk::NativePoolSwapRefusal(GetInfo().pool.ops_name) : absl::OkStatus();
 }
 
 pool::SwapReport FakeBackend::SwapStrategy(const pool::StrategySpec& spec,
@@ -320,17 +321,15 @@ absl::Status FakeBackend::DeleteRoute(const Ipv4Prefix& prefix) {
 
 // Idempotence is Mutations' (Change::PauseWorker/ResumeWorker): it calls these only to change
 // the state, which it reads from CoreStats::paused.
-absl::Status FakeBackend::PauseWorker(int core, bool* was_paused) {
+absl::Status FakeBackend::PauseWorker(int core) {
   Worker& w = *workers_.at(static_cast<size_t>(core));
-  *was_paused = w.paused.load();
   absl::Status s = PauseAndWait(core);
   if (s.ok()) w.paused.store(true);
   return s;
 }
 
-absl::Status FakeBackend::ResumeWorker(int core, bool* was_paused) {
+absl::Status FakeBackend::ResumeWorker(int core) {
   Worker& w = *workers_.at(static_cast<size_t>(core));
-  *was_paused = w.paused.load();
   absl::Status s = ResumeAndWait(core);
   if (s.ok()) w.paused.store(false);
   return s;

@@ -8,6 +8,7 @@
 #include <utility>
 
 #include "common/net_text.h"
+#include "common/pool_ops.h"
 #include "server/core/change_log.h"
 #include "server/core/mutations.h"
 #include "server/core/swap_metrics.h"
@@ -51,12 +52,12 @@ class RecordingBackend final : public NullBackend {
     ++deletes;
     return absl::OkStatus();
   }
-  absl::Status PauseWorker(int, bool*) override {
+  absl::Status PauseWorker(int) override {
     ++pauses;
     paused = true;
     return absl::OkStatus();
   }
-  absl::Status ResumeWorker(int, bool*) override {
+  absl::Status ResumeWorker(int) override {
     ++resumes;
     paused = false;
     return absl::OkStatus();
@@ -156,7 +157,7 @@ TEST_F(MutationsTest, TheNativeMempoolRefusesWithOneTextAndAReportedRefusal) {
   backend_.native = true;
   const pool::StrategySpec spec = *pool::StrategySpec::Parse("headpool");
   pool::SwapReport r = Run([&](Change& c) { return c.SwapStrategy(spec, {}); });
-  EXPECT_EQ(r.status, NativePoolRefusal("ring_mp_mc"));
+  EXPECT_EQ(r.status, dpdk::NativePoolSwapRefusal("ring_mp_mc"));
   EXPECT_EQ(r.status.code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(r.status.message().find("native mempool (ring_mp_mc + lcore cache)"), std::string::npos)
       << r.status;

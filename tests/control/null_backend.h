@@ -26,8 +26,8 @@ class NullBackend : public Backend {
   }
   absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix&, const NextHop&) override { return 0; }
   absl::Status DeleteRoute(const Ipv4Prefix&) override { return {}; }
-  absl::Status PauseWorker(int, bool*) override { return {}; }
-  absl::Status ResumeWorker(int, bool*) override { return {}; }
+  absl::Status PauseWorker(int) override { return {}; }
+  absl::Status ResumeWorker(int) override { return {}; }
   absl::StatusOr<pool::AuditReport> Audit() override { return pool::AuditReport{}; }
 };
 

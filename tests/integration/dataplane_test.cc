@@ -832,7 +832,7 @@ TEST_F(DataplaneTest, BaselineRefusesSwapsWithReason) {
   EXPECT_EQ(rep.status().code(), absl::StatusCode::kFailedPrecondition);
   EXPECT_NE(rep.status().message().find("ring_mp_mc"), absl::string_view::npos);
   // The one refusal text (common/pool_ops.h), the same from CheckSwappable.
-  EXPECT_EQ(rep.status(), NativePoolSwapRefusal(c.mbuf_cache));
+  EXPECT_EQ(rep.status(), NativePoolSwapRefusal(PoolOpsName(PoolOps::kRingMpMc)));
   EXPECT_EQ(e.CheckSwappable(), rep.status());
   EXPECT_EQ(e.mempool_info().ops, PoolOps::kRingMpMc);
   EXPECT_EQ(e.Snapshot().pool_ops, PoolOps::kRingMpMc);
