@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// skbnfd's console (the "console" group of --help): what skbnfd prints on stdout for people and
+// skbnfd's console (the "console" topic of --help): what skbnfd prints on stdout for people and
 // scripts. Start-up: one line per port, then its link, then "mode ..., pool ..., strategy ...,
 // workers on lcores ..., N routes". Every --stats seconds: one line per worker (rates from
 // common/rates.h; `cycles/pkt N` from the worker's busy-cycle counters over the period, `-` when

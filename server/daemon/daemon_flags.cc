@@ -18,10 +18,10 @@
 #include "server/ops/network_status.h"
 
 ABSL_FLAG(std::string, config, "",
-          "Configuration file (format: server/ops/config.h; example: "
-          "server/daemon/skbnfd.conf.example). The flags below override it at start. skbnfd "
-          "watches it (and takes SIGHUP): a changed strategy or route table is applied while "
-          "running, a bad file is refused whole (server/ops/config_reload.h).");
+          "Configuration file, one directive a line (eal, port, worker, route, mode, strategy, "
+          "...; the commented example: skbnfd.conf.example in server/daemon/ of the source). The "
+          "flags below override it at start. skbnfd watches it (and takes SIGHUP): a changed "
+          "strategy or route table is applied while running, a bad file is refused whole.");
 ABSL_FLAG(std::string, mode, "", "Forwarding mode: io, mac or l3 (default io; demo: l3).");
 ABSL_FLAG(std::string, strategy, "",
           "Buffer strategy spec, e.g. magazine, recycle+headpool, lcache+magazine:size=64,prefetch "

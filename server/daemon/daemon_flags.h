@@ -1,7 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// skbnfd's data-plane flags (the "data plane" group of --help): the configuration file, then
-// flags that override it, checked before anything starts. Every bad value is refused with what
-// to write instead (the message names the flag).
+// skbnfd's data-plane flags (topics "config file", "ports and EAL" and "buffer pool" of --help,
+// flag_help.h): the configuration file, then flags that override it, checked before anything
+// starts. Every bad value is refused with what to write instead (the message names the flag).
 #ifndef SKBNF_SERVER_DAEMON_DAEMON_FLAGS_H_
 #define SKBNF_SERVER_DAEMON_DAEMON_FLAGS_H_
 

@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// skbnfd's demo (the "demo" group of --help): what skbnfd runs with neither EAL arguments nor
+// skbnfd's demo (the "demo" topic of --help): what skbnfd runs with neither EAL arguments nor
 // --config, on any Linux machine with two CPUs, no NIC and no hugepages.
 //
 //   traffic  net_pcap0 replays (infinite_rx=1) a pcap generated at start-up: 64-byte

@@ -3,7 +3,8 @@
 // puts the data plane (dataplane/dpdk: EAL, the engine) and the control plane (server/: gRPC,
 // /metrics, health) together:
 //
-//   flags (common/flags.h) -> configuration (--config, then flags; or the demo) -> EAL ->
+//   flags (command_line.h checks them and answers --help; common/flags.h parses) ->
+//   configuration (--config, then flags; or the demo) -> EAL ->
 //   Engine::Create -> Engine::Start -> ControlPlane::Start over an EngineBackend ->
 //   ConfigReloader (--config watched, SIGHUP) ->
 //   console loop (stats lines, swap cycle) until SIGINT/SIGTERM or --duration ->
@@ -13,8 +14,9 @@
 // hugepages, cpuset, memlock, pool sizing) refuse a set-up EAL would fail on; `--preflight` runs
 // only them.
 //
-// Exit codes: 0, 1 when the final audit failed, 2 when start-up was refused (bad flag, config,
-// preflight error, EAL arguments, port set-up): the message says what to write instead.
+// Exit codes: 0 (and for --help, --helpfull), 1 when the final audit failed, 2 when start-up was
+// refused (bad flag, config, preflight error, EAL arguments, port set-up): the message says what
+// to write instead.
 // --preflight: 0 when no check errs, 1 otherwise, 2 for a bad flag or config.
 #include <csignal>
 #include <cstdio>
@@ -27,10 +29,12 @@
 #include "dataplane/dpdk/eal.h"
 #include "dataplane/dpdk/engine.h"
 #include "server/control/control_plane.h"
+#include "server/daemon/command_line.h"
 #include "server/daemon/console.h"
 #include "server/daemon/daemon_flags.h"
 #include "server/daemon/demo.h"
 #include "server/daemon/engine_backend.h"
+#include "server/daemon/flag_help.h"
 #include "server/daemon/startup_checks.h"
 #include "server/daemon/test_hooks.h"
 #include "server/ops/config_reload.h"
@@ -39,7 +43,7 @@ namespace skbnf::control {
 namespace {
 
 constexpr char kUsage[] =
-    R"(a DPDK network function whose packet-buffer strategies are hot-swapped over gRPC.
+    R"(skbnfd: a DPDK network function whose packet-buffer strategies are hot-swapped over gRPC.
 
 usage: skbnfd [flags] [-- EAL arguments]
 
@@ -56,9 +60,7 @@ examples:
   skbnfd --preflight --pcidevice-env --config=/etc/skbnf/skbnfd.conf  # check the pod, exit
   skbnfctl strategy set headpool                  # swap while it runs (see skbnfctl --help)
 
-Flags by group: server/daemon/daemon_flags.cc (data plane), server/daemon/demo.cc (demo), server/daemon/console.cc
-(console), server/control/control_flags.cc (control plane: gRPC, TLS, /metrics), server/daemon/startup_checks.cc
-(preflight: the pod set-up checks before EAL).)";
+The flags by topic follow (--helpfull: also the test suite's hooks and absl's flag files).)";
 
 std::atomic<bool> g_quit{false};
 void OnSignal(int) { g_quit.store(true); }
@@ -74,9 +76,13 @@ int Run(int argc, char** argv) {
   // shell's background job would otherwise inherit SIGINT ignored).
   std::signal(SIGINT, &OnSignal);
   std::signal(SIGTERM, &OnSignal);
-  SetUsage(kUsage,
-           {"server/daemon/daemon_flags.cc", "server/daemon/demo.cc", "server/daemon/console.cc",
-            "server/control/control_flags.cc", "server/daemon/startup_checks.cc"});
+  // --help and bad flags before absl's parse, which would answer both with exit 1.
+  absl::StatusOr<HelpRequest> help = CheckCommandLine(argc, argv);
+  if (!help.ok()) return Fail(help.status());
+  if (*help != HelpRequest::kNone) {
+    std::fputs(FlagsHelp(kUsage, *help == HelpRequest::kFull).c_str(), stdout);
+    return 0;
+  }
   const std::vector<char*> rest = ParseFlags(argc, argv);
   // --config is watched once running; a SIGHUP before then is that watcher's first reload.
   if (HasConfigFile()) std::signal(SIGHUP, &OnHangUp);

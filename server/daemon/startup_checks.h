@@ -1,5 +1,5 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// skbnfd's start-up checks (the "preflight" group of --help): server/ops/preflight.h run on what
+// skbnfd's start-up checks (the "preflight" topic of --help): server/ops/preflight.h run on what
 // skbnfd is about to ask EAL and the engine for, before EAL initialises.
 //
 //   skbnfd --preflight [flags] [-- EAL arguments]   prints the report (one line per check: ok,

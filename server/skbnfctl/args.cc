@@ -12,49 +12,78 @@
 
 namespace skbnf::ctl {
 
+// Commands by what they do to the daemon, flags by what they set; every flag once.
 const char* const kUsage = R"(usage: skbnfctl [flags] COMMAND [args]
 
-commands:
+commands that read:
   info                              version, build, EAL arguments, lcores, pool, mode
   ports                             ports: links, queues, rings and the PMD's error counters
   strategy list                     layers, modifiers and tunables a strategy can use
   strategy get                      the strategy in force
-  strategy set SPEC [--dry-run]     validate (--dry-run) or swap the strategy under traffic
-               [--quiesce-timeout-ms=N]
-  strategy tune [CANDIDATE ...]     live tuning: try each candidate on the traffic forwarded,
-               [--dwell=DURATION]   measure cycles per packet (dwell 2s per candidate per round,
-               [--settle=DURATION]  after settle = dwell/4), rank by median over --rounds (3);
-               [--rounds=N]         --apply keeps the winner only if it beats the strategy in
-               [--apply|--dry-run]  force by more than the spread (default --dry-run: nothing
-               [--seed=N]           changes). No candidates: in force + magazine, headpool,
-               [--quiesce-timeout-ms=N]  recycle+magazine, lcache. Ctrl-C restores the incumbent
   stats [--core=N ...]              one table of per-core counters and rates
   top [--interval=MS] [--count=N]   live per-core view, refreshed every interval (1000 ms)
-  routes add PREFIX PORT DST_MAC    l3 mode: route a.b.c.d/len to a next hop
-  routes delete PREFIX              (del: the same, the old word)
-  routes list
-  worker pause CORE | resume CORE   park / unpark one worker core
+  routes list                       the route table (l3 mode)
   audit                             conservation audit of the buffer pool
 
-flags:
+commands that change:
+  strategy set SPEC [--validate-only] [--quiesce-timeout-ms=N]
+                                    swap the strategy under traffic, or only validate SPEC
+  strategy tune [CANDIDATE ...] [--dwell=DURATION] [--settle=DURATION] [--rounds=N]
+                [--apply|--dry-run] [--seed=N] [--quiesce-timeout-ms=N]
+                                    live tuning: try each candidate on the traffic forwarded,
+                                    measure cycles per packet, rank by median over the rounds;
+                                    --apply keeps the winner only if it beats the strategy in
+                                    force by more than the spread (default --dry-run: nothing
+                                    changes). No candidates: in force + magazine, headpool,
+                                    recycle+magazine, lcache. Ctrl-C restores the incumbent
+  routes add PREFIX PORT DST_MAC    l3 mode: route a.b.c.d/len to a next hop
+  routes delete PREFIX              (del: the same, the old word)
+  worker pause CORE | resume CORE   park / unpark one worker core
+
+flags: server and TLS
   --addr=ADDR            server, host:port or unix:/path (default $SKBNF_ADDR or 127.0.0.1:50051)
   --tls                  use TLS with the system roots (implied by --tls-ca)
   --tls-ca=FILE          PEM CA that signed the server certificate
   --tls-cert=FILE        PEM client certificate (needed for changes on a TLS listener)
   --tls-key=FILE         PEM key of --tls-cert
   --tls-server-name=NAME expected server name (default: the host in --addr)
+
+flags: calls and output
   --timeout=SECONDS      deadline of each call (default 10; not for top, nor for `strategy
                          tune` unless given: it cancels the tune). `strategy set` adds
                          2 x the quiesce timeout (swap + rollback) to it, so it never
                          reports a failure for a swap that then commits
   --json                 print responses as JSON
+  --help                 this text
+
+flags: strategy set and strategy tune
+  --validate-only        set: check SPEC and print its canonical form; nothing changes
+                         (the request's validate_only; --dry-run is the old word for it)
+  --quiesce-timeout-ms=N how long each worker has to acknowledge a swap, in ms (default:
+                         the daemon's, shown by `info`)
+  --dwell=DURATION       tune: measuring time per candidate per round (2s; 500ms, 1.5s, 1m)
+  --settle=DURATION      tune: time after each swap before measuring (dwell/4)
+  --rounds=N             tune: rounds over every candidate (3)
+  --apply | --dry-run    tune: keep the winner / change nothing (the default)
+  --seed=N               tune: seed of the per-round random order (0: a random one, reported)
+
+flags: stats and top
+  --core=N               only core N (repeatable)
+  --interval=MS          top: refresh period in ms (1000)
+  --count=N              top: stop after N updates
 )";
 
-Args ParseArgs(int argc, char** argv) {
+absl::Status UsageError(absl::string_view message) { return absl::InvalidArgumentError(message); }
+absl::Status CommandUsage(absl::string_view what) {
+  return UsageError(absl::StrCat("usage: skbnfctl ", what));
+}
+
+absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   static const std::vector<std::string> kValueFlags = {
       "addr",  "tls_ca", "tls_cert",           "tls_key", "tls_server_name", "timeout", "interval",
       "count", "core",   "quiesce_timeout_ms", "dwell",   "settle",          "rounds",  "seed"};
-  static const std::vector<std::string> kBoolFlags = {"json", "tls", "dry_run", "apply", "help"};
+  static const std::vector<std::string> kBoolFlags = {"json",    "tls",   "validate_only",
+                                                      "dry_run", "apply", "help"};
   Args a;
   bool flags_done = false;
   for (int i = 1; i < argc; ++i) {
@@ -77,16 +106,16 @@ Args ParseArgs(int argc, char** argv) {
     }
     bool is_value = std::find(kValueFlags.begin(), kValueFlags.end(), name) != kValueFlags.end();
     bool is_bool = std::find(kBoolFlags.begin(), kBoolFlags.end(), name) != kBoolFlags.end();
-    if (!is_value && !is_bool) throw UsageError{absl::StrCat("unknown flag --", name)};
+    if (!is_value && !is_bool) return UsageError(absl::StrCat("unknown flag --", name));
     if (is_bool) {
       if (has_value && value != "true" && value != "false") {
-        throw UsageError{absl::StrCat("--", name, " takes no value")};
+        return UsageError(absl::StrCat("--", name, " takes no value"));
       }
       if (!has_value || value == "true") a.values[name] = "true";
       continue;
     }
     if (!has_value) {
-      if (i + 1 >= argc) throw UsageError{absl::StrCat("--", name, " needs a value")};
+      if (i + 1 >= argc) return UsageError(absl::StrCat("--", name, " needs a value"));
       value = argv[++i];
     }
     if (name == "core")
@@ -97,17 +126,17 @@ Args ParseArgs(int argc, char** argv) {
   return a;
 }
 
-uint32_t ParseUint(const std::string& what, const std::string& s) {
+absl::StatusOr<uint32_t> ParseUint(const std::string& what, const std::string& s) {
   uint32_t v = 0;
   if (!absl::SimpleAtoi(s, &v) || s.empty() || s[0] == '-' || s[0] == '+') {
-    throw UsageError{absl::StrCat(what, ": '", s, "' is not a non-negative whole number")};
+    return UsageError(absl::StrCat(what, ": '", s, "' is not a non-negative whole number"));
   }
   return v;
 }
 
-std::string ReadFile(const std::string& flag, const std::string& path) {
+absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path) {
   std::ifstream in(path);
-  if (!in) throw UsageError{absl::StrCat("--", flag, ": cannot read '", path, "'")};
+  if (!in) return UsageError(absl::StrCat("--", flag, ": cannot read '", path, "'"));
   std::stringstream ss;
   ss << in.rdbuf();
   return ss.str();

@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl's command line: its usage text and its argument parser (flags anywhere, values as
-// --flag=V or --flag V, --core repeatable, a `--` ends the flags). A bad command line is a
-// UsageError: skbnfctl prints it with the usage and exits 2 without calling the server.
+// --flag=V or --flag V, --core repeatable, a `--` ends the flags). A bad command line is an
+// InvalidArgument status (UsageError): main prints its message with the usage and exits 2
+// without calling the server. Every parser here returns absl::Status(Or), as the rest of skbnf.
 #ifndef SKBNF_SERVER_SKBNFCTL_ARGS_H_
 #define SKBNF_SERVER_SKBNFCTL_ARGS_H_
 
@@ -10,15 +11,20 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/status.h"
+#include "absl/status/statusor.h"
+#include "absl/strings/string_view.h"
+
 namespace skbnf::ctl {
 
 extern const char* const kUsage;
 
-struct UsageError {
-  std::string message;
-};
+// A command-line error: nothing is sent, skbnfctl exits 2 (absl::InvalidArgumentError(message)).
+absl::Status UsageError(absl::string_view message);
+// "usage: skbnfctl <what>": a command given the wrong arguments.
+absl::Status CommandUsage(absl::string_view what);
 
-// Flag names are kept canonical (underscores): Has("dry_run") for --dry-run.
+// Flag names are kept canonical (underscores): Has("validate_only") for --validate-only.
 struct Args {
   std::map<std::string, std::string> values;  // last value of each flag
   std::vector<std::string> cores;             // --core, repeatable
@@ -30,9 +36,10 @@ struct Args {
   }
 };
 
-Args ParseArgs(int argc, char** argv);
-uint32_t ParseUint(const std::string& what, const std::string& s);
-std::string ReadFile(const std::string& flag, const std::string& path);
+absl::StatusOr<Args> ParseArgs(int argc, char** argv);
+// `s` as a non-negative whole number; the error names `what` (a flag or an argument).
+absl::StatusOr<uint32_t> ParseUint(const std::string& what, const std::string& s);
+absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path);
 
 }  // namespace skbnf::ctl
 

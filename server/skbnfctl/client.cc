@@ -6,38 +6,51 @@
 
 #include <cstdlib>
 #include <iostream>
+#include <tuple>
 
 #include "absl/strings/str_cat.h"
 
 namespace skbnf::ctl {
 
-Client::Client(const Args& a) : args_(a), json_(a.Has("json")) {
+absl::StatusOr<std::unique_ptr<Client>> Client::Create(const Args& a) {
   std::string addr = a.Get("addr");
   if (addr.empty()) {
     const char* env = std::getenv("SKBNF_ADDR");
     addr = env != nullptr && *env ? env : "127.0.0.1:50051";
   }
-  timeout_s_ = a.Has("timeout") ? ParseUint("--timeout", a.Get("timeout")) : 10;
+  uint32_t timeout_s = 10;
+  if (a.Has("timeout")) {
+    absl::StatusOr<uint32_t> t = ParseUint("--timeout", a.Get("timeout"));
+    if (!t.ok()) return t.status();
+    timeout_s = *t;
+  }
   bool tls = a.Has("tls") || a.Has("tls_ca") || a.Has("tls_cert");
   if (a.Has("tls_cert") != a.Has("tls_key")) {
-    throw UsageError{"--tls-cert and --tls-key go together"};
+    return UsageError("--tls-cert and --tls-key go together");
   }
   grpc::ChannelArguments ch;
   std::shared_ptr<grpc::ChannelCredentials> creds;
   if (tls) {
     grpc::SslCredentialsOptions o;
-    if (a.Has("tls_ca")) o.pem_root_certs = ReadFile("tls-ca", a.Get("tls_ca"));
-    if (a.Has("tls_cert")) {
-      o.pem_cert_chain = ReadFile("tls-cert", a.Get("tls_cert"));
-      o.pem_private_key = ReadFile("tls-key", a.Get("tls_key"));
+    for (auto [flag, key, out] : {std::tuple{"tls-ca", "tls_ca", &o.pem_root_certs},
+                                  std::tuple{"tls-cert", "tls_cert", &o.pem_cert_chain},
+                                  std::tuple{"tls-key", "tls_key", &o.pem_private_key}}) {
+      if (!a.Has(key)) continue;
+      absl::StatusOr<std::string> pem = ReadFile(flag, a.Get(key));
+      if (!pem.ok()) return pem.status();
+      *out = *std::move(pem);
     }
     creds = grpc::SslCredentials(o);
     if (a.Has("tls_server_name")) ch.SetSslTargetNameOverride(a.Get("tls_server_name"));
   } else {
     creds = grpc::InsecureChannelCredentials();
   }
-  stub_ = v1::Control::NewStub(grpc::CreateCustomChannel(addr, creds, ch));
+  return std::unique_ptr<Client>(
+      new Client(a, timeout_s, v1::Control::NewStub(grpc::CreateCustomChannel(addr, creds, ch))));
 }
+
+Client::Client(const Args& a, uint32_t timeout_s, std::unique_ptr<v1::Control::Stub> stub)
+    : args_(a), json_(a.Has("json")), timeout_s_(timeout_s), stub_(std::move(stub)) {}
 
 int Client::Fail(const grpc::Status& s) {
   static const char* kNames[] = {"OK",
@@ -74,8 +87,8 @@ void Client::Json(const google::protobuf::Message& m, bool one_line) const {
   }
   std::cout << out << (one_line || out.empty() || out.back() != '\n' ? "\n" : "");
 }
-void Client::Need(const std::vector<std::string>& p, size_t n, const char* what) {
-  if (p.size() != n) throw UsageError{absl::StrCat("usage: skbnfctl ", what)};
+absl::Status Client::Need(const std::vector<std::string>& p, size_t n, absl::string_view what) {
+  return p.size() == n ? absl::OkStatus() : CommandUsage(what);
 }
 
 std::unique_ptr<grpc::ClientContext> Client::Ctx(std::chrono::milliseconds extra) const {
@@ -84,17 +97,22 @@ std::unique_ptr<grpc::ClientContext> Client::Ctx(std::chrono::milliseconds extra
   return c;
 }
 
-int Client::Run(const std::vector<std::string>& p) {
+absl::StatusOr<int> Client::Run(const std::vector<std::string>& p) {
   const std::string& cmd = p[0];
-  if (cmd == "info") return Need(p, 1, "info"), Info();
-  if (cmd == "ports") return Need(p, 1, "ports"), Ports();
+  if (cmd == "info" || cmd == "ports" || cmd == "audit") {  // no arguments
+    if (absl::Status st = Need(p, 1, cmd); !st.ok()) return st;
+    return cmd == "info" ? Info() : cmd == "ports" ? Ports() : Audit();
+  }
+  if (cmd == "stats" || cmd == "top") {  // flags only
+    const bool top = cmd == "top";
+    absl::Status st = Need(p, 1, top ? "top [--interval=MS] [--count=N]" : "stats [--core=N ...]");
+    if (!st.ok()) return st;
+    return Stats(top);
+  }
   if (cmd == "strategy") return Strategy(p);
-  if (cmd == "stats") return Need(p, 1, "stats [--core=N ...]"), Stats(false);
-  if (cmd == "top") return Need(p, 1, "top [--interval=MS] [--count=N]"), Stats(true);
   if (cmd == "routes") return Routes(p);
   if (cmd == "worker") return Worker(p);
-  if (cmd == "audit") return Need(p, 1, "audit"), Audit();
-  throw UsageError{absl::StrCat("unknown command '", cmd, "'")};
+  return UsageError(absl::StrCat("unknown command '", cmd, "'"));
 }
 
 }  // namespace skbnf::ctl

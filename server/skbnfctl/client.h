@@ -2,6 +2,11 @@
 // skbnfctl's client of skbnf.v1.Control: the channel (plaintext or TLS / mTLS from the flags),
 // per-call deadlines, how a server error is printed (status code name and message, exit 1) and
 // --json output. Each command is a method; they live by topic in *_commands.cc.
+//
+// A command returns absl::StatusOr<int>: an error status is a command-line error (UsageError,
+// args.h: nothing more is sent, main prints it with the usage and exits 2); a value is the exit
+// code of what the server answered (0; 1 when it refused or failed, already printed; 130 when a
+// tune was interrupted).
 #ifndef SKBNF_SERVER_SKBNFCTL_CLIENT_H_
 #define SKBNF_SERVER_SKBNFCTL_CLIENT_H_
 
@@ -12,6 +17,7 @@
 #include <string>
 #include <vector>
 
+#include "absl/status/statusor.h"
 #include "server/skbnfctl/args.h"
 #include "skbnf/v1/control.grpc.pb.h"
 
@@ -21,31 +27,36 @@ namespace v1 = skbnf::v1;
 
 class Client {
  public:
-  explicit Client(const Args& a);
-  // Runs the command in `p` (p[0] is its name); the process exit code.
-  int Run(const std::vector<std::string>& p);
+  // The channel from the flags in `a` (which must outlive the client); a bad --timeout or an
+  // unreadable TLS file is a UsageError.
+  static absl::StatusOr<std::unique_ptr<Client>> Create(const Args& a);
+  // Runs the command in `p` (p[0] is its name).
+  absl::StatusOr<int> Run(const std::vector<std::string>& p);
 
  private:
+  Client(const Args& a, uint32_t timeout_s, std::unique_ptr<v1::Control::Stub> stub);
   // A context whose deadline is --timeout (+ `extra`) from now.
   std::unique_ptr<grpc::ClientContext> Ctx(
       std::chrono::milliseconds extra = std::chrono::milliseconds(0)) const;
   static int Fail(const grpc::Status& s);
   void Json(const google::protobuf::Message& m, bool one_line = false) const;
-  static void Need(const std::vector<std::string>& p, size_t n, const char* what);
+  // OK when `p` has `n` words, else CommandUsage(what).
+  static absl::Status Need(const std::vector<std::string>& p, size_t n, absl::string_view what);
 
-  int Info();                                       // info_commands.cc
-  int Ports();                                      // info_commands.cc
-  int Strategy(const std::vector<std::string>& p);  // strategy_commands.cc
-  int Tune(const std::vector<std::string>& p);      // tune_command.cc (strategy tune)
-  int Stats(bool top);                              // stats_commands.cc
-  void PrintStats(const v1::Stats& s) const;        // stats_commands.cc
-  int Routes(const std::vector<std::string>& p);    // mutation_commands.cc
-  int Worker(const std::vector<std::string>& p);    // mutation_commands.cc
-  int Audit();                                      // mutation_commands.cc
+  int Info();                                                       // info_commands.cc
+  int Ports();                                                      // info_commands.cc
+  absl::StatusOr<int> Strategy(const std::vector<std::string>& p);  // strategy_commands.cc
+  absl::StatusOr<int> Set(const std::vector<std::string>& p);       // strategy_commands.cc
+  absl::StatusOr<int> Tune(const std::vector<std::string>& p);      // tune_command.cc
+  absl::StatusOr<int> Stats(bool top);                              // stats_commands.cc
+  void PrintStats(const v1::Stats& s) const;                        // stats_commands.cc
+  absl::StatusOr<int> Routes(const std::vector<std::string>& p);    // mutation_commands.cc
+  absl::StatusOr<int> Worker(const std::vector<std::string>& p);    // mutation_commands.cc
+  int Audit();                                                      // mutation_commands.cc
 
   const Args& args_;
   const bool json_;
-  uint32_t timeout_s_ = 10;
+  const uint32_t timeout_s_;
   std::unique_ptr<v1::Control::Stub> stub_;
 };
 

@@ -27,7 +27,7 @@ int Client::Info() {
   t.Add({"",
          absl::StrCat(pi.objects_per_slab(), " per slab, colour ", pi.colour() ? "on" : "off",
                       ", debug ", pi.debug() ? "on" : "off", ", quiesce timeout ",
-                      pi.quiesce_timeout_us(), " us",
+                      QuiesceTimeoutMs(pi), " ms",
                       pi.native() ? absl::StrCat(", lcore cache ", pi.native_cache_size()) : "")});
   t.Print(std::cout);
   std::cout << "lcores\n";

@@ -1,10 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl: command-line client of skbnf.v1.Control.
 //
-//   skbnfctl [flags] info | ports | strategy list|get|set SPEC [--dry-run] | stats | top
+//   skbnfctl [flags] info | ports | strategy list|get | stats | top | routes list | audit
+//                    | strategy set SPEC [--validate-only] [--quiesce-timeout-ms=N]
 //                    | strategy tune [CANDIDATE ...] [--dwell=D] [--rounds=N] [--apply|--dry-run]
-//                    | routes add PREFIX PORT DST_MAC | routes delete PREFIX | routes list
-//                    | worker pause|resume CORE | audit
+//                    | routes add PREFIX PORT DST_MAC | routes delete PREFIX
+//                    | worker pause|resume CORE
 //
 // Exit codes: 0 success, 2 usage error (nothing sent), 1 the server refused or failed (its
 // status code and message on stderr), or the swap rolled back.
@@ -19,19 +20,26 @@
 #include "server/skbnfctl/args.h"
 #include "server/skbnfctl/client.h"
 
+namespace {
+
+// A command line that names no valid command: what is wrong, then the usage; exit 2.
+int UsageFailure(const absl::Status& st) {
+  std::cerr << "skbnfctl: " << st.message() << "\n\n" << skbnf::ctl::kUsage;
+  return 2;
+}
+
+}  // namespace
+
 int main(int argc, char** argv) {
-  using skbnf::ctl::UsageError;
-  try {
-    skbnf::ctl::Args a = skbnf::ctl::ParseArgs(argc, argv);
-    if (a.Has("help")) {
-      std::cout << skbnf::ctl::kUsage;
-      return 0;
-    }
-    if (a.positional.empty()) throw UsageError{"no command given"};
-    skbnf::ctl::Client c(a);
-    return c.Run(a.positional);
-  } catch (const UsageError& e) {
-    std::cerr << "skbnfctl: " << e.message << "\n\n" << skbnf::ctl::kUsage;
-    return 2;
+  absl::StatusOr<skbnf::ctl::Args> a = skbnf::ctl::ParseArgs(argc, argv);
+  if (!a.ok()) return UsageFailure(a.status());
+  if (a->Has("help")) {
+    std::cout << skbnf::ctl::kUsage;
+    return 0;
   }
+  if (a->positional.empty()) return UsageFailure(skbnf::ctl::UsageError("no command given"));
+  absl::StatusOr<std::unique_ptr<skbnf::ctl::Client>> c = skbnf::ctl::Client::Create(*a);
+  if (!c.ok()) return UsageFailure(c.status());
+  absl::StatusOr<int> rc = (*c)->Run(a->positional);
+  return rc.ok() ? *rc : UsageFailure(rc.status());
 }

@@ -11,14 +11,16 @@
 
 namespace skbnf::ctl {
 
-int Client::Routes(const std::vector<std::string>& p) {
+absl::StatusOr<int> Client::Routes(const std::vector<std::string>& p) {
   const char* usage = "routes add PREFIX PORT DST_MAC | routes delete PREFIX | routes list";
-  if (p.size() < 2) throw UsageError{absl::StrCat("usage: skbnfctl ", usage)};
+  if (p.size() < 2) return CommandUsage(usage);
   if (p[1] == "add") {
-    Need(p, 5, "routes add PREFIX PORT DST_MAC");
+    if (absl::Status st = Need(p, 5, "routes add PREFIX PORT DST_MAC"); !st.ok()) return st;
+    absl::StatusOr<uint32_t> port = ParseUint("PORT", p[3]);
+    if (!port.ok()) return port.status();
     v1::AddRouteRequest req;
     req.set_prefix(p[2]);
-    req.mutable_next_hop()->set_port(ParseUint("PORT", p[3]));
+    req.mutable_next_hop()->set_port(*port);
     req.mutable_next_hop()->set_dst_mac(p[4]);
     v1::AddRouteResponse r;
     grpc::Status s = stub_->AddRoute(Ctx().get(), req, &r);
@@ -28,7 +30,7 @@ int Client::Routes(const std::vector<std::string>& p) {
     return 0;
   }
   if (p[1] == "delete" || p[1] == "del") {  // the RPC's word; "del" still accepted (CHANGELOG.md)
-    Need(p, 3, "routes delete PREFIX");
+    if (absl::Status st = Need(p, 3, "routes delete PREFIX"); !st.ok()) return st;
     v1::DeleteRouteRequest req;
     req.set_prefix(p[2]);
     v1::DeleteRouteResponse r;
@@ -39,7 +41,7 @@ int Client::Routes(const std::vector<std::string>& p) {
     return 0;
   }
   if (p[1] == "list") {
-    Need(p, 2, "routes list");
+    if (absl::Status st = Need(p, 2, "routes list"); !st.ok()) return st;
     v1::ListRoutesResponse r;
     grpc::Status s = stub_->ListRoutes(Ctx().get(), v1::ListRoutesRequest(), &r);
     if (!s.ok()) return Fail(s);
@@ -55,14 +57,16 @@ int Client::Routes(const std::vector<std::string>& p) {
     t.Print(std::cout);
     return 0;
   }
-  throw UsageError{absl::StrCat("usage: skbnfctl ", usage)};
+  return CommandUsage(usage);
 }
 
-int Client::Worker(const std::vector<std::string>& p) {
+absl::StatusOr<int> Client::Worker(const std::vector<std::string>& p) {
   if (p.size() != 3 || (p[1] != "pause" && p[1] != "resume")) {
-    throw UsageError{"usage: skbnfctl worker pause CORE | worker resume CORE"};
+    return CommandUsage("worker pause CORE | worker resume CORE");
   }
-  uint32_t core = ParseUint("CORE", p[2]);
+  absl::StatusOr<uint32_t> parsed = ParseUint("CORE", p[2]);
+  if (!parsed.ok()) return parsed.status();
+  const uint32_t core = *parsed;
   bool was = false;
   grpc::Status s;
   if (p[1] == "pause") {

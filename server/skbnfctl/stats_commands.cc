@@ -64,9 +64,13 @@ void Client::PrintStats(const v1::Stats& s) const {
   std::cout << ", in flight " << po.in_flight() << "\n";
 }
 
-int Client::Stats(bool top) {
+absl::StatusOr<int> Client::Stats(bool top) {
   std::vector<uint32_t> cores;
-  for (const std::string& c : args_.cores) cores.push_back(ParseUint("--core", c));
+  for (const std::string& c : args_.cores) {
+    absl::StatusOr<uint32_t> core = ParseUint("--core", c);
+    if (!core.ok()) return core.status();
+    cores.push_back(*core);
+  }
   if (!top) {
     v1::GetStatsRequest req;
     for (uint32_t c : cores) req.add_cores(c);
@@ -77,10 +81,13 @@ int Client::Stats(bool top) {
     PrintStats(r);
     return 0;
   }
+  absl::StatusOr<uint32_t> interval = ParseUint("--interval", args_.Get("interval", "1000"));
+  if (!interval.ok()) return interval.status();
+  absl::StatusOr<uint32_t> count = ParseUint("--count", args_.Get("count", "0"));
+  if (!count.ok()) return count.status();
   v1::WatchStatsRequest req;
-  req.set_interval_ms(args_.Has("interval") ? ParseUint("--interval", args_.Get("interval"))
-                                            : 1000);
-  if (args_.Has("count")) req.set_max_updates(ParseUint("--count", args_.Get("count")));
+  req.set_interval_ms(*interval);
+  req.set_max_updates(*count);
   for (uint32_t c : cores) req.add_cores(c);
   grpc::ClientContext ctx;
   std::unique_ptr<grpc::ClientReader<v1::Stats>> reader = stub_->WatchStats(&ctx, req);

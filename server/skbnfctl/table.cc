@@ -48,4 +48,8 @@ std::string PortList(const google::protobuf::RepeatedField<uint32_t>& p) {
   return p.empty() ? "-" : absl::StrJoin(p, ",");
 }
 
+uint32_t QuiesceTimeoutMs(const v1::PoolInfo& p) {
+  return static_cast<uint32_t>((uint64_t{p.quiesce_timeout_us()} + 999) / 1000);
+}
+
 }  // namespace skbnf::ctl

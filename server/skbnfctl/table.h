@@ -25,6 +25,9 @@ class Table {
 std::string Yes(bool b);
 std::string LayerName(int layer);                                          // v1::Layer
 std::string PortList(const google::protobuf::RepeatedField<uint32_t>& p);  // "0,1" or "-"
+// The pool's default quiesce timeout in ms, the unit skbnfctl shows and takes for it
+// (--quiesce-timeout-ms, as SetStrategyRequest): GetInfo's microseconds rounded up.
+uint32_t QuiesceTimeoutMs(const v1::PoolInfo& p);
 
 }  // namespace skbnf::ctl
 

@@ -28,7 +28,7 @@ std::atomic<bool> g_interrupted{false};
 void OnInterrupt(int) { g_interrupted.store(true); }
 
 // "500ms", "2s", "1.5s", "1m" -> milliseconds.
-uint32_t ParseDuration(const std::string& flag, const std::string& s) {
+absl::StatusOr<uint32_t> ParseDuration(const std::string& flag, const std::string& s) {
   double v = 0;
   double unit = 0;
   std::string num;
@@ -40,9 +40,9 @@ uint32_t ParseDuration(const std::string& flag, const std::string& s) {
     unit = 60000, num = s.substr(0, s.size() - 1);
   }
   if (unit == 0 || !absl::SimpleAtod(num, &v) || v < 0 || v * unit > 4e9 || num[0] == '+') {
-    throw UsageError{absl::StrCat("--", flag, ": '", s,
-                                  "' is not a duration: write a number with a unit, e.g. 500ms, "
-                                  "2s, 1.5s or 1m")};
+    return UsageError(absl::StrCat("--", flag, ": '", s,
+                                   "' is not a duration: write a number with a unit, e.g. 500ms, "
+                                   "2s, 1.5s or 1m"));
   }
   return static_cast<uint32_t>(v * unit + 0.5);
 }
@@ -92,29 +92,51 @@ void PrintReport(const v1::TuneReport& r) {
             << " at the baseline rate\n";
 }
 
-}  // namespace
-
-int Client::Tune(const std::vector<std::string>& p) {
+// The TuneStrategyRequest of `strategy tune CANDIDATE... [flags]`, or a UsageError.
+absl::StatusOr<v1::TuneStrategyRequest> TuneRequest(const std::vector<std::string>& p,
+                                                    const Args& args) {
   v1::TuneStrategyRequest req;
   for (size_t i = 2; i < p.size(); ++i) req.add_candidates(p[i]);
-  if (args_.Has("apply") && args_.Has("dry_run")) {
-    throw UsageError{"--apply and --dry-run exclude each other (the default is --dry-run)"};
+  if (args.Has("apply") && args.Has("dry_run")) {
+    return UsageError("--apply and --dry-run exclude each other (the default is --dry-run)");
   }
-  req.set_apply(args_.Has("apply"));
-  if (args_.Has("dwell")) req.set_dwell_ms(ParseDuration("dwell", args_.Get("dwell")));
-  if (args_.Has("settle")) req.set_settle_ms(ParseDuration("settle", args_.Get("settle")));
-  if (args_.Has("rounds")) req.set_rounds(ParseUint("--rounds", args_.Get("rounds")));
-  if (args_.Has("seed")) {
+  req.set_apply(args.Has("apply"));
+  if (args.Has("dwell")) {
+    absl::StatusOr<uint32_t> v = ParseDuration("dwell", args.Get("dwell"));
+    if (!v.ok()) return v.status();
+    req.set_dwell_ms(*v);
+  }
+  if (args.Has("settle")) {
+    absl::StatusOr<uint32_t> v = ParseDuration("settle", args.Get("settle"));
+    if (!v.ok()) return v.status();
+    req.set_settle_ms(*v);
+  }
+  if (args.Has("rounds")) {
+    absl::StatusOr<uint32_t> v = ParseUint("--rounds", args.Get("rounds"));
+    if (!v.ok()) return v.status();
+    req.set_rounds(*v);
+  }
+  if (args.Has("seed")) {
     uint64_t seed = 0;
-    if (!absl::SimpleAtoi(args_.Get("seed"), &seed)) {
-      throw UsageError{
-          absl::StrCat("--seed: '", args_.Get("seed"), "' is not a non-negative whole number")};
+    if (!absl::SimpleAtoi(args.Get("seed"), &seed)) {
+      return UsageError(
+          absl::StrCat("--seed: '", args.Get("seed"), "' is not a non-negative whole number"));
     }
     req.set_seed(seed);
   }
-  if (args_.Has("quiesce_timeout_ms")) {
-    req.set_quiesce_timeout_ms(ParseUint("--quiesce-timeout-ms", args_.Get("quiesce_timeout_ms")));
+  if (args.Has("quiesce_timeout_ms")) {
+    absl::StatusOr<uint32_t> v = ParseUint("--quiesce-timeout-ms", args.Get("quiesce_timeout_ms"));
+    if (!v.ok()) return v.status();
+    req.set_quiesce_timeout_ms(*v);
   }
+  return req;
+}
+
+}  // namespace
+
+absl::StatusOr<int> Client::Tune(const std::vector<std::string>& p) {
+  absl::StatusOr<v1::TuneStrategyRequest> req = TuneRequest(p, args_);
+  if (!req.ok()) return req.status();
   grpc::ClientContext ctx;
   if (args_.Has("timeout")) {
     ctx.set_deadline(std::chrono::system_clock::now() + std::chrono::seconds(timeout_s_));
@@ -132,7 +154,7 @@ int Client::Tune(const std::vector<std::string>& p) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
     }
   });
-  std::unique_ptr<grpc::ClientReader<v1::TuneProgress>> reader = stub_->TuneStrategy(&ctx, req);
+  std::unique_ptr<grpc::ClientReader<v1::TuneProgress>> reader = stub_->TuneStrategy(&ctx, *req);
   v1::TuneProgress msg;
   v1::TuneReport report;
   bool done = false;
