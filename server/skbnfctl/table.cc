@@ -49,7 +49,7 @@ std::string PortList(const google::protobuf::RepeatedField<uint32_t>& p) {
 }
 
 uint32_t QuiesceTimeoutMs(const v1::PoolInfo& p) {
-  return static_cast<uint32_t>((uint64_t{p.quiesce_timeout_us()} + 999) / 1000);
+  return p.quiesce_timeout_ms();
 }
 
 }  // namespace skbnf::ctl

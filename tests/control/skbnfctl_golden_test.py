@@ -224,7 +224,7 @@ class SkbnfctlBehaviourTest(unittest.TestCase):
     def test_help_and_no_command(self):
         code, out, _ = h.skbnfctl("--help")
         self.assertEqual(code, 0)
-        self.assertIn("strategy set SPEC [--dry-run]", out)
+        self.assertIn("strategy set SPEC [--validate-only]", out)
         code, _, err = h.skbnfctl()
         self.assertEqual(code, 2)
         self.assertTrue(err.startswith("skbnfctl: no command given"), err)

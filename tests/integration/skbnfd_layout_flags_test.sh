@@ -19,7 +19,7 @@ fi
 
 # absl wraps the help text: compare with the whitespace folded.
 "$BIN" --helpfull 2>&1 | tr -s '[:space:]' ' ' >"$OUT" || true
-for want in "--pool_flags" "--store_stride" "not IOVA-contiguous" "wrong for a real NIC's DMA" \
+for want in "--pool-flags=no_iova_contig" "--store-stride=BYTES" "not IOVA-contiguous" "wrong for a real NIC's DMA" \
             "benchmark/diagnostic knob" "--pool-flags=no_iova_contig" "--store-stride=4096"; do
   grep -q -- "$want" "$OUT" || fail "--helpfull: no '$want'"
 done
