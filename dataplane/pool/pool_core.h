@@ -212,6 +212,8 @@ struct AuditReport {
 };
 
 class PoolCore {
+  friend struct PoolCoreTestPeer;  // tests/unit/test_peers.h: what only tests read
+
  public:
   virtual ~PoolCore();
   PoolCore(const PoolCore&) = delete;
@@ -284,8 +286,6 @@ class PoolCore {
   uint64_t reclaims() const { return reclaims_.load(std::memory_order_relaxed); }
   uint64_t reclaim_timeouts() const { return reclaim_timeouts_.load(std::memory_order_relaxed); }
   uint64_t reclaimed_objects() const { return reclaimed_.load(std::memory_order_relaxed); }
-  // Epochs of the generations still alive (current and any a core may still hold).
-  std::vector<uint64_t> LiveEpochs() const;
 
  protected:
   // Checks the config and makes the store (before the derived pool is built).
