@@ -547,7 +547,8 @@ int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
   // The burst a PMD refills with, from a cached head-pool slot, inline and frameless; the
   // rest (single objects, the magazine, misses) is one tail call.
   if (n != 1) {
-    if (IsCachedPool(t.hp_mp, mp) && pool::Pool::ForeignHotListGet(*t.hp, objs, n)) return 0;
+    if (IsCachedPool(t.hp_mp, mp) && pool::Pool::ForeignBurstGet<pool::HeadPool>(*t.hp, objs, n))
+      return 0;
   }
   return PluginDequeueRest(mp, objs, n);
 #else

@@ -36,6 +36,18 @@ namespace skbnf::pool {
 struct HeadPool {
   static constexpr int kIndex = static_cast<int>(Layer::kHeadPool);
   static constexpr int kSingleHitRank = 0;  // the 2003 default and the headline's: tested first
+  static constexpr LayerFacts kFacts{
+      .name = "headpool",
+      .help = "2003 skb_head_pool: per-core LIFO hot list, one object at a time to the layer below",
+      .has_tunable = true,
+      .tunable = {.key = "hot_list_len",
+                  .default_value = 128,
+                  .min = 1,
+                  .max = 65536,
+                  .help = "bound of the per-core hot list",
+                  .field = &StrategySpec::hot_list_len}};
+  // The list's bound: a put beyond it goes below.
+  static uint64_t MaxHeld(const StrategySpec& spec, const HoldEnv&) { return spec.hot_list_len; }
 
   // A position in the list. Pointers, not indexes: PutOne is then a compare with `end`, a store
   // through `top` and `top` + 1, without loading the array's address or indexing into it
@@ -115,15 +127,15 @@ struct HeadPool {
   // here, without the miss path's stack frame.
   template <class Below, class S>
   static bool Get(Shared& sh, S& s, void** objs, unsigned n) {
-    if (__builtin_expect(GetFromHotList(s, objs, n), 1)) return true;
+    if (__builtin_expect(GetBurst(s, objs, n), 1)) return true;
     return GetMissing<Below>(sh, s, objs, n);
   }
 
   // The hit: the whole request from the hot list, most recent first, counted as this layer's
-  // hits; false, with nothing done, when the list holds fewer than n. Also the plugin's inline
-  // burst on a cached foreign slot (Pool::ForeignHotListGet).
+  // hits; false, with nothing done, when the list holds fewer than n. Also the hosts' inline
+  // burst on a cached slot (Pool::ForeignBurstGet, Pool::WorkerBurstGet).
   template <class S>
-  static bool GetFromHotList(S& s, void** objs, unsigned n) {
+  static bool GetBurst(S& s, void** objs, unsigned n) {
     State& st = StateOf<HeadPool>(s);
     void** const t = st.top.get();
     if (n > Count(st.base.get(), t)) return false;

@@ -15,6 +15,12 @@
 //   static constexpr int kIndex;       its place in the public vocabulary (Layer: counters,
 //                                      gauges, metric labels, the spec), or kUnlisted for a
 //                                      layer the spec cannot name (a test's)
+//   static constexpr LayerFacts kFacts;                its name, help line and tunable with its
+//                                      default and range (layer_facts.h: the spec's grammar and
+//                                      `strategy list` read them from the catalog)
+//   static uint64_t MaxHeld(const StrategySpec&, const HoldEnv&)
+//                                      the most it can hold on one core under that spec: the one
+//                                      definition the pool-share check and preflight sizing use
 //   static bool InStack(const StrategySpec&)           is it in this strategy's chain?
 //   static void Configure(State&, const LayerEnv&, bool on)
 //                                      adopt a generation's tunables (on) or hold nothing (off);
@@ -42,6 +48,13 @@
 //                                      nothing done otherwise. PortOf is the host's recycle
 //                                      check for one object (layers that do not recycle ignore it)
 //   static bool SingleHitReady(const State&, const Shared&)   (default: true)
+//   static constexpr bool kSingleHitReadsPort = true;  PutOne reads its PortOf (recycle): a host
+//                                      without the recycle check cannot take its hit
+//   template <class S> static bool GetBurst(S&, void** objs, unsigned n)
+//                                      the burst hit: what Get does when the layer's own state
+//                                      holds all n (counted as its hits), false with nothing
+//                                      done otherwise; lets a host that caches its slot skip
+//                                      the chain's indirect call (Pool::WorkerBurstGet)
 //   static uint64_t Steal(State&, CoreCounters&, FlushSink to_below)
 //                                      a layer with a single-object hit whose PutOne a foreign
 //                                      owner may run without the operation marks
@@ -65,9 +78,11 @@
 #include <tuple>
 #include <type_traits>
 #include <utility>
+#include <vector>
 
 #include "dataplane/pool/core_slot.h"
 #include "dataplane/pool/dcheck.h"
+#include "dataplane/pool/layer_facts.h"
 
 namespace skbnf::pool {
 
@@ -97,6 +112,52 @@ concept HasSingleHit = requires {
   L::kSingleHitRank;
 };
 
+// A layer whose single-object free reads the host's recycle check (kSingleHitReadsPort).
+template <class L>
+concept SingleHitReadsPort = HasSingleHit<L> && requires {
+  requires L::kSingleHitReadsPort;
+};
+
+// A layer with a burst hit (GetBurst).
+template <class L>
+concept HasBurstHit = HasSingleHit<L> && requires(CoreSlot& s, void** objs) {
+  { L::GetBurst(s, objs, 1u) } -> std::same_as<bool>;
+};
+
+namespace layer_check {
+// What the concept below calls Get/Put with: a chain below and a slot that hold nothing. Only
+// declarations are looked at (unevaluated), never a body.
+struct ProbeBelow {
+  template <class S>
+  static bool Get(Shared&, S&, void**, unsigned);
+  template <class S>
+  static void Put(Shared&, S&, void* const*, unsigned);
+};
+template <class L>
+struct ProbeSlot : CoreSlot {
+  std::tuple<typename L::State> layers;
+};
+}  // namespace layer_check
+
+// The interface at the top of this file, checked where a layer enters a LayerList: a type that
+// lacks a member or spells its signature differently is refused there, by name.
+template <class L>
+concept PoolLayer = requires(typename L::State& st, const typename L::State& cst,
+                             const LayerEnv& env, CoreCounters& c, FlushSink to_below,
+                             const StrategySpec& spec, const HoldEnv& hold, Shared& sh,
+                             layer_check::ProbeSlot<L>& slot, void** objs, void* const* cobjs) {
+  requires std::is_default_constructible_v<typename L::State>;
+  { L::kIndex } -> std::convertible_to<int>;
+  { L::kFacts } -> std::convertible_to<LayerFacts>;
+  { L::InStack(spec) } -> std::same_as<bool>;
+  { L::Configure(st, env, true) } -> std::same_as<void>;
+  { L::Flush(st, c, to_below) } -> std::same_as<uint64_t>;
+  { L::Objects(cst) } -> std::same_as<uint32_t>;
+  { L::MaxHeld(spec, hold) } -> std::same_as<uint64_t>;
+  { L::template Get<layer_check::ProbeBelow>(sh, slot, objs, 1u) } -> std::same_as<bool>;
+  { L::template Put<layer_check::ProbeBelow>(sh, slot, cobjs, 1u) } -> std::same_as<void>;
+};
+
 // A layer whose single-object free needs no operation marks on a foreign owner: a reclaimer
 // takes its objects with Steal, around a PutOne in progress.
 template <class L>
@@ -105,7 +166,7 @@ concept UnmarkedPutOne = HasSingleHit<L> &&
   { L::Steal(st, c, f) } -> std::same_as<uint64_t>;
 };
 
-template <class... L>
+template <PoolLayer... L>
 struct LayerList {
   static constexpr size_t kSize = sizeof...(L);
   using States = std::tuple<typename L::State...>;
@@ -129,6 +190,25 @@ struct LayerList {
   template <class F>
   static void ForEach(F&& f) {
     ForEachImpl(f, std::index_sequence_for<L...>());
+  }
+  // Whether every layer's kIndex is its place in the list (the production list's rule).
+  static constexpr bool kIndexIsPlace = [] {
+    bool ok = true;
+    int i = 0;
+    ((ok = ok && L::kIndex == i, ++i), ...);
+    return ok;
+  }();
+  // Whether a StrategySpec's default for each layer's tunable is the one its kFacts states.
+  static constexpr bool kDefaultsAgree =
+      ((!L::kFacts.has_tunable ||
+        StrategySpec{}.*(L::kFacts.tunable.field) == L::kFacts.tunable.default_value) &&
+       ...);
+  // The list's rows for the catalog (layer_facts.h), top first: what parsing, the held-objects
+  // bound and `strategy list` read. (LayerCatalog() is DefaultLayers'.)
+  static const std::vector<CatalogEntry>& Catalog() {
+    static const std::vector<CatalogEntry> kRows = {
+        CatalogEntry{L::kFacts, L::kIndex, IndexOf<L>(), &L::InStack, &L::MaxHeld}...};
+    return kRows;
   }
   // Positions of the layers with a single-object hit, in kSingleHitRank order.
   static constexpr auto SingleHitOrder() {

@@ -23,6 +23,26 @@ namespace skbnf::pool {
 
 struct Lcache {
   static constexpr int kIndex = static_cast<int>(Layer::kLcache);
+  static constexpr LayerFacts kFacts{
+      .name = "lcache",
+      .help =
+          "DPDK-style per-lcore cache: bulk refill to size+n on empty, flush whole cache past "
+          "1.5x size",
+      .has_tunable = true,
+      .tunable = {.key = "size",
+                  .default_value = 256,
+                  .min = 1,
+                  .max = 1024,
+                  .help = "objects kept per lcore before a flush",
+                  .field = &StrategySpec::lcache_size}};
+
+  // DPDK's CALC_CACHE_FLUSHTHRESH: a put that would pass it flushes the whole cache first, so
+  // it is also the most the cache holds between calls (a fill leaves `size`). The one formula
+  // for this layer and for DPDK's own lcore cache (the daemon's preflight sizes both with it).
+  static constexpr uint32_t FlushThreshold(uint32_t size) { return size * 3 / 2; }
+  static uint64_t MaxHeld(const StrategySpec& spec, const HoldEnv&) {
+    return FlushThreshold(spec.lcache_size);
+  }
 
   struct State {
     void** lc = nullptr;
@@ -47,7 +67,7 @@ struct Lcache {
       EnsureBuf(st.buf, st.buf_cap, Capacity(env.spec.lcache_size));
       st.lc = st.buf.get();
       st.size = env.spec.lcache_size;
-      st.flush = env.spec.lcache_size * 3 / 2;
+      st.flush = FlushThreshold(env.spec.lcache_size);
     } else {
       st.size = st.flush = 0;
     }

@@ -28,9 +28,28 @@
 
 namespace skbnf::pool {
 
+// (Named MagazineLayer, not Magazine as the seed's word would have it: `Magazine` is the
+// magazine itself, depot.h, which this layer and the depot pass around.)
 struct MagazineLayer {
   static constexpr int kIndex = static_cast<int>(Layer::kMagazine);
   static constexpr int kSingleHitRank = 1;
+  static constexpr LayerFacts kFacts{
+      .name = "magazine",
+      .help =
+          "Bonwick & Adams 2001: loaded+previous magazines per core, whole-magazine exchange "
+          "with a locked depot",
+      .has_tunable = true,
+      .tunable = {.key = "size",
+                  .default_value = 32,
+                  .min = 1,
+                  .max = 1024,
+                  .help = "rounds per magazine",
+                  .field = &StrategySpec::magazine_size}};
+  // Loaded + previous, both full. Full magazines in the depot are shared by every core, so
+  // reachable: not counted.
+  static uint64_t MaxHeld(const StrategySpec& spec, const HoldEnv&) {
+    return uint64_t{spec.magazine_size} * 2;
+  }
 
   struct State {
     Magazine* loaded = nullptr;
@@ -180,7 +199,7 @@ struct MagazineLayer {
   // The burst a PMD refills with, when the loaded magazine holds all of it: what Get does
   // then, counted as its hits; false, with nothing done, otherwise (Pool::WorkerBurstGet).
   template <class S>
-  static bool GetFromLoaded(S& s, void** objs, unsigned n) {
+  static bool GetBurst(S& s, void** objs, unsigned n) {
     State& st = StateOf<MagazineLayer>(s);
     const uint32_t r = st.ld_rounds.get();
     if (n > r) return false;

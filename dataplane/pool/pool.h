@@ -25,17 +25,11 @@
 #include "absl/status/statusor.h"
 #include "dataplane/pool/core_slot.h"
 #include "dataplane/pool/dcheck.h"
-#include "dataplane/pool/headpool.h"
+#include "dataplane/pool/default_layers.h"
 #include "dataplane/pool/layer.h"
-#include "dataplane/pool/lcache.h"
-#include "dataplane/pool/magazine.h"
 #include "dataplane/pool/pool_core.h"
-#include "dataplane/pool/recycle.h"
 
 namespace skbnf::pool {
-
-// The stack order of the spec (strategy_spec.h): top of the stack first.
-using DefaultLayers = LayerList<Lcache, Recycle, HeadPool, MagazineLayer>;
 
 // The host's recycle check through Shared, for one object: what the pool's own Put uses for
 // a single-object hit of a recycling layer. Out of line, so that Put stays frameless.
@@ -96,14 +90,14 @@ class BasicPool final : public PoolCore {
   void CountHostLcache(int core, uint64_t gets, uint64_t puts, uint64_t get_misses,
                        uint64_t put_bypass) {
     CoreCounters& c = slots_[core].counters;
-    LayerCounters& l = c.layer[static_cast<int>(Layer::kLcache)];
+    LayerCounters& l = c.layer[static_cast<int>(kHostedLayer)];
     c.allocs.Add(gets);
     c.frees.Add(puts);
     l.alloc_hits.Add(gets - (get_misses < gets ? get_misses : gets));
     l.free_hits.Add(puts - (put_bypass < puts ? put_bypass : puts));
   }
   LayerCounters& HostLcacheCounters(int core) {
-    return slots_[core].counters.layer[static_cast<int>(Layer::kLcache)];
+    return slots_[core].counters.layer[static_cast<int>(kHostedLayer)];
   }
   // The same for a foreign owner (RegisterForeignCore): each call is marked so that a
   // reclaimer can take the slot's objects whenever the owner is outside one.
@@ -172,14 +166,16 @@ class BasicPool final : public PoolCore {
     Exit(s);
     return ok;
   }
-  // A burst from a foreign owner's hot list, inline (the plugin, on a cached slot whose fast
-  // path is the head pool's): exactly what ForeignGetOn does when the hot list holds the whole
-  // request, without the chain's indirect call. false, with nothing done, when it does not or
-  // while a reclaimer is at work: then take ForeignGetOn.
-  static bool ForeignHotListGet(CoreSlot& base, void** objs, unsigned n) {
+  // A burst from layer L's own state on a foreign owner, inline (the plugin, on a cached slot
+  // whose kind is kSingleHit<L>; L HasBurstHit, layer.h): exactly what ForeignGetOn does when
+  // that state holds the whole request, without the chain's indirect call. false, with nothing
+  // done, when it does not or while a reclaimer is at work: then take ForeignGetOn.
+  template <class L>
+  static bool ForeignBurstGet(CoreSlot& base, void** objs, unsigned n) {
+    static_assert(HasBurstHit<L>, "a layer with a burst hit (GetBurst)");
     Slot& s = static_cast<Slot&>(base);
     if (!TryEnter(s)) return false;
-    const bool hit = HeadPool::GetFromHotList(s, objs, n);
+    const bool hit = L::GetBurst(s, objs, n);
     if (__builtin_expect(hit, 1)) {
       s.counters.allocs.Add(n);
       if (__builtin_expect(s.fast_prefetch, 0)) {
@@ -232,7 +228,7 @@ class BasicPool final : public PoolCore {
   static bool WorkerHitIs(const CoreSlot& base) {
     return static_cast<const Slot&>(base).fast == kSingleHit<L>;
   }
-  // Layer L's single-object free (the head pool's or the magazine layer's), on a worker slot
+  // Layer L's single-object free (one whose hit reads no recycle check), on a worker slot
   // whose kind the caller knows to be kSingleHit<L> without reading it: a host that remembers
   // WorkerHitIs<L>'s answer per thread and forgets it in the adopt hook
   // (PoolConfig::adopt_hook), which runs before every change of a registered worker's kind
@@ -241,24 +237,19 @@ class BasicPool final : public PoolCore {
   // on that kind; without the compares of the kind.
   template <class L>
   static bool WorkerRememberedPutOne(CoreSlot& base, void* obj) {
-    static_assert(std::is_same_v<L, HeadPool> || std::is_same_v<L, MagazineLayer>,
+    static_assert(HasSingleHit<L> && !SingleHitReadsPort<L>,
                   "layers whose hit needs no recycle check");
     Slot& s = static_cast<Slot&>(base);
     SKBNF_DCHECK(s.fast == kSingleHit<L>, "the caller's remembered kind is the slot's");
     return L::PutOne(s, obj, NoRecycleCheck());
   }
-  // A burst wholly from the top layer's own state when it is the head pool (the hot list) or
-  // the magazine layer (the loaded magazine): what Get does then (the layer's hit, the core's
-  // allocs, the prefetch modifier), without the chain's indirect call.
+  // A burst wholly from the top layer's own state when it has a burst hit (GetBurst: the head
+  // pool's hot list, the loaded magazine): what Get does then (the layer's hit, the core's
+  // allocs, the prefetch modifier), without the chain's indirect call. One compare per layer
+  // with a burst hit, in kSingleHitRank order.
   static bool WorkerBurstGet(CoreSlot& base, void** objs, unsigned n) {
     Slot& s = static_cast<Slot&>(base);
-    if (s.fast == kSingleHit<HeadPool>) {
-      if (!HeadPool::GetFromHotList(s, objs, n)) return false;
-    } else if (s.fast == kSingleHit<MagazineLayer>) {
-      if (!MagazineLayer::GetFromLoaded(s, objs, n)) return false;
-    } else {
-      return false;
-    }
+    if (!BurstGetAt<0>(s, objs, n)) return false;
     s.counters.allocs.Add(n);
     if (__builtin_expect(s.fast_prefetch, 0)) {
       for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
@@ -335,6 +326,19 @@ class BasicPool final : public PoolCore {
         if (s.fast == kHits[K] + 1) return L::GetOne(s, obj);
         return GetOneAt<K + 1>(s, obj);
       }
+    }
+  }
+  // The burst hit of the layer s.fast names, when it has one (WorkerBurstGet).
+  template <size_t K>
+  static bool BurstGetAt(Slot& s, void** objs, unsigned n) {
+    if constexpr (K == kHits.size()) {
+      return false;
+    } else {
+      using L = typename List::template At<kHits[K]>;
+      if constexpr (HasBurstHit<L>) {
+        if (s.fast == kHits[K] + 1) return L::GetBurst(s, objs, n);
+      }
+      return BurstGetAt<K + 1>(s, objs, n);
     }
   }
   // The same for a free (one of the core's frees too: see fast_free_hits). kLastUntested: the

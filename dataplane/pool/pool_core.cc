@@ -136,11 +136,4 @@ std::vector<int> PoolCore::workers() const {
   return out;
 }
 
-std::vector<uint64_t> PoolCore::LiveEpochs() const {
-  MutexLock lock(&gen_mu_);
-  std::vector<uint64_t> out;
-  for (const auto& g : generations_) out.push_back(g->epoch);
-  return out;
-}
-
 }  // namespace skbnf::pool

@@ -104,6 +104,11 @@
 
 namespace skbnf::pool {
 
+// The layer a host's own cache may play (PoolConfig::host_lcache: DPDK's lcore cache standing
+// in for the lcache layer, which follows it step for step); the host's counts for its cache
+// go to this layer's counters.
+inline constexpr Layer kHostedLayer = Layer::kLcache;
+
 // Called by whichever thread changes what `core` runs — the worker itself at its quiescent
 // point, or control on behalf of a parked worker — before the core's layers are flushed: at a
 // swap (`next` is the new spec), at a pause and a reclaim (`next` is the current one), at
@@ -207,6 +212,8 @@ struct AuditReport {
 };
 
 class PoolCore {
+  friend struct PoolCoreTestPeer;  // tests/unit/test_peers.h: what only tests read
+
  public:
   virtual ~PoolCore();
   PoolCore(const PoolCore&) = delete;
@@ -222,7 +229,7 @@ class PoolCore {
   // (kLcacheMaxBurst) and no prefetch (the pool prefetches what it hands out; the host's cache
   // hands out most objects). Otherwise the pool's own lcache layer runs.
   bool HostsLcache(const StrategySpec& spec) const {
-    return config_.host_lcache && !debug_ && spec.Has(Layer::kLcache) &&
+    return config_.host_lcache && !debug_ && spec.Has(kHostedLayer) &&
            spec.lcache_size <= kLcacheMaxBurst && !spec.prefetch;
   }
 
@@ -279,8 +286,6 @@ class PoolCore {
   uint64_t reclaims() const { return reclaims_.load(std::memory_order_relaxed); }
   uint64_t reclaim_timeouts() const { return reclaim_timeouts_.load(std::memory_order_relaxed); }
   uint64_t reclaimed_objects() const { return reclaimed_.load(std::memory_order_relaxed); }
-  // Epochs of the generations still alive (current and any a core may still hold).
-  std::vector<uint64_t> LiveEpochs() const;
 
  protected:
   // Checks the config and makes the store (before the derived pool is built).
@@ -392,7 +397,7 @@ class PoolCore {
   // The layers the chain runs for `spec`: without lcache when the host's cache plays it.
   StrategySpec ChainSpec(const StrategySpec& spec) const {
     StrategySpec chain = spec;
-    if (HostsLcache(spec)) chain.layers &= ~LayerBit(Layer::kLcache);
+    if (HostsLcache(spec)) chain.layers &= ~LayerBit(kHostedLayer);
     return chain;
   }
   uint32_t MagazinesNeeded(uint32_t magazine_size) const;

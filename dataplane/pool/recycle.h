@@ -26,7 +26,28 @@ struct RecycleList {
 struct Recycle {
   static constexpr int kIndex = static_cast<int>(Layer::kRecycle);
   static constexpr int kSingleHitRank = 2;
+  static constexpr bool kSingleHitReadsPort = true;  // PutOne needs the host's recycle check
   static constexpr unsigned kChunk = 64;
+  static constexpr LayerFacts kFacts{
+      .name = "recycle",
+      .help =
+          "2008 skb recycling: per (core, RX port) LIFO of TX-completed buffers, drained by "
+          "that port's RX refill",
+      .has_tunable = true,
+      .tunable = {.key = "limit",
+                  .default_value = 0,
+                  .min = 0,
+                  .max = 65536,
+                  .help = "recycle list bound per (core, RX port); 0 = that port's RX ring size",
+                  .field = &StrategySpec::recycle_limit}};
+  // One list per RX port the core refills, each bounded by the limit (0: the port's ring).
+  static uint64_t MaxHeld(const StrategySpec& spec, const HoldEnv& env) {
+    uint64_t sum = 0;
+    for (uint32_t ring : env.rx_ring_sizes) {
+      sum += spec.recycle_limit != 0 ? spec.recycle_limit : ring;
+    }
+    return sum;
+  }
 
   struct State {
     Gauge total;

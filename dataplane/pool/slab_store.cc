@@ -184,11 +184,6 @@ bool SlabStore::Get(void** objs, unsigned n) {
   return true;
 }
 
-unsigned SlabStore::GetUpTo(void** objs, unsigned n) {
-  std::lock_guard<SpinLock> guard(lock_);
-  return TakeLocked(objs, n);
-}
-
 void SlabStore::Put(void* const* objs, unsigned n) {
   std::lock_guard<SpinLock> guard(lock_);
   for (unsigned i = 0; i < n; ++i) {
@@ -198,11 +193,6 @@ void SlabStore::Put(void* const* objs, unsigned n) {
     if (d.free == 1 || d.free == d.capacity) Relist(s);
   }
   free_count_.store(free_count_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
-}
-
-SlabListCounts SlabStore::ListCounts() {
-  std::lock_guard<SpinLock> guard(lock_);
-  return SlabListCounts{list_len_[kPartial], list_len_[kFull], list_len_[kEmpty]};
 }
 
 SlabStore::SlabView SlabStore::Slab(uint32_t i) {

@@ -67,11 +67,9 @@ struct SlabStoreConfig {
   }
 };
 
-struct SlabListCounts {
-  uint32_t partial = 0, full = 0, empty = 0;
-};
-
 class SlabStore {
+  friend struct SlabStoreTestPeer;  // tests/unit/test_peers.h: what only tests read
+
  public:
   // Validates the configuration.
   static absl::StatusOr<std::unique_ptr<SlabStore>> Create(const SlabStoreConfig& config);
@@ -89,8 +87,6 @@ class SlabStore {
 
   // Takes exactly n objects, or none (returns false).
   bool Get(void** objs, unsigned n);
-  // Takes up to n objects; returns how many.
-  unsigned GetUpTo(void** objs, unsigned n);
   // Returns objects. Each must be a handle handed out by this store (the pool's debug switch
   // filters foreign and double-freed objects before they get here).
   void Put(void* const* objs, unsigned n);
@@ -106,7 +102,6 @@ class SlabStore {
   // Max global index + 1 (objs_per_slab * num_slabs).
   uint64_t index_space() const;
   const SlabStoreConfig& config() const { return config_; }
-  SlabListCounts ListCounts();
 
   struct SlabView {
     uintptr_t base;          // start of the slab's memory

@@ -7,12 +7,19 @@
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
+#include "dataplane/pool/layer_facts.h"
 
 namespace skbnf::pool {
 namespace {
 
-constexpr std::array<absl::string_view, kNumLayers> kLayerNames = {"lcache", "recycle", "headpool",
-                                                                  "magazine"};
+// A listed layer's catalog row (its index is its place: default_layers.h).
+const CatalogEntry& Row(int index) { return LayerCatalog()[static_cast<size_t>(index)]; }
+
+std::string KnownLayers() {
+  std::vector<absl::string_view> names;
+  for (const CatalogEntry& e : LayerCatalog()) names.push_back(e.facts.name);
+  return absl::StrJoin(names, ", ");
+}
 
 const TunableInfo* FindTunable(Layer l, absl::string_view key) {
   for (const TunableInfo& t : AllTunables()) {
@@ -34,25 +41,25 @@ absl::Status ParseLayer(absl::string_view token, StrategySpec& spec, int& last_i
     }
   }
   int index = -1;
-  for (int i = 0; i < kNumLayers; ++i) {
-    if (kLayerNames[i] == name) index = i;
+  for (const CatalogEntry& e : LayerCatalog()) {
+    if (e.facts.name == name) index = e.index;
   }
   if (index < 0) {
     if (name == "slab") {
       return absl::InvalidArgumentError(
           "'slab' names the empty stack and cannot be combined with layers");
     }
-    return absl::InvalidArgumentError(absl::StrCat(
-        "unknown layer '", name, "' (known: ", absl::StrJoin(kLayerNames, ", "), ", or slab)"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("unknown layer '", name, "' (known: ", KnownLayers(), ", or slab)"));
   }
   Layer layer = static_cast<Layer>(index);
   if (spec.Has(layer)) {
     return absl::InvalidArgumentError(absl::StrCat("layer '", name, "' appears twice"));
   }
   if (index < last_index) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("layer '", name, "' must come before '", kLayerNames[last_index],
-                     "' (order: lcache+recycle+headpool+magazine)"));
+    return absl::InvalidArgumentError(absl::StrCat("layer '", name, "' must come before '",
+                                                   Row(last_index).facts.name,
+                                                   "' (order: ", StackOrderText(), ")"));
   }
   last_index = index;
   spec.layers |= LayerBit(layer);
@@ -85,13 +92,13 @@ absl::Status ParseTunable(absl::string_view kv, Layer layer, StrategySpec& spec,
   uint64_t v = 0;
   auto [ptr, ec] = std::from_chars(value.data(), value.data() + value.size(), v);
   if (value.empty() || ec != std::errc() || ptr != value.data() + value.size()) {
-    return absl::InvalidArgumentError(absl::StrCat("tunable '", lname, ":", key, "' value '",
-                                                   value, "' is not a whole number"));
+    return absl::InvalidArgumentError(
+        absl::StrCat("tunable '", lname, ":", key, "' value '", value, "' is not a whole number"));
   }
   if (v < info->min || v > info->max) {
     return absl::InvalidArgumentError(absl::StrCat("tunable '", lname, ":", key, "' = ", v,
-                                                   " is out of range [", info->min, ", ",
-                                                   info->max, "]"));
+                                                   " is out of range [", info->min, ", ", info->max,
+                                                   "]"));
   }
   spec.Tunable(layer) = static_cast<uint32_t>(v);
   return absl::OkStatus();
@@ -99,33 +106,29 @@ absl::Status ParseTunable(absl::string_view kv, Layer layer, StrategySpec& spec,
 
 }  // namespace
 
-absl::string_view LayerName(Layer l) { return kLayerNames[static_cast<int>(l)]; }
+absl::string_view LayerName(Layer l) { return Row(static_cast<int>(l)).facts.name; }
 
 const std::vector<LayerInfo>& AllLayers() {
-  static const std::vector<LayerInfo> kLayers = {
-      {Layer::kLcache, "lcache",
-       "DPDK-style per-lcore cache: bulk refill to size+n on empty, flush whole cache past "
-       "1.5x size"},
-      {Layer::kRecycle, "recycle",
-       "2008 skb recycling: per (core, RX port) LIFO of TX-completed buffers, drained by that "
-       "port's RX refill"},
-      {Layer::kHeadPool, "headpool",
-       "2003 skb_head_pool: per-core LIFO hot list, one object at a time to the layer below"},
-      {Layer::kMagazine, "magazine",
-       "Bonwick & Adams 2001: loaded+previous magazines per core, whole-magazine exchange "
-       "with a locked depot"},
-  };
+  static const std::vector<LayerInfo> kLayers = [] {
+    std::vector<LayerInfo> v;
+    for (const CatalogEntry& e : LayerCatalog()) {
+      v.push_back({static_cast<Layer>(e.index), e.facts.name, e.facts.help});
+    }
+    return v;
+  }();
   return kLayers;
 }
 
 const std::vector<TunableInfo>& AllTunables() {
-  static const std::vector<TunableInfo> kTunables = {
-      {Layer::kLcache, "size", 256, 1, 1024, "objects kept per lcore before a flush"},
-      {Layer::kRecycle, "limit", 0, 0, 65536,
-       "recycle list bound per (core, RX port); 0 = that port's RX ring size"},
-      {Layer::kHeadPool, "hot_list_len", 128, 1, 65536, "bound of the per-core hot list"},
-      {Layer::kMagazine, "size", 32, 1, 1024, "rounds per magazine"},
-  };
+  static const std::vector<TunableInfo> kTunables = [] {
+    std::vector<TunableInfo> v;
+    for (const CatalogEntry& e : LayerCatalog()) {
+      if (!e.facts.has_tunable) continue;
+      const TunableFacts& t = e.facts.tunable;
+      v.push_back({static_cast<Layer>(e.index), t.key, t.default_value, t.min, t.max, t.help});
+    }
+    return v;
+  }();
   return kTunables;
 }
 
@@ -137,17 +140,7 @@ const std::vector<ModifierInfo>& AllModifiers() {
 }
 
 uint32_t& StrategySpec::Tunable(Layer l) {
-  switch (l) {
-    case Layer::kLcache:
-      return lcache_size;
-    case Layer::kRecycle:
-      return recycle_limit;
-    case Layer::kHeadPool:
-      return hot_list_len;
-    case Layer::kMagazine:
-      break;
-  }
-  return magazine_size;
+  return this->*Row(static_cast<int>(l)).facts.tunable.field;
 }
 
 std::string StrategySpec::ToString() const {
@@ -158,7 +151,7 @@ std::string StrategySpec::ToString() const {
     Layer l = static_cast<Layer>(i);
     if (!Has(l)) continue;
     if (!out.empty()) out += "+";
-    absl::StrAppend(&out, kLayerNames[i]);
+    absl::StrAppend(&out, LayerName(l));
     const uint32_t v = Tunable(l);
     if (v != defaults.Tunable(l)) {
       for (const TunableInfo& t : AllTunables()) {
@@ -192,7 +185,8 @@ absl::StatusOr<StrategySpec> StrategySpec::Parse(absl::string_view text) {
   }
   for (absl::string_view lt : layer_tokens) {
     if (lt.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("strategy spec '", text, "' has an empty layer"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("strategy spec '", text, "' has an empty layer"));
     }
     absl::Status s = ParseLayer(lt, spec, last_index, last_layer);
     if (!s.ok()) return s;
@@ -211,12 +205,14 @@ absl::StatusOr<StrategySpec> StrategySpec::Parse(absl::string_view text) {
   for (size_t i = 1; i < tokens.size(); ++i) {
     absl::string_view t = tokens[i];
     if (t.empty()) {
-      return absl::InvalidArgumentError(absl::StrCat("strategy spec '", text, "' has an empty item after ','"));
+      return absl::InvalidArgumentError(
+          absl::StrCat("strategy spec '", text, "' has an empty item after ','"));
     }
     if (t.find('=') != absl::string_view::npos) {
-      if (in_modifiers || last_index < 0 || layer_tokens.back().find(':') == absl::string_view::npos) {
-        return absl::InvalidArgumentError(absl::StrCat(
-            "tunable '", t, "' must follow a layer's ':' (e.g. magazine:size=64)"));
+      if (in_modifiers || last_index < 0 ||
+          layer_tokens.back().find(':') == absl::string_view::npos) {
+        return absl::InvalidArgumentError(
+            absl::StrCat("tunable '", t, "' must follow a layer's ':' (e.g. magazine:size=64)"));
       }
       absl::Status s = ParseTunable(t, last_layer, spec, seen_keys);
       if (!s.ok()) return s;

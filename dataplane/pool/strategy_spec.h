@@ -4,13 +4,13 @@
 // A strategy is a stack of zero or more per-core layers over the slab store, plus modifiers
 // and tunables. Layers are listed top (closest to the packet path) to bottom:
 //
-//   layer      seed                          tunables (default, range)
-//   ---------  ----------------------------  -------------------------------------------------
-//   lcache     DPDK's per-lcore mempool cache size (256, 1..1024)
-//   recycle    2008 Buytenhek skb recycling  limit (0 = the RX ring size of the port, 0..65536)
-//   headpool   2003 skb_head_pool            hot_list_len (128, 1..65536)
-//   magazine   2001 Bonwick & Adams magazine size (32, 1..1024)
-//   (store)    1998 slab + colouring         -- always present, not named except as `slab`
+//   lcache+recycle+headpool+magazine, then the slab store (1998 slab + colouring: always
+//   present, named only as `slab`, the empty stack)
+//
+// Each layer's name, help line, tunable (key, default, range) and bound on held objects are
+// its own file's kFacts and MaxHeld (lcache.h, recycle.h, headpool.h, magazine.h), gathered in
+// stack order by the catalog (layer_facts.h, LayerCatalog(), over DefaultLayers); this file's
+// parser, printer and tables (AllLayers, AllTunables) read that catalog.
 //
 //   modifier   seed
 //   prefetch   2010 Junchang Wang prefetchw on allocation
@@ -20,7 +20,7 @@
 //   stack    := 'slab' | layer ( '+' layer )*
 //   layer    := name [ ':' key '=' value ( ',' key '=' value )* ]
 // A comma-separated token containing '=' is a further tunable of the last layer; a token
-// without '=' is a modifier. Layers must appear in the order of the table above, each once.
+// without '=' is a modifier. Layers must appear in the stack order above, each once.
 //
 // Printing is canonical: tunables equal to their default are omitted, so
 // Print(Parse(s)) is the canonical form of s and Parse(Print(spec)) == spec for every spec.

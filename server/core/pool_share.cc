@@ -2,6 +2,7 @@
 #include "server/core/pool_share.h"
 
 #include "absl/strings/str_cat.h"
+#include "dataplane/pool/layer_facts.h"
 
 namespace skbnf::control {
 namespace {
@@ -35,23 +36,13 @@ std::vector<CoreHolding> MaxHoldings(const pool::StrategySpec& spec, const Info&
   std::vector<CoreHolding> out;
   for (const LcoreInfo& l : info.lcores) {
     if (l.role != LcoreInfo::Role::kWorker) continue;
+    pool::HoldEnv env;
+    for (int p : l.rx_ports) env.rx_ring_sizes.push_back(RxRingSize(ports, p));
+    const pool::HeldBound b = pool::MaxHeld(spec, env);
     CoreHolding h;
     h.core = l.core;
-    if (spec.Has(Layer::kLcache)) {
-      h.by_layer[static_cast<int>(Layer::kLcache)] = (uint64_t{spec.lcache_size} * 3 + 1) / 2;
-    }
-    if (spec.Has(Layer::kRecycle)) {
-      uint64_t sum = 0;
-      for (int p : l.rx_ports) {
-        sum += spec.recycle_limit != 0 ? spec.recycle_limit : RxRingSize(ports, p);
-      }
-      h.by_layer[static_cast<int>(Layer::kRecycle)] = sum;
-    }
-    if (spec.Has(Layer::kHeadPool)) {
-      h.by_layer[static_cast<int>(Layer::kHeadPool)] = spec.hot_list_len;
-    }
-    if (spec.Has(Layer::kMagazine)) {
-      h.by_layer[static_cast<int>(Layer::kMagazine)] = uint64_t{spec.magazine_size} * 2;
+    for (const pool::CatalogEntry& e : pool::LayerCatalog()) {
+      if (e.index >= 0) h.by_layer[e.index] = b.by_order[e.order];
     }
     out.push_back(h);
   }

@@ -8,15 +8,10 @@
 // pool actually in use.
 //
 // The rule: the most every worker's layers can hold together must not exceed half of the
-// populated pool (kMaxHeldShare), so at least half of it stays reachable by any core. Per core,
-// the most a layer holds is
-//
-//   layer     most held per core
-//   lcache    1.5 x size                 (the flush threshold; a fill leaves `size`)
-//   recycle   limit x RX ports it polls  (limit 0 = each port's RX ring size)
-//   headpool  hot_list_len
-//   magazine  2 x size                   (loaded + previous; full magazines in the depot are
-//                                         shared, so reachable)
+// populated pool (kMaxHeldShare), so at least half of it stays reachable by any core. What a
+// layer holds at most on one core is the layer's own MaxHeld (its file in dataplane/pool; the
+// one definition, pool::MaxHeld over pool::LayerCatalog(), which preflight's sizing uses too),
+// given the RX ring size of each RX port the worker polls.
 //
 // A pool whose size is unknown (populated 0) is not checked. The error is INVALID_ARGUMENT
 // naming the tunable that holds most, the total, the bound and the pool size.

@@ -9,6 +9,7 @@
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dataplane/pool/layer_facts.h"
 #include "dataplane/pool/strategy_spec.h"
 #include "server/daemon/test_hooks.h"
 #include "server/ops/pci_env.h"
@@ -65,16 +66,14 @@ uint64_t CountPorts(const std::vector<std::string>& args) {
   return n;
 }
 
+// The most one worker's caches hold: DPDK's own lcore cache (its flush threshold, the lcache
+// layer's formula) or the strategy's layers (pool::MaxHeld, the pool-share check's definition),
+// a worker refilling one RX port of c.rx_ring descriptors.
 uint64_t PerCoreCapacity(const dpdk::EngineConfig& c) {
-  if (c.pool_ops != "skbnf") return uint64_t{c.mbuf_cache} * 3 / 2;
+  if (c.pool_ops != "skbnf") return pool::LcoreCacheMaxHeld(c.mbuf_cache);
   absl::StatusOr<pool::StrategySpec> s = pool::StrategySpec::Parse(c.strategy);
   if (!s.ok()) return 0;  // refused earlier by the flag checks
-  uint64_t cap = 0;
-  if (s->Has(pool::Layer::kLcache)) cap += uint64_t{s->lcache_size} * 3 / 2;
-  if (s->Has(pool::Layer::kRecycle)) cap += s->recycle_limit != 0 ? s->recycle_limit : c.rx_ring;
-  if (s->Has(pool::Layer::kHeadPool)) cap += s->hot_list_len;
-  if (s->Has(pool::Layer::kMagazine)) cap += uint64_t{s->magazine_size} * 2;
-  return cap;
+  return pool::MaxHeld(*s, pool::HoldEnv{.rx_ring_sizes = {c.rx_ring}}).total;
 }
 
 // A port named by PCI address (or by network, resolved to one: `port net=access`) must be one of

@@ -3,6 +3,7 @@
 // thread is registered as worker core 0, so it runs the layers itself.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <atomic>
 #include <future>
 #include <random>
@@ -669,7 +670,7 @@ TEST(FastPathTest, PopIntoHandsOutTheMostRecentFirstForEveryLength) {
 
 // What the plugin's per-thread slot cache relies on: ForeignFastSlot answers for registered
 // foreign owners whose top layer has a single-object hit only, and the inline burst from the
-// hot list (ForeignHotListGet) is the chain's answer: most recent first, counted, all or
+// hot list (ForeignBurstGet<HeadPool>) is the chain's answer: most recent first, counted, all or
 // nothing, and declined while a reclaimer would be at work.
 TEST(FastPathTest, ForeignFastSlotAndTheInlineHotListBurst) {
   struct Case {
@@ -711,14 +712,14 @@ TEST(FastPathTest, ForeignFastSlotAndTheInlineHotListBurst) {
   EXPECT_EQ(before.frees, 40u);
   EXPECT_EQ(before.layer[kHp].free_hits, 40u);
   void* out[40] = {};
-  ASSERT_TRUE(Pool::ForeignHotListGet(*s, out, 32));
+  ASSERT_TRUE(Pool::ForeignBurstGet<HeadPool>(*s, out, 32));
   for (int k = 0; k < 32; ++k) EXPECT_EQ(out[k], o[39 - k]) << k;
   CoreCountersSnapshot after = t->CoreStats(0);
   EXPECT_EQ(after.allocs - before.allocs, 32u);
   EXPECT_EQ(after.layer[kHp].alloc_hits - before.layer[kHp].alloc_hits, 32u);
   EXPECT_EQ(t->CoreGauges(0).objects[kHp], 8u);
   // More than the hot list holds: nothing happens (the host then takes ForeignGetOn).
-  EXPECT_FALSE(Pool::ForeignHotListGet(*s, out + 32, 9));
+  EXPECT_FALSE(Pool::ForeignBurstGet<HeadPool>(*s, out + 32, 9));
   EXPECT_EQ(t->CoreGauges(0).objects[kHp], 8u);
   EXPECT_EQ(t->CoreStats(0).allocs, after.allocs);
   ASSERT_TRUE(t->ForeignGetOn(*s, out + 32, 8));
@@ -728,7 +729,7 @@ TEST(FastPathTest, ForeignFastSlotAndTheInlineHotListBurst) {
   // served all the same.
   t->ForeignPut(0, out, 39);
   s->steal.store(1);
-  EXPECT_FALSE(Pool::ForeignHotListGet(*s, out, 4));
+  EXPECT_FALSE(Pool::ForeignBurstGet<HeadPool>(*s, out, 4));
   EXPECT_EQ(s->in_op.load(), 0) << "a declined call leaves no mark";
   EXPECT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, out[39]));
   EXPECT_EQ(s->in_op.load(), 0) << "the head pool's free takes no mark";
@@ -845,6 +846,109 @@ TEST(RecycleTest, CoreWithoutRxPortsDoesNotClassify) {
   EXPECT_GT(g_classify_calls, 0);
   EXPECT_EQ(pool.CoreGauges(1).objects[kRc], 4u);
 }
+
+// ---- the layers' facts (layer_facts.h): one held-objects definition, one catalog
+
+// What the pool-share check and preflight's sizing both compute (pool::MaxHeld over the
+// layers' own MaxHeld), pinned: they once disagreed on the lcache (`(size*3+1)/2` against
+// `size*3/2`, off by one for an odd size).
+TEST(LayerFactsTest, HeldBoundIsTheLayersOwnDefinition) {
+  const HoldEnv two_ports{.rx_ring_sizes = {512, 1024}};
+  HeldBound b =
+      MaxHeld(Spec("lcache:size=255+recycle+headpool:hot_list_len=100+magazine:size=7"), two_ports);
+  ASSERT_EQ(b.by_order.size(), 4u);
+  EXPECT_EQ(b.by_order[kLc], 382u);   // 1.5 x 255, rounded down as DPDK's flush threshold is
+  EXPECT_EQ(b.by_order[kRc], 1536u);  // one RX ring per port the core refills
+  EXPECT_EQ(b.by_order[kHp], 100u);
+  EXPECT_EQ(b.by_order[kMg], 14u);  // loaded + previous
+  EXPECT_EQ(b.total, 382u + 1536u + 100u + 14u);
+  b = MaxHeld(Spec("recycle:limit=40"), two_ports);
+  EXPECT_EQ(b.by_order[kRc], 80u);
+  EXPECT_EQ(b.by_order[kLc], 0u);  // not in the stack
+  EXPECT_EQ(b.total, 80u);
+  EXPECT_EQ(MaxHeld(Spec("slab"), two_ports).total, 0u);
+  EXPECT_EQ(LcoreCacheMaxHeld(255), 382u);  // DPDK's own cache: the same formula
+  EXPECT_EQ(LcoreCacheMaxHeld(256), 384u);
+}
+
+// The bound is what the layer really reaches: single-object frees into an odd-sized lcache
+// fill it to exactly MaxHeld, never past it.
+TEST(LayerFactsTest, TheLcacheReachesItsBoundAndNoMore) {
+  auto t = MakePool("lcache:size=255", {.n = 2048});
+  ASSERT_TRUE(t->RegisterWorker(kCore).ok());
+  std::vector<void*> o(600);
+  ASSERT_TRUE(t->Get(kCore, o.data(), 600));  // > 512: straight from below, the cache empty
+  ASSERT_EQ(t->CoreGauges(kCore).objects[kLc], 0u);
+  uint64_t most = 0;
+  for (void* obj : o) {
+    t->Put(kCore, &obj, 1);
+    most = std::max<uint64_t>(most, t->CoreGauges(kCore).objects[kLc]);
+  }
+  EXPECT_EQ(most, MaxHeld(Spec("lcache:size=255"), {}).total);
+}
+
+// The catalog is the layers' kFacts in stack order, and the spec's tables read it.
+TEST(LayerFactsTest, TheCatalogIsTheStackInOrder) {
+  const std::vector<CatalogEntry>& cat = LayerCatalog();
+  ASSERT_EQ(cat.size(), static_cast<size_t>(kNumLayers));
+  for (size_t i = 0; i < cat.size(); ++i) {
+    EXPECT_EQ(cat[i].order, i);
+    EXPECT_EQ(cat[i].index, static_cast<int>(i));
+    EXPECT_EQ(cat[i].facts.name, LayerName(static_cast<Layer>(i)));
+    EXPECT_EQ(AllLayers()[i].help, cat[i].facts.help);
+    ASSERT_TRUE(cat[i].facts.has_tunable);
+    EXPECT_EQ(AllTunables()[i].key, cat[i].facts.tunable.key);
+    EXPECT_EQ(AllTunables()[i].max, cat[i].facts.tunable.max);
+  }
+  EXPECT_EQ(StackOrderText(), "lcache+recycle+headpool+magazine");
+  EXPECT_EQ(cat[kHp].facts.tunable.key, "hot_list_len");
+  EXPECT_EQ(cat[kMg].facts.tunable.default_value, StrategySpec{}.magazine_size);
+  // The parser's range is the layer's.
+  EXPECT_TRUE(StrategySpec::Parse("headpool:hot_list_len=65536").ok());
+  EXPECT_FALSE(StrategySpec::Parse("headpool:hot_list_len=65537").ok());
+  // The order error spells the catalog's order.
+  auto bad = StrategySpec::Parse("magazine+headpool");
+  ASSERT_FALSE(bad.ok());
+  EXPECT_NE(bad.status().message().find("(order: lcache+recycle+headpool+magazine)"),
+            std::string::npos)
+      << bad.status();
+}
+
+// The interface is a checked concept at LayerList (layer.h, PoolLayer): planted violations.
+struct NoMaxHeld {
+  static constexpr int kIndex = kUnlisted;
+  static constexpr LayerFacts kFacts{
+      .name = "no_max_held", .help = "", .has_tunable = false, .tunable = {}};
+  struct State {};
+  static bool InStack(const StrategySpec&) { return true; }
+  static void Configure(State&, const LayerEnv&, bool) {}
+  static uint64_t Flush(State&, CoreCounters&, FlushSink) { return 0; }
+  static uint32_t Objects(const State&) { return 0; }
+  template <class Below, class S>
+  static bool Get(Shared& sh, S& s, void** objs, unsigned n) {
+    return Below::Get(sh, s, objs, n);
+  }
+  template <class Below, class S>
+  static void Put(Shared& sh, S& s, void* const* objs, unsigned n) {
+    Below::Put(sh, s, objs, n);
+  }
+};
+struct WithMaxHeld : NoMaxHeld {
+  static uint64_t MaxHeld(const StrategySpec&, const HoldEnv&) { return 0; }
+};
+struct PutReturnsBool : WithMaxHeld {
+  template <class Below, class S>
+  static bool Put(Shared&, S&, void* const*, unsigned) {
+    return true;
+  }
+};
+static_assert(PoolLayer<WithMaxHeld>, "the probe layer is complete");
+static_assert(!PoolLayer<NoMaxHeld>, "a layer without its held-objects bound is refused");
+static_assert(!PoolLayer<PutReturnsBool>, "a Put with another signature is refused");
+static_assert(PoolLayer<HeadPool> && PoolLayer<MagazineLayer> && PoolLayer<Recycle> &&
+              PoolLayer<Lcache>);
+static_assert(HasBurstHit<HeadPool> && HasBurstHit<MagazineLayer> && !HasBurstHit<Recycle>);
+static_assert(SingleHitReadsPort<Recycle> && !SingleHitReadsPort<HeadPool>);
 
 }  // namespace
 }  // namespace skbnf::pool

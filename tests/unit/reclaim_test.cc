@@ -13,6 +13,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/test_peers.h"
 #include "tests/unit/test_pool.h"
 
 namespace skbnf::pool {
@@ -493,7 +494,7 @@ TEST(AdoptRaceTest, GenerationAdoptedAcrossARollBackStaysAlive) {
   EXPECT_TRUE(r.rolled_back);
   ASSERT_TRUE(race.acted.load());
   // The worker configured itself from the swap's generation: it must still be alive.
-  const std::vector<uint64_t> live = pool.LiveEpochs();
+  const std::vector<uint64_t> live = PoolCoreTestPeer::LiveEpochs(pool);
   EXPECT_NE(std::find(live.begin(), live.end(), race.configured_epoch.load()), live.end())
       << "generation " << race.configured_epoch.load() << " was retired while a worker used it";
   // The worker moves on to the roll back's generation at its next quiescent point.
@@ -537,7 +538,7 @@ TEST(ReadsTest, GaugesCountersAndDepotsAnswerWhileASwapWaits) {
   while (!stall.stalled.load()) std::this_thread::yield();
   auto reads = std::async(std::launch::async, [&] {
     uint64_t n = pool.in_depots() + pool.in_store() + pool.CoreGauges(0).objects[0];
-    n += pool.CoreStats(0).allocs + pool.workers().size() + pool.LiveEpochs().size();
+    n += pool.CoreStats(0).allocs + pool.workers().size() + PoolCoreTestPeer::LiveEpochs(pool).size();
     n += pool.strategy().layers + pool.epoch();
     return n;
   });

@@ -11,6 +11,7 @@
 #include <vector>
 
 #include "dataplane/pool/pool.h"
+#include "tests/unit/test_peers.h"
 
 namespace skbnf::pool {
 namespace {
@@ -113,13 +114,13 @@ TEST(SlabStoreTest, AllocationPrefersPartialSlabsAndListsFollowCounts) {
   auto store = MakeStore(c);
   Arena a(store->MemSize(16));
   ASSERT_TRUE(store->Populate(a.base, a.size, 16, [](void*) {}).ok());
-  SlabListCounts l = store->ListCounts();
+  SlabListCounts l = SlabStoreTestPeer::ListCounts(*store);
   EXPECT_EQ(l.empty, 4u);
   EXPECT_EQ(l.partial + l.full, 0u);
 
   void* o[16];
   ASSERT_TRUE(store->Get(o, 5));  // one slab full, one partial
-  l = store->ListCounts();
+  l = SlabStoreTestPeer::ListCounts(*store);
   EXPECT_EQ(l.full, 1u);
   EXPECT_EQ(l.partial, 1u);
   EXPECT_EQ(l.empty, 2u);
@@ -128,13 +129,13 @@ TEST(SlabStoreTest, AllocationPrefersPartialSlabsAndListsFollowCounts) {
   // The next three come from the partial slab, not from an empty one.
   ASSERT_TRUE(store->Get(o + 5, 3));
   for (int i = 5; i < 8; ++i) EXPECT_EQ(store->IndexOf(o[i]) / 4, partial_slab);
-  l = store->ListCounts();
+  l = SlabStoreTestPeer::ListCounts(*store);
   EXPECT_EQ(l.full, 2u);
   EXPECT_EQ(l.partial, 0u);
 
   // Freeing one object of a full slab makes it partial; the next alloc takes it back.
   store->Put(&o[1], 1);
-  l = store->ListCounts();
+  l = SlabStoreTestPeer::ListCounts(*store);
   EXPECT_EQ(l.partial, 1u);
   void* again;
   ASSERT_TRUE(store->Get(&again, 1));
@@ -145,7 +146,7 @@ TEST(SlabStoreTest, AllocationPrefersPartialSlabsAndListsFollowCounts) {
   for (int i = 0; i < 8; ++i) {
     if (i != 1) store->Put(&o[i], 1);
   }
-  l = store->ListCounts();
+  l = SlabStoreTestPeer::ListCounts(*store);
   EXPECT_EQ(l.empty, 4u);
   EXPECT_EQ(store->free_count(), 16u);
 }
@@ -158,7 +159,7 @@ TEST(SlabStoreTest, GetIsAllOrNothing) {
   void* o[16];
   EXPECT_FALSE(store->Get(o, 11));
   EXPECT_EQ(store->free_count(), 10u);
-  EXPECT_EQ(store->GetUpTo(o, 16), 10u);
+  EXPECT_EQ(SlabStoreTestPeer::GetUpTo(*store, o, 16), 10u);
   EXPECT_EQ(store->free_count(), 0u);
   EXPECT_FALSE(store->Get(o + 10, 1));
   store->Put(o, 10);
@@ -256,12 +257,12 @@ TEST(SlabStoreStrideTest, Stride4096PutsEachObjectOnItsOwnPageAtOneOffset) {
   std::vector<void*> o(kN);
   ASSERT_TRUE(store->Get(o.data(), kN));
   EXPECT_EQ(store->free_count(), 0u);
-  EXPECT_EQ(store->ListCounts().full, 7u);
+  EXPECT_EQ(SlabStoreTestPeer::ListCounts(*store).full, 7u);
   std::set<void*> distinct(o.begin(), o.end());
   EXPECT_EQ(distinct, std::set<void*>(seen.begin(), seen.end()));
   store->Put(o.data(), kN);
   EXPECT_EQ(store->free_count(), kN);
-  EXPECT_EQ(store->ListCounts().empty, 7u);
+  EXPECT_EQ(SlabStoreTestPeer::ListCounts(*store).empty, 7u);
 }
 
 TEST(SlabStoreStrideTest, DefaultIsPackedOneElementApart) {

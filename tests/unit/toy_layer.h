@@ -27,6 +27,11 @@ namespace skbnf::pool::testing {
 struct ToyStash {
   static constexpr int kIndex = kUnlisted;
   static constexpr uint32_t kCapacity = 4;
+  static constexpr LayerFacts kFacts{.name = "toy",
+                                     .help = "a test's stash of up to 4 freed objects per core",
+                                     .has_tunable = false,
+                                     .tunable = {}};
+  static uint64_t MaxHeld(const StrategySpec&, const HoldEnv&) { return kCapacity; }
 
   struct State {
     void* objs[kCapacity] = {};

@@ -77,6 +77,26 @@ TEST(ToyLayerTest, DebugBuildsCatchALayerThatLosesAnObjectOnFlush) {
 #endif
 }
 
+// The toy's facts (its kFacts and MaxHeld, in toy_layer.h only) reach the catalog of its list,
+// the held-objects bound (what the pool-share check and preflight's sizing compute) and the
+// listing, in its place on top of the stack.
+TEST(ToyLayerTest, ItsFactsAreCatalogedAndBounded) {
+  const std::vector<CatalogEntry>& cat = testing::ToyLayers::Catalog();
+  ASSERT_EQ(cat.size(), 5u);
+  EXPECT_EQ(cat[0].facts.name, "toy");
+  EXPECT_EQ(cat[0].order, 0u);
+  EXPECT_EQ(cat[0].index, kUnlisted);
+  EXPECT_FALSE(cat[0].facts.has_tunable);
+  EXPECT_EQ(StackOrderText(cat), "toy+lcache+recycle+headpool+magazine");
+  const HoldEnv env{.rx_ring_sizes = {256}};
+  const HeldBound b = MaxHeld(Spec("headpool:hot_list_len=100"), env, cat);
+  EXPECT_EQ(b.by_order[0], ToyStash::kCapacity);  // in every strategy's stack
+  EXPECT_EQ(b.total, ToyStash::kCapacity + 100u);
+  EXPECT_EQ(MaxHeld(Spec("slab"), env, cat).total, ToyStash::kCapacity);
+  // The production catalog does not know it.
+  EXPECT_EQ(MaxHeld(Spec("slab"), env).total, 0u);
+}
+
 TEST(ToyLayerTest, SwapReclaimAndUnregisterFlushIt) {
   auto t = MakePool("slab", {.n = 32});
   ASSERT_TRUE(t->RegisterWorker(0).ok());
