@@ -244,9 +244,6 @@ class PoolCore {
   // the worker itself, or from control once the worker thread has stopped using the pool.
   // When the last worker leaves, the depots are drained too: everything is back in the store.
   absl::Status UnregisterWorker(int core);
-  // Moves every full magazine of every depot into the store. Safe at any time (workers then
-  // find the depot empty and go to the store). Returns the objects moved.
-  uint64_t DrainDepots();
 
   // FailedPrecondition (nothing changed) while a foreign owner is registered.
   SwapReport Swap(const StrategySpec& spec);

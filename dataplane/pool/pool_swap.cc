@@ -137,11 +137,6 @@ bool PoolCore::QuiesceSlow(CoreSlot& s, uint64_t w) {
   return true;
 }
 
-uint64_t PoolCore::DrainDepots() {
-  MutexLock lock(&control_mu_);
-  return DrainGenerationDepots();
-}
-
 // Under gen_mu_ only: reclaimers call it without control_mu_, control with it (control_mu_
 // before gen_mu_ everywhere).
 uint64_t PoolCore::DrainGenerationDepots() {

@@ -8,6 +8,7 @@
 #include "absl/strings/ascii.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dataplane/pool/layer_facts.h"
 
 namespace skbnf::control {
 namespace {
@@ -128,12 +129,10 @@ void StrategyToStructured(const StrategySpec& spec, v1::StructuredStrategy* out)
 // The grammar's shape is written here once; the layers and their order come from the buffer
 // core's catalogue (AllLayers lists them in stack order).
 std::string StrategyGrammar() {
-  std::vector<absl::string_view> order;
-  for (const pool::LayerInfo& l : pool::AllLayers()) order.push_back(l.name);
   return absl::StrCat(
       "spec := stack (',' modifier)* ; stack := 'slab' | layer ('+' layer)* ; "
       "layer := name [':' key '=' value (',' key '=' value)*] ; layers in order ",
-      absl::StrJoin(order, "+"), ", each at most once");
+      pool::StackOrderText(), ", each at most once");
 }
 
 }  // namespace skbnf::control

@@ -112,12 +112,13 @@ TEST(PoolShare, MostHeldPerLayerAndCore) {
   std::vector<CoreHolding> h = MaxHoldings(*spec, TwoWorkers(0), ports);
   ASSERT_EQ(h.size(), 2u);
   EXPECT_EQ(h[0].core, 0);
-  EXPECT_EQ(h[0].by_layer[0], 383u);          // ceil(1.5 x 255)
+  EXPECT_EQ(h[0].by_layer[0],
+            382u);  // 1.5 x 255 rounded down: the lcache's flush threshold (pool::MaxHeld)
   EXPECT_EQ(h[0].by_layer[1], 1024u);         // recycle limit 0: ring of port 0
   EXPECT_EQ(h[1].by_layer[1], 1024u + 512u);  // one list per RX port
   EXPECT_EQ(h[0].by_layer[2], 7u);
   EXPECT_EQ(h[0].by_layer[3], 64u);  // loaded + previous
-  EXPECT_EQ(h[1].total(), 383u + 1536u + 7u + 64u);
+  EXPECT_EQ(h[1].total(), 382u + 1536u + 7u + 64u);
 }
 
 TEST(PoolShare, HalfThePoolStaysReachable) {

@@ -44,6 +44,7 @@
 
 #include "dataplane/pool/pool.h"
 #include "tests/fuzz/fuzz_check.h"
+#include "tests/unit/test_peers.h"
 
 namespace skbnf::pool {
 namespace {
@@ -236,7 +237,7 @@ class Interpreter {
       if (pool_->debug()) {
         DoBadPut(prog_.Next());
       } else {
-        pool_->DrainDepots();
+        PoolCoreTestPeer::DrainDepots(*pool_);
       }
     } else if (op == 16) {
       ToggleForeign();

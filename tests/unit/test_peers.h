@@ -22,6 +22,12 @@ struct PoolCoreTestPeer {
     for (const auto& g : p.generations_) out.push_back(g->epoch);
     return out;
   }
+  // Moves every full magazine of every depot into the store. Safe at any time (workers then
+  // find the depot empty and go to the store). Returns the objects moved.
+  static uint64_t DrainDepots(PoolCore& p) {
+    MutexLock lock(&p.control_mu_);
+    return p.DrainGenerationDepots();
+  }
 };
 
 struct SlabListCounts {
