@@ -1,7 +1,8 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Flags of the control plane (gRPC listener, TLS, Prometheus endpoint, ready file): the
-// "control plane" group of --help. server/control/listener.h says why the listener rules are as
-// they are.
+// "control API and TLS" and "metrics" topics of --help (server/daemon/flag_help.cc: every new
+// flag needs its line there, tests/cli holds it). server/control/listener.h says why the listener
+// rules are as they are.
 #include "absl/flags/flag.h"
 #include "absl/strings/str_split.h"
 #include "server/control/control_plane.h"

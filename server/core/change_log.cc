@@ -82,7 +82,8 @@ ChangeLog::ChangeLog() {
                           "AuditPool", "TuneStrategy"}) {
     for (const char* result : {"ok", "permission_denied"}) counts_[{rpc, result, "rpc"}] = 0;
   }
-  // The in-process doors (mutations.h) change strategies (config also routes).
+  // The in-process sources of change (mutations.h: console, config, tune) change strategies (config
+  // also routes).
   for (const char* source : {"config", "tune", "console"}) {
     counts_[{"SetStrategy", "ok", source}] = 0;
   }

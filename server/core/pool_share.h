@@ -51,8 +51,9 @@ absl::Status CheckPoolShare(const pool::StrategySpec& spec, const Info& info,
 // Whether `backend` may run `spec`: its own check first (Backend::ValidateStrategy:
 // FAILED_PRECONDITION on DPDK's native mempool, INVALID_ARGUMENT for what it cannot build),
 // then the pool-share bound above (INVALID_ARGUMENT). The one pair every strategy change asks
-// (the door's swap, config reload, the tuner's candidates); SetStrategy asks the two apart only
-// to name its request field for the second. A mutation-side call: hold the door.
+// (Mutations' swap, config reload, the tuner's candidates); SetStrategy asks the two apart only
+// to name its request field for the second. A mutation-side call: hold the mutation lock (a
+// Change).
 absl::Status CheckStrategy(const Backend& backend, const pool::StrategySpec& spec);
 
 }  // namespace skbnf::control

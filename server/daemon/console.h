@@ -45,8 +45,8 @@ class Console {
 };
 
 // --swap-cycle / --swap-every: hot swaps while forwarding, one console line each. Each swap goes
-// through the one door of every change (mutations.h, source console): the mutation lock, the
-// same validation as SetStrategy, the swap metrics and the change log.
+// through Mutations, which every change goes through (mutations.h, source console): the mutation
+// lock, the same validation as SetStrategy, the swap metrics and the change log.
 class SwapCycle {
  public:
   SwapCycle();

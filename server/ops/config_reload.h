@@ -12,8 +12,8 @@
 // watcher's first pass re-reads the file once: a change made while skbnfd was starting (EAL and
 // port start take seconds) is applied then, not missed.
 //
-// What a reload does, all through the one door of every change (mutations.h, source config:
-// the lock of the mutating RPCs, and every swap/route change in the change log):
+// What a reload does, all through Mutations, which every change goes through (mutations.h, source
+// config: the lock of the mutating RPCs, and every swap/route change in the change log):
 //   1. read and parse the file (server/ops/config.h). A parse error refuses the whole file:
 //      nothing is applied, the log names the file, the line and the reason.
 //   2. settings that cannot change at runtime (mode, pool_ops, mbuf_cache, mbufs, burst,
@@ -99,8 +99,9 @@ using ConfigResolver = std::function<absl::Status(dpdk::DaemonConfig&)>;
 
 // The reload logic without the watching: applies `text` (the file `path`) against the last
 // applied file `applied` and the configuration the daemon started with `started` (both as
-// `resolve` left them), through the one door of every change (`change`, source config: each
-// swap and route change it makes is logged and counted). On kOk, `applied` becomes the new file.
+// `resolve` left them), through Mutations, which every change goes through (`change`, source
+// config: each swap and route change it makes is logged and counted). On kOk, `applied` becomes the
+// new file.
 ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
                              const dpdk::DaemonConfig& started, dpdk::DaemonConfig& applied,
                              Change& change, const ConfigResolver& resolve = nullptr);

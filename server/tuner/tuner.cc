@@ -302,30 +302,31 @@ absl::StatusOr<TunePlan> Tuner::Plan(const TuneRequest& r) const {
     }
     listed.emplace_back(canonical, *spec);
   }
-  // ValidateStrategy is a mutation-side call: through the door, which changes nothing here.
-  absl::Status planned_candidates = door_.Run(ChangeSource::kTune, [&](Change& c) -> absl::Status {
-    const pool::StrategySpec incumbent = c.backend().GetStrategy();
-    p.incumbent = incumbent.ToString();
-    if (absl::Status s = c.backend().ValidateStrategy(incumbent); !s.ok()) return s;  // native
-    p.candidates.push_back(p.incumbent);
-    if (listed.empty()) {
-      for (const char* d : kTuneDefaultCandidates) {
-        absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(d);
-        // a default this backend cannot run, or that would hoard this pool
-        // (server/core/pool_share.h), is left out, not refused
-        if (!spec.ok() || !CheckStrategy(c.backend(), *spec).ok()) continue;
-        if (spec->ToString() != p.incumbent) p.candidates.push_back(spec->ToString());
-      }
-    }
-    for (size_t i = 0; i < listed.size(); ++i) {
-      // the backend's own check and the same pool-share bound as SetStrategy
-      absl::Status s = CheckStrategy(c.backend(), listed[i].second);
-      if (s.code() == absl::StatusCode::kFailedPrecondition) return s;
-      if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
-      if (listed[i].first != p.incumbent) p.candidates.push_back(listed[i].first);
-    }
-    return absl::OkStatus();
-  });
+  // ValidateStrategy is a mutation-side call: through Mutations, which changes nothing here.
+  absl::Status planned_candidates =
+      mutations_.Run(ChangeSource::kTune, [&](Change& c) -> absl::Status {
+        const pool::StrategySpec incumbent = c.backend().GetStrategy();
+        p.incumbent = incumbent.ToString();
+        if (absl::Status s = c.backend().ValidateStrategy(incumbent); !s.ok()) return s;  // native
+        p.candidates.push_back(p.incumbent);
+        if (listed.empty()) {
+          for (const char* d : kTuneDefaultCandidates) {
+            absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(d);
+            // a default this backend cannot run, or that would hoard this pool
+            // (server/core/pool_share.h), is left out, not refused
+            if (!spec.ok() || !CheckStrategy(c.backend(), *spec).ok()) continue;
+            if (spec->ToString() != p.incumbent) p.candidates.push_back(spec->ToString());
+          }
+        }
+        for (size_t i = 0; i < listed.size(); ++i) {
+          // the backend's own check and the same pool-share bound as SetStrategy
+          absl::Status s = CheckStrategy(c.backend(), listed[i].second);
+          if (s.code() == absl::StatusCode::kFailedPrecondition) return s;
+          if (!s.ok()) return Invalid(absl::StrCat("candidates[", i, "]"), s.message());
+          if (listed[i].first != p.incumbent) p.candidates.push_back(listed[i].first);
+        }
+        return absl::OkStatus();
+      });
   if (!planned_candidates.ok()) return planned_candidates;
   if (p.candidates.size() < 2) {
     return Invalid("candidates", absl::StrCat("only the strategy in force ('", p.incumbent,
@@ -370,7 +371,7 @@ class TuneRun {
   TuneRun(Tuner& tuner, const TunePlan& p, const std::function<bool()>& is_cancelled,
           const std::function<bool(const TuneProgress&)>& on_progress)
       : tuner_(tuner),
-        door_(tuner.door_),
+        mutations_(tuner.mutations_),
         backend_(tuner.backend_),
         plan(p),
         cancelled(is_cancelled),
@@ -404,7 +405,7 @@ class TuneRun {
   void MeasureVisit(TuneCandidate& c, uint32_t round, TuneProgress& pr);
 
   Tuner& tuner_;
-  Mutations& door_;
+  Mutations& mutations_;
   Backend& backend_;
   const TunePlan& plan;
   const std::function<bool()>& cancelled;
@@ -439,7 +440,7 @@ void TuneRun::Start() {
                    plan.rounds, " rounds, dwell ", plan.dwell.count(), " ms, settle ",
                    plan.settle.count(), " ms, seed ", plan.seed,
                    plan.apply ? ", apply" : ", dry run"));
-  door_.Run(ChangeSource::kTune, [&](Change& c) {
+  mutations_.Run(ChangeSource::kTune, [&](Change& c) {
     epoch = c.backend().GetEpoch();
     in_force = c.backend().GetStrategy().ToString();
   });
@@ -485,7 +486,7 @@ TuneRun::Swap TuneRun::swap_locked(Change& c, const std::string& spec) {
 }
 
 TuneRun::Swap TuneRun::swap_to(const std::string& spec) {
-  return door_.Run(ChangeSource::kTune, [&](Change& c) { return swap_locked(c, spec); });
+  return mutations_.Run(ChangeSource::kTune, [&](Change& c) { return swap_locked(c, spec); });
 }
 
 // Baseline: the incumbent, before anything is swapped.

@@ -31,7 +31,8 @@
 //
 // Safe by construction
 //   - One tune at a time: a second gets FAILED_PRECONDITION while one runs.
-//   - The tuner's swaps go through the one door of every change (mutations.h: the mutation lock,
+//   - The tuner's swaps go through Mutations, which every change goes through (mutations.h: the
+//   mutation lock,
 //     validation, swap metrics, change log with source=tune), one at a time; the tune does not
 //     hold the lock between swaps. Before each of its swaps (under the mutex) and every
 //     few milliseconds while it waits, it compares the strategy epoch with the one its last swap
@@ -178,9 +179,9 @@ struct TuneProgress {
 
 class Tuner {
  public:
-  // `door` is the one door of every change (mutations.h): each of the tuner's swaps goes
-  // through it (source tune: logged and counted like any other change).
-  explicit Tuner(Mutations& door) : door_(door), backend_(door.backend()) {}
+  // `mutations` is Mutations, which every change goes through (mutations.h): each of the tuner's
+  // swaps goes through it (source tune: logged and counted like any other change).
+  explicit Tuner(Mutations& mutations) : mutations_(mutations), backend_(mutations.backend()) {}
 
   // INVALID_ARGUMENT naming the field for a bad request; FAILED_PRECONDITION when strategies
   // cannot be swapped. Swaps nothing.
@@ -207,8 +208,8 @@ class Tuner {
   friend class TuneRun;  // Run's phases (tuner.cc)
   void SetState(const char* state, const std::string& candidate);
 
-  Mutations& door_;
-  Backend& backend_;  // reads only (samples, epoch); every change goes through door_
+  Mutations& mutations_;
+  Backend& backend_;  // reads only (samples, epoch); every change goes through mutations_
   std::atomic<bool> running_{false};
   mutable absl::Mutex status_mu_;
   Status status_ ABSL_GUARDED_BY(status_mu_);
