@@ -40,8 +40,7 @@ CTL=$3
 HERE=$(cd "$(dirname "$0")" && pwd)
 T=$(mktemp -d /tmp/skbnf-vhr.XXXXXX)
 STATE=$T/huge.json
-PID=
-VH=
+. "$HERE/peer_restart_lib.sh"
 cleanup() {
   [ -n "$VH" ] && kill -KILL "$VH" 2>/dev/null || true
   [ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null || true
@@ -64,91 +63,47 @@ set -e
 if [ "$rc" -eq 77 ]; then echo "SKIP: $(cat "$T/err")"; exit 77; fi
 [ "$rc" -eq 0 ] || fail "hugepages.py ensure: $(cat "$T/err")"
 
-start_testpmd() {  # client=0|1: testpmd's two net_vhost ports, flowgen
-  # (--stats-period: testpmd forwards until a signal instead of reading stdin)
-  dpdk-testpmd --lcores=0@0,1@0 --no-huge -m 256 --no-pci --file-prefix="skbnf-vhr-tp-$$" \
-    "--vdev=net_vhost0,iface=$T/vh0.sock,client=$1" "--vdev=net_vhost1,iface=$T/vh1.sock,client=$1" \
-    -- --no-mlockall --total-num-mbufs=8192 --forward-mode=flowgen --disable-link-check \
-    --stats-period=1 </dev/null >>"$T/testpmd.log" 2>&1 &
-  VH=$!
-}
-wait_for() {  # what, bound in tenths of a second, command...: waits for the command to succeed
-  local what=$1 n=$2 i
-  shift 2
-  for ((i = 0; i < n; i++)); do
-    "$@" && return 0
-    [ -z "$PID" ] || kill -0 "$PID" 2>/dev/null || fail "skbnfd exited while waiting for: $what"
-    sleep 0.1
-  done
-  fail "not within $((n / 10)) s: $what"
-}
-ready() { "$HEALTH" --addr="$ADDR" --service=readiness --timeout=2 >/dev/null 2>&1; }
-not_ready() { ! ready; }
-rx() {  # frames skbnfd received and sent, both ports (skbnfctl ports: ipackets, opackets)
-  "$CTL" --addr="$ADDR" --json ports 2>/dev/null | python3 -c '
-import json, sys
-ps = [p.get("pmd", {}) for p in json.load(sys.stdin)["ports"]]
-print(sum(int(p.get("ipackets", 0)) for p in ps), sum(int(p.get("opackets", 0)) for p in ps))'
-}
-rx_grows() {  # both counters 1000 beyond R0's
-  local r
-  r=$(rx) || return 1
-  set -- $r $R0
-  [ "$1" -gt "$(($3 + 1000))" ] && [ "$2" -gt "$(($4 + 1000))" ]
-}
-testpmd_forwarding() {  # n: the n-th testpmd of this case has started forwarding
-  [ "$(grep -c "flowgen packet forwarding packets/burst" "$T/testpmd.log")" -ge "$1" ]
+vhost_testpmd() {  # client=0|1: testpmd's two net_vhost ports
+  start_testpmd "--vdev=net_vhost0,iface=$T/vh0.sock,client=$1" \
+    "--vdev=net_vhost1,iface=$T/vh1.sock,client=$1"
 }
 socks_there() { [ -S "$T/vh0.sock" ] && [ -S "$T/vh1.sock" ]; }
 
 one_case() {  # server=0|1
-  local server=$1 rc
+  local server=$1
   local case="skbnfd server=$server"
-  : >"$T/skb.log"
   : >"$T/testpmd.log"
   rm -f "$T"/vh*.sock
-  if [ "$server" -eq 0 ]; then start_testpmd 0; wait_for "testpmd's sockets" 100 socks_there; fi
+  if [ "$server" -eq 0 ]; then vhost_testpmd 0; wait_for "testpmd's sockets" 100 socks_there; fi
   cat >"$T/skb.conf" <<CONF
 mode io
 port net_virtio_user0 peer=net_virtio_user1
 port net_virtio_user1 peer=net_virtio_user0
 CONF
-  "$SKBNFD" --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" --stats=0 \
+  start_skbnfd "$case" --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" --stats=0 \
     -- -l 0,1 --no-pci --single-file-segments --huge-dir="$MNT" --file-prefix="skbnf-vhr-$$" \
     "--vdev=net_virtio_user0,path=$T/vh0.sock,server=$server,queues=1,queue_size=1024" \
-    "--vdev=net_virtio_user1,path=$T/vh1.sock,server=$server,queues=1,queue_size=1024" \
-    >"$T/skb.log" 2>&1 &
-  PID=$!
+    "--vdev=net_virtio_user1,path=$T/vh1.sock,server=$server,queues=1,queue_size=1024"
   # Server mode: virtio_user's probe blocks in accept() until its client is there
   # (vhost_user.c vhost_user_start_server); the vhost library's client retries until the
   # sockets exist.
-  if [ "$server" -eq 1 ]; then start_testpmd 1; fi
-  for _ in $(seq 300); do
-    grep -q "gRPC on [0-9.]*:[0-9]*" "$T/skb.log" && break
-    kill -0 "$PID" 2>/dev/null || fail "$case: skbnfd did not start"
-    sleep 0.1
-  done
-  ADDR=$(grep -o "gRPC on [0-9.]*:[0-9]*" "$T/skb.log" | awk '{print $3}' || true)
-  [ -n "$ADDR" ] || fail "$case: no gRPC address in skbnfd's log"
+  if [ "$server" -eq 1 ]; then vhost_testpmd 1; fi
+  skbnfd_address "$case"
   wait_for "$case: readiness SERVING at start" 300 ready
-  R0=$(rx) || fail "$case: skbnfctl ports"
-  wait_for "$case: frames circulating through skbnfd" 100 rx_grows
+  frames_through "$case" "frames through skbnfd"
   echo "ok: $case: readiness SERVING, frames through skbnfd (received, sent: $(rx))"
 
-  kill -KILL "$VH"
-  wait "$VH" 2>/dev/null || true
-  VH=
+  kill_testpmd
   wait_for "$case: readiness NOT_SERVING while testpmd is away" 200 not_ready
   echo "ok: $case: testpmd SIGKILLed; skbnfd running, readiness NOT_SERVING"
 
   # A SIGKILLed vhost server leaves its socket files; the new one cannot bind over them
   # (lib/vhost/socket.c vhost_user_start_server: "failed to bind ... remove it and try again").
   [ "$server" -eq 0 ] && rm -f "$T"/vh*.sock
-  start_testpmd "$server"
+  vhost_testpmd "$server"
   if [ "$server" -eq 1 ]; then
     wait_for "$case: readiness SERVING after testpmd's return" 200 ready
-    R0=$(rx) || fail "$case: skbnfctl ports"
-    wait_for "$case: frames through skbnfd after testpmd's return" 100 rx_grows
+    frames_through "$case" "frames through skbnfd after testpmd's return"
     echo "ok: $case: testpmd back; readiness SERVING, frames through skbnfd again"
   else
     # Client mode does not reconnect in DPDK 22.11 (see the header): the port stays dead. Wait
@@ -161,15 +116,8 @@ CONF
     echo "ok: $case: testpmd back; the port stays dead (no reconnect in client mode), NOT_SERVING"
   fi
 
-  kill -TERM "$PID"
-  set +e; wait "$PID"; rc=$?; set -e
-  PID=
-  [ "$rc" -eq 0 ] || fail "$case: SIGTERM after testpmd's restart: skbnfd exited $rc"
-  grep -q "audit OK (exact" "$T/skb.log" || fail "$case: no exact audit at stop"
-  echo "ok: $case: SIGTERM: exit 0, $(grep -o 'audit OK[^;]*' "$T/skb.log")"
-  kill -KILL "$VH" 2>/dev/null || true
-  wait "$VH" 2>/dev/null || true
-  VH=
+  stop_skbnfd "$case"
+  kill_testpmd
   rm -f "$MNT"/skbnf-vhr-$$*
 }
 one_case 1
