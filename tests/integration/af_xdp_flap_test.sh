@@ -20,11 +20,11 @@
 # Usage: af_xdp_flap_test.sh <skbnfd> <skbnf_health>
 set -euo pipefail
 SKBNFD=$1
-HEALTH_BIN=$2
+HEALTH=$2
 HERE=$(cd "$(dirname "$0")" && pwd)
 NS=skbnf-xfl-$$
 T=$(mktemp -d /tmp/skbnf-xfl.XXXXXX)
-PID=
+. "$HERE/peer_restart_lib.sh"
 cleanup() {
   [ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null || true
   ip netns del "$NS" 2>/dev/null || true
@@ -48,36 +48,15 @@ pair() {  # a b: a veth pair, IPv6 off, both up
 pair xa ka
 pair xb kb
 mac() { ip -n "$NS" -j link show "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'; }
-# The health client talks to skbnfd's loopback listener inside the namespace.
-HEALTH=(in_ns "$HEALTH_BIN")
 cat >"$T/skb.conf" <<CONF
 mode io
 port net_af_xdp0 peer=net_af_xdp1
 port net_af_xdp1 peer=net_af_xdp0
 CONF
-ip netns exec "$NS" "$SKBNFD" --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" --stats=0 \
+start_skbnfd "af_xdp" --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" --stats=0 \
   -- -l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-xfl-$$" \
-  --vdev=net_af_xdp0,iface=xa --vdev=net_af_xdp1,iface=xb >"$T/skb.log" 2>&1 &
-PID=$!
-for _ in $(seq 300); do
-  grep -q "gRPC on [0-9.]*:[0-9]*" "$T/skb.log" && break
-  kill -0 "$PID" 2>/dev/null || fail "skbnfd did not start"
-  sleep 0.1
-done
-ADDR=$(grep -o "gRPC on [0-9.]*:[0-9]*" "$T/skb.log" | awk '{print $3}' || true)
-[ -n "$ADDR" ] || fail "no gRPC address in skbnfd's log"
-wait_for() {  # what, bound in tenths of a second, command...: waits for the command to succeed
-  local what=$1 n=$2 i
-  shift 2
-  for ((i = 0; i < n; i++)); do
-    "$@" && return 0
-    kill -0 "$PID" 2>/dev/null || fail "skbnfd exited while waiting for: $what"
-    sleep 0.1
-  done
-  fail "not within $((n / 10)) s: $what"
-}
-ready() { "${HEALTH[@]}" --addr="$ADDR" --service=readiness --timeout=2 >/dev/null 2>&1; }
-not_ready() { ! ready; }
+  --vdev=net_af_xdp0,iface=xa --vdev=net_af_xdp1,iface=xb
+skbnfd_address "af_xdp"
 one_frame() {  # a frame from ka through skbnfd arrives on kb
   local ka out
   ka=$(mac ka)
@@ -106,9 +85,4 @@ ready && fail "readiness SERVING on an AF_XDP port whose interface was deleted"
 one_frame && fail "a frame crossed an AF_XDP port whose interface was deleted"
 echo "ok: xa deleted and created again: the port is reported dead (NOT_SERVING), skbnfd running"
 
-kill -TERM "$PID"
-set +e; wait "$PID"; rc=$?; set -e
-PID=
-[ "$rc" -eq 0 ] || fail "SIGTERM after the flaps: skbnfd exited $rc"
-grep -q "audit OK (exact" "$T/skb.log" || fail "no exact audit at stop"
-echo "ok: SIGTERM: exit 0, $(grep -o 'audit OK[^;]*' "$T/skb.log")"
+stop_skbnfd "xa flapped"

@@ -1,9 +1,12 @@
 # SPDX-License-Identifier: BSD-3-Clause
-# Sourced by the peer-restart tests (vhost_restart_test.sh, memif_restart_test.sh): skbnfd
+# peer_restart_lib.sh, sourced by the peer-restart tests (vhost_restart_test.sh,
+# memif_restart_test.sh, af_xdp_flap_test.sh): skbnfd
 # attached to a dpdk-testpmd that is SIGKILLed and started again (issue 34 item 2). What the
 # tests share: starting skbnfd and finding its gRPC address, waiting for an event with a bound
 # (never sleep-then-hope), readiness, skbnfd's port counters, and the stop check (SIGTERM: exit 0
-# and an exact audit). The caller sets SKBNFD HEALTH CTL T, and defines fail().
+# and an exact audit). The caller sets SKBNFD HEALTH CTL T (and NS when skbnfd runs in a
+# network namespace: skbnfd, skbnf_health and skbnfctl then run in it), and defines fail().
+# Also used by af_xdp_flap_test.sh (an interface, not testpmd, is what fails there).
 PID=  # skbnfd
 VH=   # dpdk-testpmd
 ADDR=
@@ -11,7 +14,8 @@ start_skbnfd() {  # case, skbnfd arguments...: starts skbnfd (log $T/skb.log), s
   local case=$1
   shift
   : >"$T/skb.log"
-  "$SKBNFD" "$@" >"$T/skb.log" 2>&1 &
+  # shellcheck disable=SC2086  # NS has no blanks; `ip netns exec` execs skbnfd: PID is its
+  ${NS:+ip netns exec $NS} "$SKBNFD" "$@" >"$T/skb.log" 2>&1 &
   PID=$!
 }
 skbnfd_address() {  # case: waits for skbnfd's gRPC listener, sets ADDR
@@ -51,10 +55,10 @@ wait_for() {  # what, bound in tenths of a second, command...: waits for the com
   done
   fail "not within $((n / 10)) s: $what"
 }
-ready() { "$HEALTH" --addr="$ADDR" --service=readiness --timeout=2 >/dev/null 2>&1; }
+ready() { ${NS:+ip netns exec $NS} "$HEALTH" --addr="$ADDR" --service=readiness --timeout=2 >/dev/null 2>&1; }
 not_ready() { ! ready; }
 rx() {  # frames skbnfd received and sent, both ports (skbnfctl ports: ipackets, opackets)
-  "$CTL" --addr="$ADDR" --json ports 2>/dev/null | python3 -c '
+  ${NS:+ip netns exec $NS} "$CTL" --addr="$ADDR" --json ports 2>/dev/null | python3 -c '
 import json, sys
 ps = [p.get("pmd", {}) for p in json.load(sys.stdin)["ports"]]
 print(sum(int(p.get("ipackets", 0)) for p in ps), sum(int(p.get("opackets", 0)) for p in ps))'
@@ -75,7 +79,7 @@ stop_skbnfd() {  # case: SIGTERM, exit 0, an exact audit
   kill -TERM "$PID"
   set +e; wait "$PID"; rc=$?; set -e
   PID=
-  [ "$rc" -eq 0 ] || fail "$1: SIGTERM after testpmd's restart: skbnfd exited $rc"
+  [ "$rc" -eq 0 ] || fail "$1: SIGTERM after the peer's restart: skbnfd exited $rc"
   grep -q "audit OK (exact" "$T/skb.log" || fail "$1: no exact audit at stop"
   echo "ok: $1: SIGTERM: exit 0, $(grep -o 'audit OK[^;]*' "$T/skb.log")"
 }
