@@ -56,7 +56,7 @@ wait_for() {  # what, bound in tenths of a second, command...: waits for the com
   fail "not within $((n / 10)) s: $what"
 }
 ready() { ${NS:+ip netns exec $NS} "$HEALTH" --addr="$ADDR" --service=readiness --timeout=2 >/dev/null 2>&1; }
-not_ready() { ! ready; }
+not_ready() { kill -0 "$PID" 2>/dev/null && ! ready; }  # a dead skbnfd is not "not ready"
 rx() {  # frames skbnfd received and sent, both ports (skbnfctl ports: ipackets, opackets)
   ${NS:+ip netns exec $NS} "$CTL" --addr="$ADDR" --json ports 2>/dev/null | python3 -c '
 import json, sys

@@ -28,12 +28,12 @@
 # Usage: small_pool_test.sh <skbnfd> <skbnfctl> [mbufs]
 set -euo pipefail
 SKBNFD=$1
-CTL_BIN=$2
+CTL=$2
 MBUFS=${3:-4400}
 HERE=$(cd "$(dirname "$0")" && pwd)
 NS=skbnf-spl-$$
 T=$(mktemp -d /tmp/skbnf-spl.XXXXXX)
-PID=
+. "$HERE/peer_restart_lib.sh"
 cleanup() {
   [ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null || true
   ip netns del "$NS" 2>/dev/null || true
@@ -61,20 +61,12 @@ mode io
 port net_af_xdp0 peer=net_af_xdp1
 port net_af_xdp1 peer=net_af_xdp0
 CONF
-ip netns exec "$NS" "$SKBNFD" --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" \
+start_skbnfd "--mbufs=$MBUFS" --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" \
   --stats=0 --mbufs="$MBUFS" --skip_preflight -- -l 0,1 --no-huge -m 512 --no-pci --no-shconf \
-  --file-prefix="skbnf-spl-$$" --vdev=net_af_xdp0,iface=xa --vdev=net_af_xdp1,iface=xb \
-  >"$T/skb.log" 2>&1 &
-PID=$!
-for _ in $(seq 300); do
-  grep -q "^mode " "$T/skb.log" && break
-  kill -0 "$PID" 2>/dev/null || fail "skbnfd did not start with --mbufs=$MBUFS"
-  sleep 0.1
-done
-ADDR=$(grep -o "gRPC on [0-9.]*:[0-9]*" "$T/skb.log" | awk '{print $3}' || true)
-[ -n "$ADDR" ] || fail "no gRPC address in skbnfd's log"
+  --file-prefix="skbnf-spl-$$" --vdev=net_af_xdp0,iface=xa --vdev=net_af_xdp1,iface=xb
+skbnfd_address "--mbufs=$MBUFS"
 nombuf() {  # port: the PMD's rx_nombuf on that port
-  in_ns "$CTL_BIN" --addr="$ADDR" --json ports | python3 -c '
+  in_ns "$CTL" --addr="$ADDR" --json ports | python3 -c '
 import json, sys
 print(int(json.load(sys.stdin)["ports"][int(sys.argv[1])].get("pmd", {}).get("rx_nombuf", 0)))' "$1"
 }
@@ -83,16 +75,6 @@ traffic() {  # count rate [options]: raw_traffic.py ka -> kb through skbnfd, its
     --dst-mac 02:00:00:00:00:01 --src-mac "$KA" --ttl-dec 0 "${@:3}"
 }
 field() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])[sys.argv[2]])' "$1" "$2"; }
-wait_for() {  # what, bound in tenths of a second, command...
-  local what=$1 n=$2 i
-  shift 2
-  for ((i = 0; i < n; i++)); do
-    "$@" && return 0
-    kill -0 "$PID" 2>/dev/null || fail "skbnfd exited while waiting for: $what"
-    sleep 0.1
-  done
-  fail "not within $((n / 10)) s: $what"
-}
 one_frame() { [ "$(field "$(traffic 1 0 --linger 0.1 2>/dev/null)" delivered)" -eq 1 ]; }
 wait_for "a frame through skbnfd at start" 50 one_frame
 [ "$(nombuf 0)" -eq 0 ] || fail "rx_nombuf before the flood"
@@ -114,9 +96,4 @@ D=$(field "$R" delivered)
 [ "$D" -ge 495 ] || fail "after the flood, at 200 frames/s: $D of 500 delivered ($R)"
 echo "ok: load dropped: forwarding recovered, $D of 500 paced frames delivered"
 
-kill -TERM "$PID"
-set +e; wait "$PID"; rc=$?; set -e
-PID=
-[ "$rc" -eq 0 ] || fail "SIGTERM: skbnfd exited $rc"
-grep -q "audit OK (exact" "$T/skb.log" || fail "no exact audit at stop"
-echo "ok: SIGTERM: exit 0, $(grep -o 'audit OK[^;]*' "$T/skb.log")"
+stop_skbnfd "--mbufs=$MBUFS"
