@@ -25,6 +25,12 @@
 # ring skbnfd asked for), and port 1's sent mbufs sit on its completion ring, pulled only when
 # half of it is full (af_xdp_tx_zc: xsk_cons_nb_avail(cq, free_thresh) >= free_thresh) or TX
 # lacks room: with the pool's last mbufs there, nothing is sent, nothing is pulled.
+# Measured (2 ports, 1 queue, rings 1024, strategy magazine): --mbufs 4130 and 4150 deadlock
+# after the flood; 4170 and 4192 (the preflight's minimum, pool_sizing) count no rx_nombuf under
+# the same flood. So today the preflight's refusal is what keeps skbnfd out of the deadlock, by
+# a margin of ~22-42 mbufs, and its formula counts RX 1,024 per queue where net_af_xdp takes
+# 2,048 (it is right only because the TX term is large enough). No regime where rx_nombuf is
+# counted and forwarding then recovers was found on this PMD.
 # Usage: small_pool_test.sh <skbnfd> <skbnfctl> [mbufs]
 set -euo pipefail
 SKBNFD=$1
