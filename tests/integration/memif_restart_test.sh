@@ -44,12 +44,6 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  tail -15 "$T/skb.log" 2>/dev/null || true
-  tail -8 "$T/testpmd.log" 2>/dev/null || true
-  exit 1
-}
 command -v dpdk-testpmd >/dev/null || fail "dpdk-testpmd not installed (deploy/deps.sh installs it)"
 memif() {  # index role
   echo "--vdev=net_memif$1,role=$2,id=$1,socket=$SOCK,socket-abstract=no,bsize=2048,rsize=10"

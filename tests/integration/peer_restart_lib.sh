@@ -5,8 +5,15 @@
 # tests share: starting skbnfd and finding its gRPC address, waiting for an event with a bound
 # (never sleep-then-hope), readiness, skbnfd's port counters, and the stop check (SIGTERM: exit 0
 # and an exact audit). The caller sets SKBNFD HEALTH CTL T (and NS when skbnfd runs in a
-# network namespace: skbnfd, skbnf_health and skbnfctl then run in it), and defines fail().
+# network namespace: skbnfd, skbnf_health and skbnfctl then run in it); fail() below prints the
+# logs' tails (a caller may define its own after sourcing this).
 # Also used by af_xdp_flap_test.sh (an interface, not testpmd, is what fails there).
+fail() {
+  echo "FAIL: $*"
+  tail -15 "$T/skb.log" 2>/dev/null || true
+  tail -8 "$T/testpmd.log" 2>/dev/null || true
+  exit 1
+}
 PID=  # skbnfd
 VH=   # dpdk-testpmd
 ADDR=

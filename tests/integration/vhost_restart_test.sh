@@ -49,12 +49,6 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
-fail() {
-  echo "FAIL: $*"
-  tail -15 "$T/skb.log" 2>/dev/null || true
-  tail -8 "$T/testpmd.log" 2>/dev/null || true
-  exit 1
-}
 command -v dpdk-testpmd >/dev/null || fail "dpdk-testpmd not installed (deploy/deps.sh installs it)"
 set +e
 MNT=$(python3 "$HERE/../support/hugepages.py" ensure 200 --state "$STATE" 2>"$T/err")
