@@ -6,6 +6,7 @@
 #include <rte_lcore.h>
 #include <unistd.h>
 
+#include <csignal>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -29,6 +30,14 @@ absl::Status EalInit(const std::vector<std::string>& args) {
   for (std::string& s : copy) argv.push_back(s.data());
   argv.push_back(nullptr);
   std::atexit(&RemoveRuntimeDir);
+  // A write to a peer that has gone must be an error the PMD handles, not a signal that kills
+  // the process. DPDK 22.11's vhost-user and memif control channels send with
+  // sendmsg(fd, &msgh, 0), no MSG_NOSIGNAL (drivers/net/virtio/virtio_user/vhost_user.c
+  // vhost_user_write, drivers/net/memif/memif_socket.c memif_msg_send): net_virtio_user in
+  // client mode keeps its socket to a vhost peer that was SIGKILLed (it never reconnects), so
+  // the VHOST_USER_GET_VRING_BASE its stop sends killed skbnfd with SIGPIPE, exit 141, on the
+  // SIGTERM after a testpmd restart (issue 34 item 2; tests/integration/vhost_restart_test.sh).
+  std::signal(SIGPIPE, SIG_IGN);
   if (rte_eal_init(static_cast<int>(copy.size()), argv.data()) < 0) {
     return absl::InvalidArgumentError(absl::StrCat("EAL initialisation failed (",
                                                    rte_strerror(rte_errno),

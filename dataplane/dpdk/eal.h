@@ -13,7 +13,8 @@
 namespace skbnf::dpdk {
 
 // rte_eal_init with `args` (args[0] is the program name). Also arranges that EAL's runtime
-// directory (one per --file-prefix) is removed at exit when it is empty, as EAL leaves it.
+// directory (one per --file-prefix) is removed at exit when it is empty, as EAL leaves it,
+// and ignores SIGPIPE (PMD control sockets to a dead peer: see eal.cc).
 // The error names rte_errno and says where EAL arguments go.
 absl::Status EalInit(const std::vector<std::string>& args);
 unsigned EalMainLcore();

@@ -87,6 +87,9 @@ struct PortState {
   // net_af_xdp: the inodes of the XDP sockets its RX queues created (queue order), recorded
   // around rte_eth_rx_queue_setup; their rings say how many mbufs the port holds.
   std::vector<uint64_t> xsk_inodes;
+  // net_af_xdp: the ifindex its sockets are bound to (rte_eth_dev_info.if_index); Ports() reads
+  // the link from the kernel's interface (af_xdp_link.cc).
+  uint32_t xdp_if_index = 0;
   // Set by Engine::Start once rte_eth_dev_start succeeded, cleared when the port is stopped;
   // read by Ports() from the health thread.
   std::atomic<bool> started{false};
@@ -129,6 +132,8 @@ struct XskRingMbufs {
   uint64_t rx = 0, tx = 0;
 };
 XskRingMbufs XdpRingMbufs(const std::vector<uint64_t>& inodes);
+// af_xdp_link.cc. Whether the interface `if_index` still exists, is up and has its carrier.
+bool XdpInterfaceUp(uint32_t if_index);
 
 struct Engine::Impl {
   EngineConfig config;

@@ -120,6 +120,7 @@ absl::Status Engine::Impl::SetUpPorts() {
     ps.name = name;
     ps.driver = info.driver_name != nullptr ? info.driver_name : "";
     ps.device = info.device != nullptr ? rte_dev_name(info.device) : "";
+    ps.xdp_if_index = ps.driver == "net_af_xdp" ? info.if_index : 0;
     ps.nb_rxq = 0;
     for (const auto& w : workers) {
       for (const RxQueue& q : w->rx) {
@@ -327,6 +328,8 @@ std::vector<PortInfo> Engine::Ports() const {
       if (rte_eth_link_get_nowait(id, &link) == 0) {
         p.has_link = true;
         p.link_up = link.link_status == RTE_ETH_LINK_UP;
+        // net_af_xdp says "up" from start to stop whatever its interface does (af_xdp_link.cc).
+        if (p.link_up && ps.xdp_if_index != 0) p.link_up = XdpInterfaceUp(ps.xdp_if_index);
         p.link_speed_mbps = link.link_speed == RTE_ETH_SPEED_NUM_UNKNOWN ? 0 : link.link_speed;
       }
       rte_eth_stats st{};
