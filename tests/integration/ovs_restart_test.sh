@@ -31,10 +31,13 @@ OVS_VSWITCHD=/usr/lib/openvswitch-switch-dpdk/ovs-vswitchd-dpdk
 T=$(mktemp -d /tmp/skbnf-ovsr.XXXXXX)
 STATE=$T/huge.json
 SI=sri$$; SO=sro$$  # kernel-side internal ports (<= 15 characters)
-PID=
 LOAD=
 . "$HERE/../support/ovs_dpdk.sh"
+# start_skbnfd, skbnfd_address, wait_for, ready/not_ready and stop_skbnfd: shared with the other
+# peer-restart tests (vhost, memif, AF_XDP); the fail() below replaces its own (OVS's log too).
+. "$HERE/peer_restart_lib.sh"
 ovs_env
+fail() { echo "FAIL: $*"; tail -15 "$T/skb.log" 2>/dev/null; tail -5 "$T/ovs-vswitchd.log"; exit 1; }
 cleanup() {
   [ -n "$LOAD" ] && kill "$LOAD" 2>/dev/null || true
   [ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null || true
@@ -44,7 +47,6 @@ cleanup() {
   rm -rf "$T"
 }
 trap cleanup EXIT
-fail() { echo "FAIL: $*"; tail -15 "$T/skb.log" 2>/dev/null; tail -5 "$T/ovs-vswitchd.log"; exit 1; }
 [ -x "$OVS_VSWITCHD" ] || { echo "SKIP: $OVS_VSWITCHD not installed (openvswitch-switch-dpdk)"; exit 77; }
 set +e
 MNT=$(python3 "$HERE/../support/hugepages.py" ensure 600 --state "$STATE" 2>"$T/err")
@@ -60,31 +62,11 @@ mode io
 port net_virtio_user0 peer=net_virtio_user1
 port net_virtio_user1 peer=net_virtio_user0
 CONF
-"$SKBNFD" --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" --stats=0 \
+start_skbnfd ovs --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" --stats=0 \
   -- -l 0,1 --no-pci --single-file-segments --huge-dir="$MNT" --file-prefix="skbnf-vr-$$" \
   "--vdev=net_virtio_user0,path=$T/vhu0.sock,server=1,queues=1,queue_size=1024,mac=$M0" \
-  "--vdev=net_virtio_user1,path=$T/vhu1.sock,server=1,queues=1,queue_size=1024,mac=$M1" \
-  >"$T/skb.log" 2>&1 &
-PID=$!
-for _ in $(seq 300); do
-  grep -q "^mode " "$T/skb.log" && break
-  kill -0 "$PID" 2>/dev/null || fail "skbnfd did not start"
-  sleep 0.1
-done
-ADDR=$(grep -o "gRPC on [0-9.]*:[0-9]*" "$T/skb.log" | awk '{print $3}')
-[ -n "$ADDR" ] || fail "no gRPC address in skbnfd's log"
-ready() { "$HEALTH" --addr="$ADDR" --service=readiness --timeout=2 >/dev/null 2>&1; }
-wait_for() {  # what, bound in tenths of a second, command...: waits for the command to succeed
-  local what=$1 n=$2 i
-  shift 2
-  for ((i = 0; i < n; i++)); do
-    "$@" && return 0
-    kill -0 "$PID" 2>/dev/null || fail "skbnfd exited while waiting for: $what"
-    sleep 0.1
-  done
-  fail "not within $((n / 10)) s: $what"
-}
-not_ready() { ! ready; }
+  "--vdev=net_virtio_user1,path=$T/vhu1.sock,server=1,queues=1,queue_size=1024,mac=$M1"
+skbnfd_address ovs
 wait_for "readiness SERVING at start" 300 ready
 traffic() {  # count rate [raw_traffic.py options...]: prints raw_traffic.py's JSON
   local ki
@@ -146,9 +128,4 @@ sys.exit(0 if r["sent"] == n and r["delivered"] >= 0.99 * n and r["bad"] == 0 el
 PY
 echo "ok: readiness SERVING, paced frames through the restarted OVS"
 
-kill -TERM "$PID"
-set +e; wait "$PID"; rc=$?; set -e
-PID=
-[ "$rc" -eq 0 ] || fail "SIGTERM after the OVS restart: skbnfd exited $rc"
-grep -q "audit OK (exact" "$T/skb.log" || fail "no exact audit at stop"
-echo "ok: SIGTERM after the OVS restart: exit 0, $(grep -o 'audit OK[^;]*' "$T/skb.log")"
+stop_skbnfd "after the OVS restart"
