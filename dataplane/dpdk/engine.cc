@@ -21,9 +21,7 @@ absl::Status Engine::Impl::Init() {
     return absl::InvalidArgumentError(
         absl::StrCat("burst ", config.burst, " is out of range; write 1..", kMaxBurst));
   }
-  absl::StatusOr<PoolOps> parsed_ops = ParsePoolOps(config.pool_ops);
-  if (!parsed_ops.ok()) return parsed_ops.status();
-  ops = *parsed_ops;
+  ops = config.pool_ops;
   if (ops == PoolOps::kSkbnf) {
     auto spec = pool::StrategySpec::Parse(config.strategy);
     if (!spec.ok()) {

@@ -104,10 +104,9 @@ struct RouteSpec {
 struct EngineConfig {
   ForwardingMode mode = ForwardingMode::kIo;
   std::string strategy = "magazine";
-  // skbnf or ring_mp_mc (the baseline), as written in the flag or config file: Engine::Create
-  // parses it once (ParsePoolOps, common/pool_ops.h) and the engine uses the enum. Transitional
-  // text: it becomes a PoolOps when skbnfd's flag code parses it where it arrives.
-  std::string pool_ops = "skbnf";
+  // skbnf or ring_mp_mc (the baseline): parsed once where the text arrives (the --pool-ops flag,
+  // the config file's pool_ops line: ParsePoolOps, common/pool_ops.h).
+  PoolOps pool_ops = PoolOps::kSkbnf;
   uint32_t mbuf_cache = 256;  // DPDK lcore cache, ring_mp_mc only (skbnf pools use 0)
   uint32_t mbufs = 0;         // 0: sized from the rings
   uint16_t burst = 32;

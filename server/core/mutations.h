@@ -66,8 +66,8 @@ class Change {
   ChangeSource source() const { return source_; }
 
   // Whether `spec` may be swapped in now, asked once per change: the native-mempool rule
-  // (FAILED_PRECONDITION, dpdk::NativePoolSwapRefusal, common/pool_ops.h: the same text whichever backend), then
-  // Backend::ValidateStrategy and the pool-share bound (CheckStrategy, pool_share.h:
+  // (FAILED_PRECONDITION, dpdk::NativePoolSwapRefusal, common/pool_ops.h: the same text whichever
+  // backend), then Backend::ValidateStrategy and the pool-share bound (CheckStrategy, pool_share.h:
   // INVALID_ARGUMENT). Applies nothing.
   absl::StatusOr<CheckedStrategy> CheckStrategy(const pool::StrategySpec& spec);
   // The swap of a checked strategy (no second check); counted in the swap metrics and logged as

@@ -20,10 +20,10 @@ ABSL_FLAG(double, swap_every, 5.0, "Seconds between the swaps of --swap-cycle.")
 
 namespace skbnf::control {
 
-absl::Status CheckSwapCycle(const std::string& pool_ops) {
+absl::Status CheckSwapCycle(dpdk::PoolOps pool_ops) {
   for (absl::string_view spec :
        absl::StrSplit(absl::GetFlag(FLAGS_swap_cycle), ';', absl::SkipEmpty())) {
-    if (pool_ops != "skbnf") {
+    if (pool_ops != dpdk::PoolOps::kSkbnf) {
       return absl::InvalidArgumentError(
           "--swap-cycle needs --pool-ops=skbnf: DPDK's ring_mp_mc pool cannot be swapped");
     }
@@ -66,8 +66,8 @@ void Console::PrintRunning() const {
                 p.link_speed_mbps);
   }
   std::printf("mode %s, pool %s, strategy %s, workers on lcores",
-              ForwardingModeName(engine_.config().mode), engine_.config().pool_ops.c_str(),
-              engine_.strategy().c_str());
+              ForwardingModeName(engine_.config().mode),
+              dpdk::PoolOpsName(engine_.config().pool_ops), engine_.strategy().c_str());
   for (unsigned lc : engine_.WorkerLcores()) std::printf(" %u", lc);
   std::printf(", %zu routes\n", engine_.Routes().size());
   std::fflush(stdout);

@@ -20,7 +20,7 @@
 namespace skbnf::control {
 
 // --swap-cycle is valid for `pool_ops` (it needs skbnf) and every spec in it parses.
-absl::Status CheckSwapCycle(const std::string& pool_ops);
+absl::Status CheckSwapCycle(dpdk::PoolOps pool_ops);
 
 class Console {
  public:

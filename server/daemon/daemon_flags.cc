@@ -93,7 +93,7 @@ absl::Status ApplyLayoutFlags(dpdk::EngineConfig& c) {
       }
       c.no_iova_contig = true;
     }
-    if (c.pool_ops != "ring_mp_mc") {
+    if (c.pool_ops != dpdk::PoolOps::kRingMpMc) {
       return absl::InvalidArgumentError(
           "--pool-flags sets DPDK's mempool flags and applies to --pool-ops=ring_mp_mc: write "
           "--pool-ops=ring_mp_mc --pool-flags=no_iova_contig; skbnf's store lays out its own "
@@ -102,7 +102,7 @@ absl::Status ApplyLayoutFlags(dpdk::EngineConfig& c) {
   }
   const int64_t stride = absl::GetFlag(FLAGS_store_stride);
   if (stride == -1) return absl::OkStatus();
-  if (c.pool_ops != "skbnf") {
+  if (c.pool_ops != dpdk::PoolOps::kSkbnf) {
     return absl::InvalidArgumentError(
         "--store-stride lays out skbnf's slab store and applies to --pool-ops=skbnf; for DPDK's "
         "own pool packed write --pool-flags=no_iova_contig");
@@ -183,12 +183,15 @@ absl::Status ApplyEngineFlags(dpdk::EngineConfig& c) {
     c.mode = *mode;
   }
   if (const std::string s = absl::GetFlag(FLAGS_strategy); !s.empty()) c.strategy = s;
-  if (const std::string p = absl::GetFlag(FLAGS_pool_ops); !p.empty()) c.pool_ops = p;
-  if (c.pool_ops != "skbnf" && c.pool_ops != "ring_mp_mc") {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--pool-ops=", c.pool_ops, ": unknown; write --pool-ops=skbnf or --pool-ops=ring_mp_mc"));
+  if (const std::string p = absl::GetFlag(FLAGS_pool_ops); !p.empty()) {
+    absl::StatusOr<dpdk::PoolOps> ops = dpdk::ParsePoolOps(p);  // parsed once, here
+    if (!ops.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--pool-ops=", p, ": unknown; write --pool-ops=skbnf or --pool-ops=ring_mp_mc"));
+    }
+    c.pool_ops = *ops;
   }
-  if (c.pool_ops == "skbnf") {
+  if (c.pool_ops == dpdk::PoolOps::kSkbnf) {
     auto spec = pool::StrategySpec::Parse(c.strategy);
     if (!spec.ok()) {
       return absl::InvalidArgumentError(
@@ -200,7 +203,7 @@ absl::Status ApplyEngineFlags(dpdk::EngineConfig& c) {
         "--strategy applies to --pool-ops=skbnf; the ring_mp_mc baseline has DPDK's own cache: "
         "write --mbuf-cache=N instead");
   }
-  if (c.pool_ops == "skbnf" && absl::GetFlag(FLAGS_mbuf_cache) >= 0) {
+  if (c.pool_ops == dpdk::PoolOps::kSkbnf && absl::GetFlag(FLAGS_mbuf_cache) >= 0) {
     return absl::InvalidArgumentError(
         "--mbuf-cache applies to --pool-ops=ring_mp_mc; skbnf pools run with DPDK's cache at 0. "
         "For DPDK's cache algorithm as one of our layers write --strategy=lcache:size=N+...");

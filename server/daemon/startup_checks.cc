@@ -70,7 +70,7 @@ uint64_t CountPorts(const std::vector<std::string>& args) {
 // layer's formula) or the strategy's layers (pool::MaxHeld, the pool-share check's definition),
 // a worker refilling one RX port of c.rx_ring descriptors.
 uint64_t PerCoreCapacity(const dpdk::EngineConfig& c) {
-  if (c.pool_ops != "skbnf") return pool::LcoreCacheMaxHeld(c.mbuf_cache);
+  if (c.pool_ops != dpdk::PoolOps::kSkbnf) return pool::LcoreCacheMaxHeld(c.mbuf_cache);
   absl::StatusOr<pool::StrategySpec> s = pool::StrategySpec::Parse(c.strategy);
   if (!s.ok()) return 0;  // refused earlier by the flag checks
   return pool::MaxHeld(*s, pool::HoldEnv{.rx_ring_sizes = {c.rx_ring}}).total;

@@ -143,7 +143,7 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
     if (auto st = need(1); !st.ok()) return st;
     auto ops = ParsePoolOps(w[1]);  // refused here, at the line that says it
     if (!ops.ok()) return ops.status();
-    c.pool_ops = PoolOpsName(*ops);
+    c.pool_ops = *ops;
   } else if (key == "mbuf_cache") {
     if (auto st = need(1); !st.ok()) return st;
     return ParseUint(w[1], 512, &c.mbuf_cache);

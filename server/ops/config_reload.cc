@@ -73,7 +73,7 @@ std::vector<std::string> RestartOnlyChanges(const dpdk::DaemonConfig& a,
   const dpdk::EngineConfig& x = a.engine;
   const dpdk::EngineConfig& y = b.engine;
   cmp("mode", dpdk::ForwardingModeName(x.mode), dpdk::ForwardingModeName(y.mode));
-  cmp("pool_ops", x.pool_ops, y.pool_ops);
+  cmp("pool_ops", dpdk::PoolOpsName(x.pool_ops), dpdk::PoolOpsName(y.pool_ops));
   cmp("mbuf_cache", absl::StrCat(x.mbuf_cache), absl::StrCat(y.mbuf_cache));
   cmp("mbufs", absl::StrCat(x.mbufs), absl::StrCat(y.mbufs));
   cmp("burst", absl::StrCat(x.burst), absl::StrCat(y.burst));

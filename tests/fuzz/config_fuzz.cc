@@ -25,6 +25,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "common/net_text.h"
+#include "common/pool_ops.h"
 #include "server/ops/config.h"
 #include "tests/fuzz/fuzz_check.h"
 
@@ -38,7 +39,7 @@ std::string Print(const DaemonConfig& dc) {
   std::string s;
   absl::StrAppend(&s, "mode ", skbnf::dpdk::ForwardingModeName(c.mode), "\n");
   if (!c.strategy.empty()) absl::StrAppend(&s, "strategy ", c.strategy, "\n");
-  if (!c.pool_ops.empty()) absl::StrAppend(&s, "pool_ops ", c.pool_ops, "\n");
+  absl::StrAppend(&s, "pool_ops ", skbnf::dpdk::PoolOpsName(c.pool_ops), "\n");
   absl::StrAppend(&s, "mbuf_cache ", c.mbuf_cache, "\nmbufs ", c.mbufs, "\nburst ", c.burst,
                   "\nrx_ring ", c.rx_ring, "\ntx_ring ", c.tx_ring, "\nrx_queues ", c.rx_queues,
                   "\ncolour ", c.colour ? "on" : "off", "\n");

@@ -822,7 +822,7 @@ TEST_F(DataplaneTest, ThousandSwapsUnderTrafficLoseNothing) {
 
 TEST_F(DataplaneTest, BaselineRefusesSwapsWithReason) {
   EngineConfig c = NullIoLoop();
-  c.pool_ops = "ring_mp_mc";
+  c.pool_ops = PoolOps::kRingMpMc;
   Engine& e = Make(c);
   EXPECT_EQ(e.pool(), nullptr);
   EXPECT_FALSE(e.swappable());
@@ -1312,7 +1312,7 @@ class AfXdpTest : public DataplaneTest {
     EngineConfig c = Config(ForwardingMode::kIo,
                             {{in_, afa, ""}, {afa, in_, ""}, {afb, out_, ""}, {out_, afb, ""}},
                             {{1, {{in_, 0}, {afa, 0}, {afb, 0}, {out_, 0}}}}, "recycle+magazine");
-    c.pool_ops = pool_ops;
+    c.pool_ops = ParsePoolOps(pool_ops).value();
     return Make(c);
   }
 

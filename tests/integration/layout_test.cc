@@ -108,7 +108,7 @@ class LayoutTest : public ::testing::Test {
     const std::string a = vdevs_[vdevs_.size() - 2], b = vdevs_.back();
     EngineConfig c;
     c.mode = ForwardingMode::kIo;
-    c.pool_ops = pool_ops;
+    c.pool_ops = ParsePoolOps(pool_ops).value();
     c.strategy = "lcache+headpool";  // bench/run layout's skbnf arm
     c.mbufs = kMbufs;
     c.ports = {{a, b, ""}, {b, a, ""}};
