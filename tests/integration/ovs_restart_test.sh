@@ -105,13 +105,7 @@ echo "ok: skbnfd running, readiness NOT_SERVING while OVS is away"
 "$OVS_VSWITCHD" "unix:$T/db.sock" --pidfile="$T/ovs-vswitchd.pid" --detach \
   --log-file="$T/ovs-vswitchd.log"
 wait_for "OVS's internal ports back" 200 test -e "/sys/class/net/$SO"
-for i in "$SI" "$SO"; do
-  sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
-  ip link set "$i" up
-done
-ovs-ofctl del-flows "$OF"
-ovs-ofctl add-flow "$OF" "in_port=$SI,actions=output:vhu0"
-ovs-ofctl add-flow "$OF" "in_port=vhu1,actions=output:$SO"
+ovs_links_and_flows
 t0=$(date +%s.%N)
 one_frame() { [ "$(delivered "$(traffic 1 0 --linger 0.1)")" -eq 1 ]; }
 wait_for "a frame through skbnfd within 5 s of OVS's return" 50 one_frame

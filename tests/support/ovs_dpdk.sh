@@ -29,7 +29,7 @@ ovs_stop() {
 }
 
 ovs_start() {
-  local prefix=$1 i
+  local prefix=$1
   shift
   ovsdb-tool create "$T/conf.db" /usr/share/openvswitch/vswitch.ovsschema
   ovsdb-server "$T/conf.db" --remote="punix:$T/db.sock" --pidfile="$T/ovsdb-server.pid" \
@@ -47,6 +47,13 @@ ovs_start() {
        "options:vhost-server-path=$T/vhu1.sock" \
     -- add-port br0 "$SI" -- set Interface "$SI" type=internal \
     -- add-port br0 "$SO" -- set Interface "$SO" type=internal
+  ovs_links_and_flows
+}
+
+# The kernel side up (IPv6 off) and the two OpenFlow flows: after ovs_start, and again after an
+# ovs-vswitchd restart, which keeps the database (ports) but not the flows.
+ovs_links_and_flows() {
+  local i
   for i in "$SI" "$SO"; do
     sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
     ip link set "$i" up
