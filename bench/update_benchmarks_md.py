@@ -209,7 +209,8 @@ def modes_reading(r, name):
             f"At least {mixed} of the {npairs} pairs had their two runs in different modes (a "
             f"configuration whose runs all fell in one mode cannot tell); their ratios are the "
             f"outliers of the plot. Medians of the other pairs alone (not the headline "
-            f"figures, which keep every pair): " + "; ".join(parts) + ".")
+            f"figures, which keep every pair): " + "; ".join(parts) + "."
+            + per_mode_reading(name))
 
 
 # Issue 23 item five's rate bounds, against testpmd native (paired, the headline's run shape).
@@ -266,6 +267,7 @@ def speed_modes(r, name, split=1.25):
     for x in rows:
         pairs.setdefault((x["comparison"], x["pair"]), {})[x["role"]] = x
     mixed, same = 0, {}
+    per_mode = {}  # comparison -> {"fast": [ratios], "slow": [ratios]}: both runs in that mode
     for (comp, _), ab in pairs.items():
         if "A" not in ab or "B" not in ab:
             continue
@@ -273,8 +275,40 @@ def speed_modes(r, name, split=1.25):
         if fa is not None and fb is not None and fa != fb:
             mixed += 1
         else:
-            same.setdefault(comp, []).append(float(ab["B"]["value"]) / float(ab["A"]["value"]))
+            ratio_ab = float(ab["B"]["value"]) / float(ab["A"]["value"])
+            same.setdefault(comp, []).append(ratio_ab)
+            if fa is not None and fb is not None:
+                per_mode.setdefault(comp, {"fast": [], "slow": []})[
+                    "fast" if fa else "slow"].append(ratio_ab)
+    SPEED_MODES_PER_MODE[name] = per_mode
     return cut, mixed, len(pairs), same, sorted(by_config)
+
+
+# speed_modes' per-mode ratios of the last call per stored run (name -> comparison -> mode).
+SPEED_MODES_PER_MODE = {}
+
+
+def per_mode_reading(name):
+    """Per comparison and mode: the median B/A over the pairs whose two runs both fell in that
+    mode (each configuration's own split, as speed_modes makes it), its 95 % bootstrap interval
+    and the count; a comparison one of whose configurations never split is in neither."""
+    parts = []
+    for comp, modes in sorted(SPEED_MODES_PER_MODE.get(name, {}).items()):
+        cells = []
+        for mode in ("fast", "slow"):
+            v = modes[mode]
+            if v:
+                lo, hi = benchlib.bootstrap_ci(v)
+                cells.append(f"{mode} {statistics.median(v):.3f}x ({lo:.3f}–{hi:.3f}) over {len(v)}")
+            else:
+                cells.append(f"{mode}: no pair")
+        parts.append(f"{comp}: " + ", ".join(cells))
+    if not parts:
+        return ""
+    return ("\n* Per mode (both runs of a pair in one mode; the two runs of a pair are tens of "
+            "seconds apart in the headline's run shape, so few pairs fall wholly in one mode and the "
+            "intervals are wide; bench/interleave.py measures inside one process): "
+            + "; ".join(parts) + ".")
 
 
 def gen_stride(r):
