@@ -27,7 +27,8 @@
 #   last third of the samples within RSS_TOL (1 %) of the peak of the first third (threads: not
 #   above it; gRPC's synchronous server grows and shrinks its pool by one or two with the load),
 #   descriptors one count throughout.
-# Writes OUT/churn.csv, OUT/churn.png (plot), OUT/client.json (the control client's counts),
+# bench/churn_report.py makes the checks, the summary and the plot from the raw files (it can be
+# run again on them). Writes OUT/churn.csv, OUT/churn.png (plot), OUT/client.json (the control client's counts),
 # OUT/COMMAND; exit 0 when every check holds.
 #
 # Usage: bench/churn.sh BUILD_DIR [MINUTES (60)] [OUT (bench/results/churn)]
@@ -136,9 +137,11 @@ print(sum(int(d.get("packets", 0)) for c in r["cores"] for p in c.get("ports", [
   done
   echo $((s + o))
 }
-reloads_ok() {
-  curl -s "http://127.0.0.1:$MPORT/metrics" |
-    awk '/^skbnf_config_reloads_total\{result="ok"\}/{print int($2)}'
+reloads() {  # skbnf_config_reloads_total: ok,unchanged,error
+  curl -s "http://127.0.0.1:$MPORT/metrics" | python3 -c '
+import re, sys
+v = dict(re.findall(r"^skbnf_config_reloads_total\{result=\"(\w+)\"\} (\S+)$", sys.stdin.read(), re.M))
+print(",".join(str(int(float(v.get(k, 0)))) for k in ("ok", "unchanged", "error")))'
 }
 
 "$CLIENT" --addr="$ADDR" --seconds=$((MINUTES * 60 + 60)) --route-ops-per-second="$ROUTE_OPS" \
@@ -150,7 +153,7 @@ mkdir -p "$OUT"
 CSV=$OUT/churn.csv
 {
   echo "# churn: $(date -u +%FT%TZ), $(uname -r), $(nproc) CPUs, OVS $("$OVS_VSWITCHD" --version | head -1 | awk '{print $NF}'), $MINUTES min; batches of ${BATCH_S}s at $RATE/s; swap every ${SWAP_EVERY_S}s, $ROUTE_OPS route ops/s, $WATCHERS watchers, reload every ${RELOAD_EVERY_S}s, OVS restart every ${OVS_RESTART_EVERY_S}s"
-  echo "sample,t_s,event,sent,delivered,counted_drops,unaccounted,bad,duplicates,rss_kb,fds,threads,hugetlb_kb,reloads_ok"
+  echo "sample,t_s,event,sent,delivered,counted_drops,unaccounted,bad,duplicates,rss_kb,fds,threads,hugetlb_kb,reloads_ok,reloads_unchanged,reloads_error"
 } >"$CSV"
 echo "BATCH_S=$BATCH_S RATE=$RATE SWAP_EVERY_S=$SWAP_EVERY_S ROUTE_OPS=$ROUTE_OPS WATCHERS=$WATCHERS RELOAD_EVERY_S=$RELOAD_EVERY_S OVS_RESTART_EVERY_S=$OVS_RESTART_EVERY_S WARMUP_S=$WARMUP_S RSS_TOL=$RSS_TOL bench/churn.sh BUILD $MINUTES OUT" >"$OUT/COMMAND"
 
@@ -190,13 +193,13 @@ while [ "$(date +%s)" -lt "$END" ]; do
   huge=$(awk '/^HugetlbPages:/{print $2}' "/proc/$PID/status")
   fds=$(find "/proc/$PID/fd" -mindepth 1 -maxdepth 1 | wc -l)
   python3 - "$R" "$n" "$(($(date +%s) - START))" "${event:--}" "$((d1 - d0))" "$rss" "$fds" \
-    "$thr" "$huge" "$(reloads_ok)" >>"$CSV" <<'PY'
+    "$thr" "$huge" "$(reloads)" >>"$CSV" <<'PY'
 import json, sys
 r = json.loads(sys.argv[1])
 n, t, ev, drops, rss, fds, thr, huge, rel = sys.argv[2:]
 un = r["sent"] - r["delivered"] - int(drops)
 print(",".join(map(str, [n, t, ev, r["sent"], r["delivered"], drops, un, r["bad"],
-                          r["duplicates"], rss, fds, thr, huge, rel])))
+                          r["duplicates"], rss, fds, thr, huge, rel])))  # rel: ok,unchanged,error
 PY
   tail -1 "$CSV"
 done
@@ -213,70 +216,6 @@ exitline=$(grep "^skbnfd: " "$T/skb.log" | tail -1 || true)
   echo "# reloads written $reloads, OVS restarts $restarts"
 } >>"$CSV"
 cp "$T/client.json" "$OUT/client.json"
-python3 - "$CSV" "$rc" "$crc" "$reloads" "$restarts" "$WARMUP_S" "$OUT/churn.png" \
-  "$OUT/client.json" "$RSS_TOL" <<'PY'
-import csv, json, sys
-path, rc, crc, reloads, restarts, warmup, png, cj, rss_tol = sys.argv[1:]
-rss_tol = float(rss_tol)
-rc, crc, reloads, restarts, warmup = map(int, (rc, crc, reloads, restarts, warmup))
-lines = open(path).read().splitlines()
-rows = list(csv.DictReader(l for l in lines if not l.startswith("#")))
-try:
-    client = json.load(open(cj))
-except ValueError:
-    client = {"route_ok": 0, "route_failed": -1, "swap_ok": 0, "swap_failed": -1,
-              "watch_updates": 0, "first_watch_error": "no output"}
-exitline = next(l for l in lines if l.startswith("# skbnfd exit"))
-col = lambda k, rs=rows: [int(r[k]) for r in rs]
-later = [r for r in rows if int(r["t_s"]) >= warmup] or rows[-1:]
-third = max(1, len(later) // 3)
-first, last = later[:third], later[-third:]
-def growth(k):
-    """Growth of the peak: the last third's maximum over the first third's (after warm-up)."""
-    return max(col(k, last)) / max(col(k, first)) - 1
-checks = {
-    "sent == delivered + counted drops in every batch": all(u == 0 for u in col("unaccounted")),
-    "no frame bad or duplicated": sum(col("bad")) + sum(col("duplicates")) == 0,
-    "no control call failed (churn_client)": crc == 0 and client["route_failed"] == 0
-        and client["swap_failed"] == 0 and not client["first_watch_error"],
-    "route changes, swaps and watch updates happened": client["route_ok"] > 0
-        and client["swap_ok"] > 0 and client["watch_updates"] > 0,
-    "every reload written was applied": reloads > 0 and col("reloads_ok")[-1] >= reloads,
-    "OVS restarts happened": restarts > 0,
-    f"RSS flat after {warmup} s (peak growth within {100 * rss_tol:g} %)":
-        growth("rss_kb") <= rss_tol,
-    f"open descriptors flat after {warmup} s (one count)": len(set(col("fds", later))) == 1,
-    f"threads flat after {warmup} s (no peak growth)": growth("threads") <= 0,
-    "exit 0 with an exact audit": rc == 0 and "audit OK (exact" in exitline,
-}
-with open(path, "a") as f:
-    f.write(f"# summary: {len(rows)} batches, sent {sum(col('sent'))}, delivered "
-            f"{sum(col('delivered'))}, counted drops {sum(col('counted_drops'))}, unaccounted "
-            f"{sum(col('unaccounted'))}; after {warmup} s: RSS {min(col('rss_kb', later))}.."
-            f"{max(col('rss_kb', later))} kB, fds {sorted(set(col('fds', later)))}, threads "
-            f"{sorted(set(col('threads', later)))}; route ops {client['route_ok']}, swaps "
-            f"{client['swap_ok']}, watch updates {client['watch_updates']}\n")
-    for k, v in checks.items():
-        f.write(f"# check {'ok  ' if v else 'FAIL'} {k}\n")
-try:
-    import matplotlib
-    matplotlib.use("Agg")
-    import matplotlib.pyplot as plt
-    t = [int(r["t_s"]) / 60 for r in rows]
-    fig, ax = plt.subplots(3, 1, figsize=(9, 7), sharex=True)
-    ax[0].plot(t, [int(r["rss_kb"]) / 1024 for r in rows]); ax[0].set_ylabel("RSS MiB")
-    ax[1].plot(t, col("fds"), label="fds"); ax[1].plot(t, col("threads"), label="threads")
-    ax[1].legend(); ax[1].set_ylabel("count")
-    ax[2].plot(t, col("delivered"), label="delivered"); ax[2].plot(t, col("sent"), label="sent")
-    ax[2].legend(); ax[2].set_ylabel("frames/batch"); ax[2].set_xlabel("minutes")
-    for r in rows:
-        if "ovs_restart" in r["event"]:
-            for a in ax:
-                a.axvline(int(r["t_s"]) / 60, color="grey", lw=0.5)
-    fig.suptitle("skbnfd over OVS-DPDK under churn (grey: OVS restarts)")
-    fig.savefig(png, dpi=80)
-except ImportError:
-    pass
-print("\n".join(l for l in open(path).read().splitlines() if l.startswith("# ")))
-sys.exit(0 if all(checks.values()) else 1)
-PY
+python3 "$HERE/churn_report.py" --csv "$CSV" --client "$OUT/client.json" --exit-status "$rc" \
+  --client-exit "$crc" --reloads "$reloads" --restarts "$restarts" --warmup "$WARMUP_S" \
+  --rss-tol "$RSS_TOL" --plot "$OUT/churn.png"
