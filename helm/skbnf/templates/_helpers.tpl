@@ -112,6 +112,7 @@ app.kubernetes.io/part-of: skbnf
 {{- end -}}
 {{- include "skbnf.validateAccess" . -}}
 {{- include "skbnf.validatePodExtras" . -}}
+{{- include "skbnf.validateNonRoot" . -}}
 {{- if eq .Values.probes.mode "grpc" -}}
 {{- if or (eq (int .Values.probes.port) (int .Values.grpc.port)) (eq (int .Values.probes.port) (int .Values.metrics.port)) -}}
 {{- fail (printf "probes.port %d is also grpc.port or metrics.port: the health-only listener needs a port of its own" (int .Values.probes.port)) -}}
@@ -175,6 +176,20 @@ app.kubernetes.io/part-of: skbnf
 {{- end -}}
 {{- if eq $c.name "skbnfd" "preflight" -}}
 {{- fail (printf "sidecars[%d]: the name %s is the chart's own container; name yours differently" $i $c.name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Non-root: the kubelet's hugetlbfs mount and Secret files (0440) are root's unless fsGroup
+     owns them (pkg/volume/emptydir/empty_dir.go SetUpAt: mount, then fsGroup ownership). */}}
+{{- define "skbnf.validateNonRoot" -}}
+{{- if and (ne (int .Values.securityContext.runAsUser) 0) (not .Values.securityContext.fsGroup) -}}
+{{- $needs := list -}}
+{{- if and .Values.sriov.enabled .Values.hugepages.enabled -}}{{- $needs = append $needs "the hugetlbfs mount /hugepages" -}}{{- end -}}
+{{- if .Values.tls.enabled -}}{{- $needs = append $needs "the TLS Secret's files (mode 0440)" -}}{{- end -}}
+{{- if .Values.metrics.tls.enabled -}}{{- $needs = append $needs "the metrics TLS Secret's files (mode 0440)" -}}{{- end -}}
+{{- if $needs -}}
+{{- fail (printf "securityContext.runAsUser is %d (non-root) but securityContext.fsGroup is not set: %s would belong to root and skbnfd could not use them; set securityContext.fsGroup (e.g. %d), which the kubelet gives those volumes" (int .Values.securityContext.runAsUser) (join " and " $needs) (int (ternary .Values.securityContext.runAsGroup .Values.securityContext.runAsUser (ne (int .Values.securityContext.runAsGroup) 0)))) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
