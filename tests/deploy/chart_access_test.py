@@ -1,0 +1,274 @@
+#!/usr/bin/python3
+# SPDX-License-Identifier: BSD-3-Clause
+"""deploy.chart_access: skbnfd started with the control flags the chart renders, and who can
+change the data plane then (issue 31 item 2).
+
+Each case renders the chart (`helm template --kube-version 1.29.0`), takes the skbnfd
+container's args and env from the rendered workload, and starts the real skbnfd with them:
+  - the pod is simulated on this host: every volumeMount's mountPath P becomes <tmp>P (the
+    test writes the files a volume would hold, e.g. the TLS Secret's tls.crt/tls.key), and the
+    downward API's POD_IP is 127.0.0.1 (so the pod-IP listeners are on loopback here, which
+    makes the "port-forward" checks harder than in a pod: there they are not on loopback at
+    all);
+  - the data-plane flags (--config, --pcidevice-env, --network-status-*: an SR-IOV node) are
+    left out, so skbnfd runs its embedded demo; every control-plane flag is the render's;
+  - ports are chosen free (grpc.port, probes.port, metrics.port values) so parallel tests do
+    not collide.
+Then, with skbnfctl (exit 1 and "skbnfctl: CODE: message" on a failed call):
+  default render: `skbnfctl strategy set` with the container's own SKBNF_ADDR (the unix socket)
+    works as skbnfd's uid (what `kubectl exec` runs as); another uid (setpriv) cannot change
+    anything; a plaintext SetStrategy from 127.0.0.1 to every TCP port of the pod (what
+    `kubectl port-forward` reaches) changes nothing; /metrics answers on the pod IP; DPDK's
+    telemetry socket is in the volume "run" (EAL's runtime dir from RUNTIME_DIRECTORY);
+  the pre-issue loopback listener added back (--listen=...,127.0.0.1:P, as the old chart
+    rendered): a plaintext SetStrategy from 127.0.0.1 is PERMISSION_DENIED;
+  TLS render with a client CA of its own (tls.clientCA) and tls.clientNames: plaintext fails,
+    no client certificate or an unlisted name is PERMISSION_DENIED, a read name may read but
+    not SetStrategy, the admin name may; a certificate from the server's CA is refused.
+Certificates: openssl, as tests/deploy/health_probe_test.sh makes them.
+Environment: SKBNFD, SKBNFCTL (ctest), SKBNF_NODE_DIR (helm).
+"""
+
+import glob
+import json
+import os
+import re
+import shutil
+import socket
+import subprocess
+import tempfile
+import time
+import unittest
+import urllib.request
+
+import helm_test as h
+
+SKBNFD = os.environ.get("SKBNFD", "")
+SKBNFCTL = os.environ.get("SKBNFCTL", "")
+DATA_PLANE_FLAGS = ("--config=", "--pcidevice-env", "--network-status-file=",
+                    "--network-status-timeout=")
+SERVER_NAME = "rel-skbnf-grpc.net.svc"
+
+
+def free_port():
+    with socket.socket() as s:
+        s.bind(("127.0.0.1", 0))
+        return s.getsockname()[1]
+
+
+def openssl(d, *args):
+    subprocess.run(["openssl", *args], cwd=d, check=True, capture_output=True, timeout=60)
+
+
+def make_ca(d, name):
+    openssl(d, "req", "-x509", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1",
+            "-nodes", "-keyout", name + ".key", "-out", name + ".crt", "-days", "2",
+            "-subj", "/CN=" + name)
+
+
+def make_cert(d, name, ca, san, usage):
+    with open(os.path.join(d, name + ".ext"), "w") as f:
+        f.write("subjectAltName=%s\nextendedKeyUsage=%s\n" % (san, usage))
+    openssl(d, "req", "-newkey", "ec", "-pkeyopt", "ec_paramgen_curve:prime256v1", "-nodes",
+            "-keyout", name + ".key", "-out", name + ".csr", "-subj", "/CN=" + name)
+    openssl(d, "x509", "-req", "-in", name + ".csr", "-CA", ca + ".crt", "-CAkey", ca + ".key",
+            "-CAcreateserial", "-days", "2", "-extfile", name + ".ext", "-out", name + ".crt")
+
+
+class Pod:
+    """skbnfd started as the rendered skbnfd container would be, volumes under a temp root."""
+
+    def __init__(self, test, *sets, extra_listen=None, files=None):
+        self.root = tempfile.mkdtemp(prefix="skbnf-access-")
+        test.addCleanup(shutil.rmtree, self.root, True)
+        self.ports = {"grpc": free_port(), "health": free_port(), "metrics": free_port()}
+        docs = h.render(None, "grpc.port=%d" % self.ports["grpc"],
+                        "probes.port=%d" % self.ports["health"],
+                        "metrics.port=%d" % self.ports["metrics"], *sets)
+        _, _, c = h.container(docs)
+        self.container = c
+        for m in c["volumeMounts"]:
+            os.makedirs(self.path(m["mountPath"]), exist_ok=True)
+        for rel, src in (files or {}).items():
+            shutil.copy(src, self.path(rel))
+        env = {e["name"]: e["value"] for e in c["env"] if "value" in e}
+        self.env = {k: self.subst(v) for k, v in env.items()}
+        args = [self.subst(a) for a in c["args"] if not a.startswith(DATA_PLANE_FLAGS)]
+        if extra_listen:
+            args = [a + "," + extra_listen if a.startswith("--listen=") else a for a in args]
+        self.args = args
+        self.ready = os.path.join(self.root, "ready.json")
+        self.log = open(os.path.join(self.root, "skbnfd.log"), "w+")
+        test.addCleanup(self.log.close)
+        env = dict(os.environ, **self.env)
+        self.proc = subprocess.Popen([SKBNFD, *args, "--ready-file=" + self.ready], env=env,
+                                     stdout=self.log, stderr=subprocess.STDOUT)
+        test.addCleanup(self.stop)
+        deadline = time.monotonic() + 60
+        while time.monotonic() < deadline and not os.path.exists(self.ready):
+            if self.proc.poll() is not None:
+                break
+            time.sleep(0.05)
+        if not os.path.exists(self.ready):
+            raise AssertionError("skbnfd %s did not start:\n%s" % (" ".join(args), self.text()))
+
+    def path(self, p):
+        return self.root + p
+
+    def subst(self, v):
+        """$(POD_IP) -> 127.0.0.1; the pod's absolute mount paths -> under the temp root."""
+        v = v.replace("$(POD_IP)", "127.0.0.1")
+        paths = sorted((m["mountPath"] for m in self.container["volumeMounts"]), key=len,
+                       reverse=True)
+        v = re.sub(r"(^|[=,:])(" + "|".join(map(re.escape, paths)) + r")(?=/|,|$)",
+                   lambda x: x.group(1) + self.path(x.group(2)), v)  # one pass
+        if v == "/var/run":  # RUNTIME_DIRECTORY: EAL adds /dpdk, the volume "run"
+            v = self.path(v)
+        return v
+
+    def text(self):
+        self.log.flush()
+        with open(self.log.name) as f:
+            return f.read()
+
+    def stop(self):
+        if self.proc.poll() is None:
+            self.proc.terminate()
+            try:
+                self.proc.wait(timeout=30)
+            except subprocess.TimeoutExpired:
+                self.proc.kill()
+                self.proc.wait()
+
+    def metrics(self):
+        url = "http://127.0.0.1:%d/metrics" % self.ports["metrics"]
+        with urllib.request.urlopen(url, timeout=5) as r:
+            return r.read().decode()
+
+    def strategy(self):
+        for line in self.metrics().splitlines():
+            if line.startswith("skbnf_strategy_info{") and line.endswith(" 1"):
+                return line.split('spec="', 1)[1].split('"', 1)[0]
+        return None
+
+
+def ctl(*args, env=None, prefix=()):
+    p = subprocess.run([*prefix, SKBNFCTL, "--timeout=5", *args], capture_output=True,
+                       text=True, timeout=60, env=dict(os.environ, **(env or {})))
+    return p.returncode, p.stdout + p.stderr
+
+
+class ChartAccessTest(unittest.TestCase):
+    @classmethod
+    def setUpClass(cls):
+        for name, path in (("SKBNFD", SKBNFD), ("SKBNFCTL", SKBNFCTL), ("helm", h.HELM)):
+            if not path or not os.access(path, os.X_OK):
+                raise RuntimeError("%s is not an executable: %r" % (name, path))
+
+    def wait_strategy(self, pod, want):
+        deadline = time.monotonic() + 10
+        got = None
+        while time.monotonic() < deadline:
+            got = pod.strategy()
+            if got == want:
+                return
+            time.sleep(0.1)
+        self.fail("strategy %s, want %s" % (got, want))
+
+    def test_default_render_socket_only(self):
+        pod = Pod(self)
+        args = " ".join(pod.container["args"])
+        self.assertIn("--listen=unix:/run/skbnf/control.sock", args)
+        start = pod.strategy()
+        self.assertTrue(start)
+        sock = pod.path("/run/skbnf/control.sock")
+        self.assertTrue(os.path.exists(sock), pod.text())
+        self.assertEqual(pod.env["SKBNF_ADDR"], "unix:" + sock)
+        # what `kubectl exec ... skbnfctl` runs: skbnfd's uid, the container's SKBNF_ADDR
+        rc, out = ctl("strategy", "set", "recycle+magazine", env={"SKBNF_ADDR": pod.env[
+            "SKBNF_ADDR"]})
+        self.assertEqual(rc, 0, out + pod.text())
+        self.wait_strategy(pod, "recycle+magazine")
+        # another uid on the socket (a sidecar could not even see the volume): nothing changes
+        rc, out = ctl("--addr=" + pod.env["SKBNF_ADDR"], "strategy", "set", "magazine",
+                      prefix=("setpriv", "--reuid=65534", "--regid=65534", "--clear-groups"))
+        self.assertNotEqual(rc, 0, out)
+        # kubectl port-forward reaches the pod's TCP ports on loopback: plaintext SetStrategy
+        # to each changes nothing (grpc.port has no listener, the health port serves
+        # grpc.health.v1 only, /metrics is HTTP)
+        for name, port in pod.ports.items():
+            rc, out = ctl("--addr=127.0.0.1:%d" % port, "strategy", "set", "magazine")
+            self.assertEqual(rc, 1, (name, out))
+            self.assertRegex(out, r"skbnfctl: (UNAVAILABLE|UNIMPLEMENTED|PERMISSION_DENIED|"
+                                  r"INTERNAL|UNKNOWN)", name)
+        self.assertEqual(pod.strategy(), "recycle+magazine")
+        # DPDK's telemetry socket in the volume "run" (EAL's runtime directory)
+        socks = glob.glob(pod.path("/var/run/dpdk/*/dpdk_telemetry.v2"))
+        self.assertTrue(socks, "no telemetry socket under %s: %s" % (
+            pod.path("/var/run/dpdk"), os.listdir(pod.path("/var/run/dpdk"))))
+
+    def test_loopback_tcp_grants_no_role(self):
+        # the pre-issue chart's listener, added back: loopback is not an identity
+        port = free_port()
+        pod = Pod(self, extra_listen="127.0.0.1:%d" % port)
+        start = pod.strategy()
+        rc, out = ctl("--addr=127.0.0.1:%d" % port, "strategy", "set", "recycle+magazine")
+        self.assertEqual(rc, 1, out + pod.text())
+        self.assertIn("skbnfctl: PERMISSION_DENIED", out)
+        self.assertIn("operate", out)
+        self.assertEqual(pod.strategy(), start)
+
+    def test_tls_render_roles_from_client_certificates(self):
+        d = tempfile.mkdtemp(prefix="skbnf-access-pki-")
+        self.addCleanup(shutil.rmtree, d, True)
+        make_ca(d, "server-ca")
+        make_ca(d, "client-ca")
+        make_cert(d, "server", "server-ca", "DNS:" + SERVER_NAME, "serverAuth")
+        make_cert(d, "ops", "client-ca", "DNS:ops.example.net", "clientAuth")
+        make_cert(d, "reader", "client-ca", "URI:spiffe://cluster.local/ns/mon/sa/reader",
+                  "clientAuth")
+        make_cert(d, "other", "client-ca", "DNS:other.example.net", "clientAuth")
+        make_cert(d, "ops-server-ca", "server-ca", "DNS:ops.example.net", "clientAuth")
+        files = {"/etc/skbnf/tls/tls.crt": os.path.join(d, "server.crt"),
+                 "/etc/skbnf/tls/tls.key": os.path.join(d, "server.key"),
+                 "/etc/skbnf/tls/ca.crt": os.path.join(d, "server-ca.crt"),
+                 "/etc/skbnf/client-ca/ca.crt": os.path.join(d, "client-ca.crt")}
+        pod = Pod(self, "tls.enabled=true", "tls.secretName=skbnf-grpc-tls",
+                  "tls.clientCA.secretName=skbnf-client-ca",
+                  "tls.clientNames[0].name=dns:ops.example.net", "tls.clientNames[0].role=admin",
+                  "tls.clientNames[1].name=uri:spiffe://cluster.local/ns/mon/sa/reader",
+                  "tls.clientNames[1].role=read", files=files)
+        addr = "--addr=127.0.0.1:%d" % pod.ports["grpc"]
+        tls = [addr, "--tls-ca=" + os.path.join(d, "server-ca.crt"),
+               "--tls-server-name=" + SERVER_NAME]
+
+        def cert(name):
+            return ["--tls-cert=" + os.path.join(d, name + ".crt"),
+                    "--tls-key=" + os.path.join(d, name + ".key")]
+        start = pod.strategy()
+        rc, out = ctl(addr, "strategy", "set", "recycle+magazine")  # plaintext
+        self.assertEqual(rc, 1, out)
+        self.assertIn("skbnfctl: UNAVAILABLE", out)
+        for who, extra in (("no client certificate", []), ("unlisted name", cert("other")),
+                           ("read role", cert("reader"))):
+            rc, out = ctl(*tls, *extra, "strategy", "set", "recycle+magazine")
+            self.assertEqual(rc, 1, (who, out, pod.text()))
+            self.assertIn("skbnfctl: PERMISSION_DENIED", out, who)
+        self.assertEqual(pod.strategy(), start)
+        rc, out = ctl(*tls, *cert("reader"), "info")
+        self.assertEqual(rc, 0, out)
+        # a certificate from the server's issuer: not the client CA, refused
+        rc, out = ctl(*tls, *cert("ops-server-ca"), "strategy", "set", "recycle+magazine")
+        self.assertEqual(rc, 1, out)
+        self.assertEqual(pod.strategy(), start)
+        rc, out = ctl(*tls, *cert("ops"), "strategy", "set", "recycle+magazine")
+        self.assertEqual(rc, 0, out + pod.text())
+        self.wait_strategy(pod, "recycle+magazine")
+        # the socket still works for the container's own uid
+        rc, out = ctl("--addr=" + pod.env["SKBNF_ADDR"], "strategy", "set", "magazine")
+        self.assertEqual(rc, 0, out)
+        self.wait_strategy(pod, "magazine")
+
+
+if __name__ == "__main__":
+    unittest.main(verbosity=2)
