@@ -4,8 +4,11 @@
 #
 #  1. starts dockerd (own --data-root /var/lib/skbnf-docker, kept between runs so layers are
 #     cached; own --exec-root and socket under /run; --iptables=false --bridge=none);
-#  2. imports the base image debian:bookworm-slim from deploy/base-image.sh's debootstrap
-#     tarball (cached in /var/cache/skbnf) when the daemon does not have it;
+#  2. the base by digest: deploy/base-image.sh --import makes (debootstrap, cached in
+#     /var/cache/skbnf) and imports the base, named skbnf-base:sha256-<the tarball's sha256>;
+#     a base given by tag is refused by the build;
+#     the packages are pinned: deploy/image-packages.lock is the image's whole package set
+#     (the build installs those versions and fails on any difference);
 #  3. builds deploy/Dockerfile's runtime stage with BuildKit, --network host. By default
 #     ARTIFACTS=prebuilt: the binaries the suite just built (same Debian 12 ABI) go in, so the
 #     code is not compiled twice; SKBNF_DOCKER_FULL=1 builds the whole multi-stage file from
@@ -99,19 +102,20 @@ if [ $up -ne 1 ]; then
 fi
 phase "dockerd up ($($DOCKER info -f '{{.ServerVersion}} {{.Driver}}'))"
 
-# 2. base image
-if ! $DOCKER image inspect debian:bookworm-slim >/dev/null 2>&1; then
-  tarball=$(bash "$ROOT/deploy/base-image.sh")
-  $DOCKER import "$tarball" debian:bookworm-slim >/dev/null
-  phase "imported debian:bookworm-slim from $tarball"
-fi
+# 2. base image, by digest
+BASE=$(DOCKER=$DOCKER bash "$ROOT/deploy/base-image.sh" --import) || fail "deploy/base-image.sh --import"
+LAYER=sha256:${BASE#skbnf-base:sha256-}
+[ "$($DOCKER image inspect -f '{{json .RootFS.Layers}}' "$BASE")" = "[\"$LAYER\"]" ] ||
+  fail "$BASE: its layer is not the tarball's digest $LAYER"
+phase "base $BASE (its one layer: the debootstrap tarball's sha256)"
 
 # 3. image: the commit (GIT_COMMIT for the full build, whose context has no .git; REVISION for
 # the OCI label), the base image's id, then a second, cached pass that adds the SBOM label from
 # the SBOM file the first pass wrote (a label cannot be computed inside a build).
 COMMIT=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-BASE_ID=$($DOCKER image inspect -f '{{.Id}}' debian:bookworm-slim)
-build_args=(--network host --build-arg REVISION="$COMMIT" --build-arg BASE_ID="$BASE_ID")
+BASE_ID=$($DOCKER image inspect -f '{{.Id}}' "$BASE")
+build_args=(--network host --build-arg REVISION="$COMMIT" --build-arg BASE="$BASE"
+  --build-arg BASE_ID="$BASE_ID" --build-arg PACKAGES_LOCK="${SKBNF_PACKAGES_LOCK_MODE:-check}")
 if [ "${SKBNF_DOCKER_FULL:-0}" = 1 ]; then
   build_args+=(-f "$ROOT/deploy/Dockerfile" --build-arg JOBS="${SKBNF_JOBS:-2}"
     --build-arg GIT_COMMIT="$(git -C "$ROOT" rev-parse HEAD)" "$ROOT")
@@ -121,6 +125,8 @@ else
   install -s -m 0644 "$SKBNF_MEMPOOL_PLUGIN" "$CTX/prebuilt/lib/skbnf/"
   install -m 0644 "$ROOT/LICENSE" "$CTX/prebuilt/share/doc/skbnf/"
   cp "$ROOT/deploy/Dockerfile" "$CTX/Dockerfile"
+  mkdir -p "$CTX/deploy"
+  cp "$ROOT/deploy/base-image.sh" "$ROOT/deploy/image-packages.lock" "$CTX/deploy/"
   build_args+=(--build-arg ARTIFACTS=prebuilt "$CTX")
 fi
 DOCKER_BUILDKIT=1 $DOCKER build -t "$IMAGE" "${build_args[@]}" >"$RUN/build.log" 2>&1 ||
@@ -139,6 +145,21 @@ label() { $DOCKER image inspect -f "{{index .Config.Labels \"$1\"}}" "$IMAGE"; }
 [ "$(label org.opencontainers.image.revision)" = "$COMMIT" ] || fail "revision label: $(label org.opencontainers.image.revision)"
 [ "$(label org.opencontainers.image.licenses)" = BSD-3-Clause ] || fail "licenses label"
 [ "$(label org.opencontainers.image.base.digest)" = "$BASE_ID" ] || fail "base.digest label: $(label org.opencontainers.image.base.digest) != $BASE_ID"
+[ "$(label org.opencontainers.image.base.name)" = "$BASE" ] || fail "base.name label: $(label org.opencontainers.image.base.name) != $BASE"
+# built on exactly the base: its layer is the image's first
+[ "$($DOCKER image inspect -f '{{index .RootFS.Layers 0}}' "$IMAGE")" = "$LAYER" ] ||
+  fail "the image's first layer is not the base's $LAYER"
+# the packages are the lock's, line for line (the build's own check, seen from outside).
+# SKBNF_PACKAGES_LOCK_MODE=update (refreshing the lock, deploy/base-image.sh): the build took
+# the archive's current versions; write them to the lock for review.
+if [ "${SKBNF_PACKAGES_LOCK_MODE:-check}" = update ]; then
+  { grep '^#' "$ROOT/deploy/image-packages.lock"; echo "$SBOM"; } >"$RUN/lock.new"
+  cp "$RUN/lock.new" "$ROOT/deploy/image-packages.lock"
+  phase "wrote deploy/image-packages.lock ($(wc -l <<<"$SBOM") packages)"
+else
+  diff <(grep -v '^#' "$ROOT/deploy/image-packages.lock" | grep -v '^$') - <<<"$SBOM" >"$RUN/lock.diff" ||
+    { cat "$RUN/lock.diff"; fail "the image's packages differ from deploy/image-packages.lock"; }
+fi
 # SBOM: every Debian package with its version, as a file (with the base) and as a label
 [ "$(label io.skbnf.sbom.dpkg)" = "$(tr '\n' ' ' <<<"$SBOM" | sed 's/ $//')" ] || fail "SBOM label differs from the file"
 npkg=$(wc -l <<<"$SBOM")
@@ -146,7 +167,7 @@ npkg=$(wc -l <<<"$SBOM")
 $DOCKER run --rm --network none --entrypoint /bin/sh "$IMAGE" -c '
   set -e
   dpkg-query -W -f "\${Package}=\${Version}\n" | LC_ALL=C sort | cmp - /usr/share/doc/skbnf/sbom-dpkg.txt
-  grep -q "^# base: debian:bookworm-slim sha256:" /usr/share/doc/skbnf/sbom-dpkg.tsv
+  grep -q "^# base: skbnf-base:sha256-[0-9a-f]\{64\} sha256:" /usr/share/doc/skbnf/sbom-dpkg.tsv
   grep -q "^librte-net-ixgbe23	" /usr/share/doc/skbnf/sbom-dpkg.tsv
   grep -q "BSD 3-Clause" /usr/share/doc/skbnf/LICENSE' || fail "SBOM file, base or LICENSE in the image"
 # PMDs for 82599/X5xx (ixgbe) and Broadcom (bnxt) VFs, virtio, vhost, AF_XDP, memif: shipped
