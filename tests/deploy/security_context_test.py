@@ -260,12 +260,20 @@ class SecurityContextTest(unittest.TestCase):
                 self.assertNotEqual(rc, 0, "accepted: %s" % sets)
                 self.assertIn(field, err)
 
-    def test_non_root_needs_fs_group_for_hugepages_and_secrets(self):
-        rc, _, err = h.helm("template", "rel", h.CHART, "--kube-version", h.KUBE_VERSION,
-                            "--set", "securityContext.runAsUser=10001", check=False)
+    def test_non_root_needs_fs_group_for_secrets(self):
+        non_root = ("securityContext.runAsUser=10001", "securityContext.runAsGroup=10001")
+        tls = ("tls.enabled=true", "tls.secretName=s", "tls.clientNames[0].name=dns:a",
+               "tls.clientNames[0].role=read")
+        h.render(None, *non_root)  # hugepages (--in-memory: memfd) need no fsGroup
+        args = ["template", "rel", h.CHART, "--kube-version", h.KUBE_VERSION]
+        for s in non_root + tls:
+            args += ["--set", s]
+        rc, _, err = h.helm(*args, check=False)
         self.assertNotEqual(rc, 0)
-        self.assertIn("securityContext.fsGroup is not set: the hugetlbfs mount /hugepages", err)
+        self.assertIn("securityContext.fsGroup is not set: the TLS Secret's files (mode 0440)", err)
         self.assertIn("set securityContext.fsGroup (e.g. 10001)", err)
+        _, spec = workload(h.render(None, *non_root, *tls, "securityContext.fsGroup=10001"))
+        self.assertEqual(spec["securityContext"]["fsGroup"], 10001)
 
     def test_image_default_user_is_not_root(self):
         with open(os.path.join(h.ROOT, "deploy", "Dockerfile")) as f:

@@ -180,16 +180,15 @@ app.kubernetes.io/part-of: skbnf
 {{- end -}}
 {{- end -}}
 
-{{/* Non-root: the kubelet's hugetlbfs mount and Secret files (0440) are root's unless fsGroup
-     owns them (pkg/volume/emptydir/empty_dir.go SetUpAt: mount, then fsGroup ownership). */}}
+{{/* Non-root: Secret files (0440) are root's unless fsGroup owns them. (hugetlbfs needs no
+     fsGroup: EAL runs --in-memory, memfd hugepages; it only opens and flocks the mount.) */}}
 {{- define "skbnf.validateNonRoot" -}}
 {{- if and (ne (int .Values.securityContext.runAsUser) 0) (not .Values.securityContext.fsGroup) -}}
 {{- $needs := list -}}
-{{- if and .Values.sriov.enabled .Values.hugepages.enabled -}}{{- $needs = append $needs "the hugetlbfs mount /hugepages" -}}{{- end -}}
 {{- if .Values.tls.enabled -}}{{- $needs = append $needs "the TLS Secret's files (mode 0440)" -}}{{- end -}}
 {{- if .Values.metrics.tls.enabled -}}{{- $needs = append $needs "the metrics TLS Secret's files (mode 0440)" -}}{{- end -}}
 {{- if $needs -}}
-{{- fail (printf "securityContext.runAsUser is %d (non-root) but securityContext.fsGroup is not set: %s would belong to root and skbnfd could not use them; set securityContext.fsGroup (e.g. %d), which the kubelet gives those volumes" (int .Values.securityContext.runAsUser) (join " and " $needs) (int (ternary .Values.securityContext.runAsGroup .Values.securityContext.runAsUser (ne (int .Values.securityContext.runAsGroup) 0)))) -}}
+{{- fail (printf "securityContext.runAsUser is %d (non-root) but securityContext.fsGroup is not set: %s would belong to root (mode 0440) and skbnfd could not read them; set securityContext.fsGroup (e.g. %d), which the kubelet gives those volumes" (int .Values.securityContext.runAsUser) (join " and " $needs) (int (ternary .Values.securityContext.runAsGroup .Values.securityContext.runAsUser (ne (int .Values.securityContext.runAsGroup) 0)))) -}}
 {{- end -}}
 {{- end -}}
 {{- end -}}
