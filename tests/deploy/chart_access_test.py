@@ -78,31 +78,37 @@ def make_cert(d, name, ca, san, usage):
 class Pod:
     """skbnfd started as the rendered skbnfd container would be, volumes under a temp root."""
 
-    def __init__(self, test, *sets, extra_listen=None, files=None):
+    def __init__(self, test, *sets, extra_listen=None, files=None, values=None, prefix=(),
+                 keep=(), before_start=None):
         self.root = tempfile.mkdtemp(prefix="skbnf-access-")
+        os.chmod(self.root, 0o755)
         test.addCleanup(shutil.rmtree, self.root, True)
         self.ports = {"grpc": free_port(), "health": free_port(), "metrics": free_port()}
-        docs = h.render(None, "grpc.port=%d" % self.ports["grpc"],
-                        "probes.port=%d" % self.ports["health"],
-                        "metrics.port=%d" % self.ports["metrics"], *sets)
-        _, _, c = h.container(docs)
+        self.docs = h.render(values, "grpc.port=%d" % self.ports["grpc"],
+                             "probes.port=%d" % self.ports["health"],
+                             "metrics.port=%d" % self.ports["metrics"], *sets)
+        _, self.spec, c = h.container(self.docs)
         self.container = c
         for m in c["volumeMounts"]:
             os.makedirs(self.path(m["mountPath"]), exist_ok=True)
+            os.chmod(self.path(m["mountPath"]), 0o777)  # emptyDir's mode (empty_dir.go)
         for rel, src in (files or {}).items():
             shutil.copy(src, self.path(rel))
         env = {e["name"]: e["value"] for e in c["env"] if "value" in e}
         self.env = {k: self.subst(v) for k, v in env.items()}
-        args = [self.subst(a) for a in c["args"] if not a.startswith(DATA_PLANE_FLAGS)]
+        args = [self.subst(a) for a in c["args"]
+                if not a.startswith(DATA_PLANE_FLAGS) or a.startswith(keep)]
         if extra_listen:
             args = [a + "," + extra_listen if a.startswith("--listen=") else a for a in args]
         self.args = args
-        self.ready = os.path.join(self.root, "ready.json")
+        self.ready = self.path("/tmp/ready.json")  # the pod volume tmp: any uid may write
         self.log = open(os.path.join(self.root, "skbnfd.log"), "w+")
         test.addCleanup(self.log.close)
+        if before_start:
+            before_start(self)
         env = dict(os.environ, **self.env)
-        self.proc = subprocess.Popen([SKBNFD, *args, "--ready-file=" + self.ready], env=env,
-                                     stdout=self.log, stderr=subprocess.STDOUT)
+        self.proc = subprocess.Popen([*prefix, SKBNFD, *args, "--ready-file=" + self.ready],
+                                     env=env, stdout=self.log, stderr=subprocess.STDOUT)
         test.addCleanup(self.stop)
         deadline = time.monotonic() + 60
         while time.monotonic() < deadline and not os.path.exists(self.ready):
@@ -268,6 +274,86 @@ class ChartAccessTest(unittest.TestCase):
         rc, out = ctl("--addr=" + pod.env["SKBNF_ADDR"], "strategy", "set", "magazine")
         self.assertEqual(rc, 0, out)
         self.wait_strategy(pod, "magazine")
+
+
+class NonRootTest(unittest.TestCase):
+    """The non-root render (tests/deploy/helm/sidecars.yaml: uid/gid 10001, fsGroup 10001,
+    supplementalGroups [2001]) on hugepages as the kubelet hands them in: a hugetlbfs mount
+    (pagesize=2M) owned by root, as pkg/volume/emptydir/empty_dir.go setupHugepages mounts it
+    (the fsGroup ownership it then applies is left out here, to show it is not needed: EAL runs
+    --in-memory, memfd_create(MFD_HUGETLB) pages, lib/eal/linux/eal_memalloc.c). skbnfd runs as
+    uid 10001 with no capabilities at all and no_new_privs (setpriv), which is what a non-root
+    Kubernetes container gets of its capabilities.add. Its pages are hugepages, skbnfctl as
+    the same uid swaps the strategy over the socket, and the preflight names the memlock risk
+    (no IPC_LOCK, the runtime's memlock limit) without refusing (no vfio here)."""
+
+    PAGES = 64
+
+    def setUp(self):
+        for name, path in (("SKBNFD", SKBNFD), ("SKBNFCTL", SKBNFCTL), ("helm", h.HELM)):
+            if not path or not os.access(path, os.X_OK):
+                raise RuntimeError("%s is not an executable: %r" % (name, path))
+        # hugepages for this test, given back after (the suite's rule: nr_hugepages + N)
+        with open("/proc/sys/vm/nr_hugepages") as f:
+            n = int(f.read())
+        with open("/proc/sys/vm/nr_hugepages", "w") as f:
+            f.write(str(n + self.PAGES))
+        self.addCleanup(self.give_back)
+
+    def give_back(self):
+        with open("/proc/sys/vm/nr_hugepages") as f:
+            n = int(f.read())
+        with open("/proc/sys/vm/nr_hugepages", "w") as f:
+            f.write(str(max(n - self.PAGES, 0)))
+
+    def test_non_root_on_a_root_owned_hugetlbfs(self):
+        uid = 10001
+
+        def mount_hugepages(pod):
+            d = pod.path("/hugepages")
+            subprocess.run(["mount", "-t", "hugetlbfs", "-o", "pagesize=2M", "nodev", d],
+                           check=True)
+            self.addCleanup(subprocess.run, ["umount", d])
+            st = os.stat(d)
+            self.assertEqual((st.st_uid, oct(st.st_mode & 0o7777)), (0, "0o755"))
+            # the rendered ConfigMap, with two net_null ports for the SR-IOV VFs
+            (cm,) = [x for x in pod.docs if x["kind"] == "ConfigMap"]
+            conf = cm["data"]["skbnfd.conf"]
+            self.assertIn("eal --in-memory --huge-dir=/hugepages\n", conf)
+            conf = re.sub(r"^port net=.*\n", "", conf, flags=re.M).replace(
+                "--huge-dir=/hugepages", "--huge-dir=" + d)
+            conf += ("eal --no-pci --vdev=net_null0 --vdev=net_null1 -m 64"
+                     " --file-prefix=skbnf-nonroot-%d\n" % os.getpid())
+            conf += "port net_null0 peer=net_null1\nport net_null1 peer=net_null0\nmbufs 8192\n"
+            path = pod.path("/etc/skbnf/config/skbnfd.conf")
+            with open(path, "w") as f:
+                f.write(conf)
+            os.chmod(path, 0o644)
+
+        pod = Pod(self, values="sidecars.yaml", keep=("--config=",),
+                  prefix=("setpriv", "--reuid=%d" % uid, "--regid=%d" % uid,
+                          "--groups=%d,2001" % uid, "--inh-caps=-all", "--bounding-set=-all",
+                          "--no-new-privs"),
+                  before_start=mount_hugepages)
+        sc = pod.container["securityContext"]
+        self.assertEqual((sc["runAsUser"], sc["runAsNonRoot"]), (uid, True))
+        with open("/proc/%d/status" % pod.proc.pid) as f:
+            status = f.read()
+        self.assertRegex(status, r"Uid:\s+%d\s" % uid)
+        self.assertRegex(status, r"CapEff:\s+0+\n")
+        with open("/proc/%d/smaps" % pod.proc.pid) as f:
+            huge = f.read().count("KernelPageSize:     2048 kB")
+        self.assertGreater(huge, 0, "no 2 MiB mappings: EAL did not use the hugepages\n" +
+                           pod.text())
+        self.assertIn("memlock", pod.text())  # the preflight's risk line, not a refusal
+        as_uid = ("setpriv", "--reuid=%d" % uid, "--regid=%d" % uid, "--clear-groups")
+        rc, out = ctl("--addr=" + pod.env["SKBNF_ADDR"], "strategy", "set", "recycle+magazine",
+                      prefix=as_uid)
+        self.assertEqual(rc, 0, out + pod.text())
+        deadline = time.monotonic() + 10
+        while pod.strategy() != "recycle+magazine" and time.monotonic() < deadline:
+            time.sleep(0.1)
+        self.assertEqual(pod.strategy(), "recycle+magazine")
 
 
 if __name__ == "__main__":

@@ -200,7 +200,7 @@ app.kubernetes.io/part-of: skbnf
 {{- range .Values.sidecars }}
 {{- $c := deepCopy . }}
 {{- $_ := set $c "securityContext" (merge (deepCopy (default dict $c.securityContext)) $defaults) }}
-- {{- toYaml $c | nindent 2 }}
+- {{ toYaml $c | nindent 2 | trim }}
 {{- end }}
 {{- end -}}
 
