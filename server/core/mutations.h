@@ -93,9 +93,11 @@ class Change {
   friend class Mutations;
   Change(Backend& backend, SwapMetrics& swaps, ChangeLog& log, ChangeSource source, Caller who)
       : backend_(backend), swaps_(swaps), log_(log), source_(source), who_(std::move(who)) {}
-  // In-process sources have no RPC to record them: each change is one log line here.
-  void Record(absl::string_view rpc, absl::string_view what, const absl::Status& s,
-              absl::string_view result = "");
+  // In-process sources have no RPC to audit them: each change gets its begin record here
+  // (before it is applied) and its end record after. No-ops for source rpc (RunChange audits).
+  uint64_t Begin(absl::string_view rpc, absl::string_view what);
+  void End(uint64_t id, absl::string_view rpc, absl::string_view what, const absl::Status& s,
+           absl::string_view result = "");
 
   Backend& backend_;
   SwapMetrics& swaps_;
@@ -124,6 +126,10 @@ class Mutations {
     return Run(source, InProcessCaller(source), std::forward<F>(f));
   }
   static Caller InProcessCaller(ChangeSource source);
+  // SetStrategy{validate_only}: Change::CheckStrategy's rules without the lock (a read: it never
+  // waits behind a swap; its answer is advice, the pool may change before a real SetStrategy,
+  // which checks again under the lock).
+  absl::Status Validate(const pool::StrategySpec& spec) const;
   // For reads only (stats samples, the epoch): never a change outside Run.
   Backend& backend() const { return backend_; }
 
