@@ -104,8 +104,9 @@ class SecurityContextTest(unittest.TestCase):
                 for flag in ("--tls-cert=", "--tls-client-ca=", "--roles=dns:"):
                     self.assertIn(flag, args, name)
             self.assertNotIn("--insecure-remote", args, name)
-            self.assertNotIn("--loopback-role", args, name)
-            self.assertNotIn("--loopback_role", args, name)
+            # loopback (the pod's containers, kubectl port-forward) is never an identity
+            self.assertEqual([a for a in spec["containers"][0]["args"]
+                              if "loopback" in a], ["--loopback-role=none"], name)
             self.assertFalse(spec.get("shareProcessNamespace", False), name)
             for c in spec["containers"] + spec.get("initContainers", []):
                 mounts = {m["name"] for m in c.get("volumeMounts", [])}

@@ -149,6 +149,9 @@ app.kubernetes.io/part-of: skbnf
 {{- fail "tls.certManager.enabled=true needs tls.certManager.issuerRef.name: the cert-manager Issuer (kind: Issuer) or ClusterIssuer (kind: ClusterIssuer) that signs the server certificate" -}}
 {{- end -}}
 {{- end -}}
+{{- if .Values.metrics.tls.enabled -}}
+{{- fail "metrics.tls.enabled=true: this skbnfd has no --metrics-tls-cert/--metrics-tls-key yet (prometheus-cpp's embedded server in Debian; issue 31), so the pod would not start; leave metrics.tls.enabled=false and keep /metrics on the pod IP behind networkPolicy.metricsFrom" -}}
+{{- end -}}
 {{- if and .Values.metrics.tls.enabled (not .Values.metrics.tls.secretName) -}}
 {{- fail "metrics.tls.enabled=true needs metrics.tls.secretName: a kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt for /metrics (tls.secretName's will do)" -}}
 {{- end -}}
@@ -283,6 +286,9 @@ exec:
 - --network-status-timeout={{ .Values.sriov.networkStatusTimeout }}
 {{- end }}
 - --listen={{ include "skbnf.grpcListen" . }}
+{{- /* loopback is every container of the pod and kubectl port-forward: never an identity,
+       not even in skbnfd's demo (no ports configured), which would otherwise grant admin */}}
+- --loopback-role=none
 {{- with include "skbnf.roles" . }}
 - --roles={{ . }}
 {{- end }}
