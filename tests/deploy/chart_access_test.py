@@ -18,8 +18,9 @@ Then, with skbnfctl (exit 1 and "skbnfctl: CODE: message" on a failed call):
   default render: `skbnfctl strategy set` with the container's own SKBNF_ADDR (the unix socket)
     works as skbnfd's uid (what `kubectl exec` runs as); another uid (setpriv) cannot change
     anything; a plaintext SetStrategy from 127.0.0.1 to every TCP port of the pod (what
-    `kubectl port-forward` reaches) changes nothing; /metrics answers on the pod IP; DPDK's
-    telemetry socket is in the volume "run" (EAL's runtime dir from RUNTIME_DIRECTORY);
+    `kubectl port-forward` reaches) changes nothing; DPDK's telemetry socket is in the volume
+    "run" (EAL's runtime dir from RUNTIME_DIRECTORY) and dpdk-telemetry.py, with the
+    container's environment, queries it;
   the pre-issue loopback listener added back (--listen=...,127.0.0.1:P, as the old chart
     rendered): a plaintext SetStrategy from 127.0.0.1 is PERMISSION_DENIED;
   TLS render with a client CA of its own (tls.clientCA) and tls.clientNames: plaintext fails,
@@ -45,6 +46,7 @@ import helm_test as h
 
 SKBNFD = os.environ.get("SKBNFD", "")
 SKBNFCTL = os.environ.get("SKBNFCTL", "")
+TELEMETRY = "/usr/bin/dpdk-telemetry.py"  # Debian's dpdk package (deploy/deps.sh)
 DATA_PLANE_FLAGS = ("--config=", "--pcidevice-env", "--network-status-file=",
                     "--network-status-timeout=")
 SERVER_NAME = "rel-skbnf-grpc.net.svc"
@@ -167,7 +169,8 @@ def ctl(*args, env=None, prefix=()):
 class ChartAccessTest(unittest.TestCase):
     @classmethod
     def setUpClass(cls):
-        for name, path in (("SKBNFD", SKBNFD), ("SKBNFCTL", SKBNFCTL), ("helm", h.HELM)):
+        for name, path in (("SKBNFD", SKBNFD), ("SKBNFCTL", SKBNFCTL), ("helm", h.HELM),
+                           ("dpdk-telemetry.py", TELEMETRY)):
             if not path or not os.access(path, os.X_OK):
                 raise RuntimeError("%s is not an executable: %r" % (name, path))
 
@@ -208,10 +211,21 @@ class ChartAccessTest(unittest.TestCase):
             self.assertRegex(out, r"skbnfctl: (UNAVAILABLE|UNIMPLEMENTED|PERMISSION_DENIED|"
                                   r"INTERNAL|UNKNOWN)", name)
         self.assertEqual(pod.strategy(), "recycle+magazine")
-        # DPDK's telemetry socket in the volume "run" (EAL's runtime directory)
+        # DPDK's telemetry socket in the volume "run" (EAL's runtime directory,
+        # $RUNTIME_DIRECTORY/dpdk/<prefix>, lib/eal/unix/eal_filesystem.c), where DPDK's own
+        # client finds it with the container's environment (usertools/dpdk-telemetry.py reads
+        # RUNTIME_DIRECTORY too); the demo's file prefix is skbnfd-demo-<pid> (the chart's
+        # config keeps EAL's default, rte)
         socks = glob.glob(pod.path("/var/run/dpdk/*/dpdk_telemetry.v2"))
-        self.assertTrue(socks, "no telemetry socket under %s: %s" % (
+        self.assertEqual(len(socks), 1, "telemetry socket under %s: %s" % (
             pod.path("/var/run/dpdk"), os.listdir(pod.path("/var/run/dpdk"))))
+        prefix = os.path.basename(os.path.dirname(socks[0]))
+        p = subprocess.run([TELEMETRY, "-f", prefix], input="/eal/params\n", text=True,
+                           capture_output=True, timeout=30,
+                           env=dict(os.environ, RUNTIME_DIRECTORY=pod.env["RUNTIME_DIRECTORY"]))
+        self.assertEqual(p.returncode, 0, p.stderr)
+        reply = json.loads(p.stdout)
+        self.assertIn("--file-prefix=" + prefix, reply["/eal/params"])
 
     def test_loopback_tcp_grants_no_role(self):
         # the pre-issue chart's listener, added back: loopback is not an identity

@@ -18,10 +18,12 @@ Environment: SKBNF_NODE_DIR (helm, tsc and the models; deploy/deps.sh installs t
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
 import tempfile
+import textwrap
 import unittest
 
 import yaml
@@ -561,6 +563,22 @@ class HelmTest(unittest.TestCase):
         self.assertEqual(cert["spec"]["privateKey"]["rotationPolicy"], "Always")
         (sm,) = by_kind(docs, "ServiceMonitor")
         self.assertNotIn("scheme", sm["spec"]["endpoints"][0])  # metrics.tls: not yet
+
+    def test_readme_client_certificate_is_a_certificate(self):
+        # deploy/README.md's client Certificate, against cert-manager's CRD-generated model
+        with open(os.path.join(ROOT, "deploy", "README.md")) as f:
+            text = f.read()
+        blocks = [textwrap.dedent(b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
+        (cert,) = [yaml.safe_load(b) for b in blocks if "kind: Certificate" in b]
+        self.assertEqual(cert["spec"]["dnsNames"], ["ops.example.net"])
+        self.assertIn("client auth", cert["spec"]["usages"])
+        node_rc, node_out, tsc_rc, tsc_out = self.validate([cert])
+        self.assertEqual(node_rc, 0, node_out)
+        self.assertEqual(tsc_rc, 0, tsc_out)
+        bad = json.loads(json.dumps(cert))
+        bad["spec"]["usages"] = ["client-auth"]  # not a cert-manager KeyUsage
+        node_rc, node_out, _, _ = self.validate([bad])
+        self.assertNotEqual(node_rc, 0, node_out)
 
     def test_network_policy(self):
         # networking.k8s.io/v1 NetworkPolicy (Kubernetes API reference; the models validate it):
