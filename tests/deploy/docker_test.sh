@@ -23,6 +23,8 @@
 #     names the commit; then `skbnfd --preflight` in the image with the SR-IOV device plugin's
 #     PCIDEVICE_<RES> and PCIDEVICE_<RES>_INFO, IPC_LOCK and an 8 MiB memlock limit on a fake
 #     node: passes, and without the device fails on the device, not on the environment;
+#  4a. deploy/compose.yaml's skbnfd command and environment: HEALTHCHECK healthy over the
+#     control socket ($SKBNF_ADDR), `exec skbnfctl` swaps over it, nothing on loopback TCP;
 #  5. the SR-IOV wiring as close as this machine allows: one end of each of two veth pairs is
 #     moved into a second container's network namespace (what Multus does with a VF or a
 #     host-device), skbnfd inside forwards l3 between them with net_af_packet (root, every
@@ -68,7 +70,7 @@ DOCKERD_PID=
 cleanup() {
   set +e
   if [ -S "$RUN/docker.sock" ]; then
-    $DOCKER -H "unix://$RUN/docker.sock" rm -f "skbnf-demo-$$" "skbnf-l3-$$" >/dev/null 2>&1
+    $DOCKER -H "unix://$RUN/docker.sock" rm -f "skbnf-demo-$$" "skbnf-l3-$$" "skbnf-compose-$$" >/dev/null 2>&1
   fi
   ip netns del "$NS" 2>/dev/null
   if [ -n "$DOCKERD_PID" ]; then
@@ -238,6 +240,34 @@ log=$($DOCKER logs "skbnf-demo-$$" 2>&1)
 grep -q 'audit OK' <<<"$log" || { tail <<<"$log"; fail "no clean audit at stop"; }
 $DOCKER rm "skbnf-demo-$$" >/dev/null
 phase "demo: skbnfctl swapped magazine -> recycle+headpool, healthy, audit OK at stop"
+
+# 4a. deploy/compose.yaml's skbnfd service (its command and environment, read from the file):
+# the control API on a unix socket, `exec skbnfctl` (the image's uid, skbnfd's own: admin)
+# swaps over it, the loopback TCP listener is gone, HEALTHCHECK follows SKBNF_ADDR.
+mapfile -t compose_args < <(/usr/bin/python3 -c 'import sys, yaml
+s = yaml.safe_load(open(sys.argv[1]))["services"]["skbnfd"]
+print("\n".join(s["command"]))' "$ROOT/deploy/compose.yaml")
+compose_env=$(/usr/bin/python3 -c 'import sys, yaml
+s = yaml.safe_load(open(sys.argv[1]))["services"]["skbnfd"]
+print(" ".join("%s=%s" % kv for kv in s["environment"].items()))' "$ROOT/deploy/compose.yaml")
+env_args=()
+for kv in $compose_env; do env_args+=(-e "$kv"); done
+$DOCKER run -d --name "skbnf-compose-$$" --network none --health-interval=1s \
+  --health-start-period=30s "${env_args[@]}" "$IMAGE" "${compose_args[@]}" >/dev/null
+health=
+for _ in $(seq 150); do
+  health=$($DOCKER inspect -f '{{.State.Health.Status}}' "skbnf-compose-$$")
+  [ "$health" = healthy ] && break
+  sleep 0.2
+done
+[ "$health" = healthy ] || { $DOCKER logs "skbnf-compose-$$" 2>&1 | tail; fail "compose's skbnfd: HEALTHCHECK $health"; }
+$DOCKER exec "skbnf-compose-$$" skbnfctl strategy set recycle+headpool >"$RUN/swap.txt" 2>&1 ||
+  { cat "$RUN/swap.txt"; fail "compose's skbnfd: exec skbnfctl over the socket"; }
+if $DOCKER exec "skbnf-compose-$$" skbnfctl --addr=127.0.0.1:50051 info >"$RUN/lo.txt" 2>&1; then
+  fail "compose's skbnfd answers on loopback TCP"
+fi
+$DOCKER rm -f "skbnf-compose-$$" >/dev/null
+phase "compose's skbnfd (${compose_args[*]}): healthy over \$SKBNF_ADDR, exec skbnfctl swaps over the socket, nothing on loopback TCP"
 
 # 4b. preflight in the image as on a current SR-IOV node: the device plugin's two variables,
 # PCIDEVICE_<RES>=<addr> and PCIDEVICE_<RES>_INFO=<device-info JSON>, in the shape
