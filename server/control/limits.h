@@ -58,6 +58,10 @@
 namespace skbnf::control {
 
 struct LimitOptions {
+  int64_t watch_streams_per_client = 8;
+  int64_t watch_streams_total = 16;
+  int64_t watch_min_interval_ms = 50;
+  int64_t audit_min_interval_ms = 200;
   int64_t grpc_threads = 32;
   int64_t grpc_memory_mb = 128;
   int64_t streams_per_connection = 16;
@@ -66,10 +70,6 @@ struct LimitOptions {
   int unix_connections = 64;
   int64_t calls_per_identity = 16;
   int64_t mutations_per_identity = 2;
-  int64_t watch_streams_per_client = 8;
-  int64_t watch_streams_total = 16;
-  int64_t watch_min_interval_ms = 50;
-  int64_t audit_min_interval_ms = 200;
 };
 
 // InvalidArgument naming the flag, the value and what to write instead.

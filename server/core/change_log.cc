@@ -140,7 +140,7 @@ void ChangeLog::Write(std::string line, bool sync) {
   if (sync && sync_) (void)::fdatasync(fd_);
 }
 
-void ChangeLog::Count(absl::string_view rpc, absl::string_view result, absl::string_view source) {
+void ChangeLog::Bump(absl::string_view rpc, absl::string_view result, absl::string_view source) {
   absl::MutexLock l(&mu_);
   ++counts_[{std::string(rpc), std::string(result), std::string(source)}];
 }
@@ -167,7 +167,7 @@ void ChangeLog::End(uint64_t id, const Caller& who, absl::string_view rpc, absl:
                   ",\"what\":", JsonString(what));
   if (!detail.empty()) absl::StrAppend(&line, ",\"detail\":", JsonString(detail));
   line += "}";
-  Count(rpc, result, source);
+  Bump(rpc, result, source);
   Write(std::move(line), false);
 }
 

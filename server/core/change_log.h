@@ -91,7 +91,7 @@ class ChangeLog : public prometheus::Collectable {
  private:
   explicit ChangeLog(int fd, bool sync);
   void Write(std::string line, bool sync);
-  void Count(absl::string_view rpc, absl::string_view result, absl::string_view source);
+  void Bump(absl::string_view rpc, absl::string_view result, absl::string_view source);
 
   int fd_ = 2;
   bool own_fd_ = false;

@@ -61,7 +61,7 @@ absl::Status Mutations::Validate(const pool::StrategySpec& spec) const {
 
 absl::StatusOr<CheckedStrategy> Change::CheckStrategy(const pool::StrategySpec& spec) {
   if (absl::Status s = CheckSwappable(backend_, spec); !s.ok()) return s;
-  return CheckedStrategy(this, spec);
+  return CheckedStrategy(serial_, spec);
 }
 
 pool::SwapReport Change::SwapStrategy(const CheckedStrategy& checked,
@@ -69,7 +69,7 @@ pool::SwapReport Change::SwapStrategy(const CheckedStrategy& checked,
   const pool::StrategySpec& spec = checked.spec();
   const std::string what = absl::StrCat(backend_.GetStrategy().ToString(), " -> ", spec.ToString());
   const uint64_t id = Begin("SetStrategy", what);
-  if (checked.by_ != this) {  // checked under another change's lock: the pool may have moved
+  if (checked.by_ != serial_) {  // checked under another change's lock: the pool may have moved
     pool::SwapReport refused =
         RefusedSwap(backend_, spec, absl::InternalError("a strategy checked by another change"));
     End(id, "SetStrategy", what, refused.status);

@@ -52,8 +52,8 @@ class CheckedStrategy {
 
  private:
   friend class Change;
-  CheckedStrategy(const Change* by, pool::StrategySpec spec) : by_(by), spec_(std::move(spec)) {}
-  const Change* by_;
+  CheckedStrategy(uint64_t by, pool::StrategySpec spec) : by_(by), spec_(std::move(spec)) {}
+  uint64_t by_;  // the serial of the Change that checked it
   pool::StrategySpec spec_;
 };
 
@@ -91,8 +91,14 @@ class Change {
 
  private:
   friend class Mutations;
-  Change(Backend& backend, SwapMetrics& swaps, ChangeLog& log, ChangeSource source, Caller who)
-      : backend_(backend), swaps_(swaps), log_(log), source_(source), who_(std::move(who)) {}
+  Change(Backend& backend, SwapMetrics& swaps, ChangeLog& log, ChangeSource source, Caller who,
+         uint64_t serial)
+      : backend_(backend),
+        swaps_(swaps),
+        log_(log),
+        source_(source),
+        who_(std::move(who)),
+        serial_(serial) {}
   // In-process sources have no RPC to audit them: each change gets its begin record here
   // (before it is applied) and its end record after. No-ops for source rpc (RunChange audits).
   uint64_t Begin(absl::string_view rpc, absl::string_view what);
@@ -104,6 +110,7 @@ class Change {
   ChangeLog& log_;
   const ChangeSource source_;
   const Caller who_;
+  const uint64_t serial_;  // unique per change (two changes may share a stack address)
 };
 
 class Mutations {
@@ -117,7 +124,7 @@ class Mutations {
   template <typename F>
   auto Run(ChangeSource source, Caller who, F&& f) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock l(&mu_);
-    Change c(backend_, swaps_, log_, source, std::move(who));
+    Change c(backend_, swaps_, log_, source, std::move(who), ++serial_);
     return f(c);
   }
   // In-process changes: the caller is this process ("peer=local:<source>").
@@ -138,6 +145,7 @@ class Mutations {
   SwapMetrics& swaps_;
   ChangeLog& log_;
   absl::Mutex mu_;  // serialises every change of backend_ (see the lock order above)
+  uint64_t serial_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace skbnf::control
