@@ -24,6 +24,7 @@
 #include "server/control/health.h"
 #include "server/control/limits.h"
 #include "server/control/tls_reload.h"
+#include "server/control/unix_acceptor.h"
 #include "server/core/change_log.h"
 #include "server/core/pool_share.h"
 #include "server/core/stats_sampler.h"
@@ -83,12 +84,15 @@ void OnSignal(int) { g_signalled.store(true); }
 }  // namespace
 
 struct ControlPlane::Impl {
-  std::string grpc_address;
+  std::vector<std::string> addresses;  // every --listen address, with chosen ports
   int metrics_port = 0;
   std::string metrics_address;  // host part of --metrics-addr ("" = every address)
   SwapMetrics swaps;
-  std::shared_ptr<ChangeLog> changes = std::make_shared<ChangeLog>();  // shared with the exposer
+  std::shared_ptr<ChangeLog> changes;  // shared with the exposer
   std::shared_ptr<CallLimits> limits;
+  UnixPeers unix_peers;  // the unix connections' credentials, by fd
+  std::unique_ptr<Access> access;
+  std::unique_ptr<UnixAcceptor> unix;
   std::unique_ptr<StatsSampler> sampler;
   std::unique_ptr<ControlService> service;
   std::unique_ptr<grpc::Server> server;
@@ -104,14 +108,121 @@ struct ControlPlane::Impl {
 
 ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 ControlPlane::~ControlPlane() { Shutdown(); }
-const std::string& ControlPlane::grpc_address() const { return impl_->grpc_address; }
+const std::string& ControlPlane::grpc_address() const { return impl_->addresses.front(); }
+const std::vector<std::string>& ControlPlane::addresses() const { return impl_->addresses; }
 int ControlPlane::metrics_port() const { return impl_->metrics_port; }
 const std::string& ControlPlane::health_address() const { return impl_->health_address; }
 
+namespace {
+
+// The control API's server over every --listen address: TCP ports through gRPC, unix sockets
+// through the UnixAcceptor (started once the server runs). Fills impl.addresses.
+absl::Status StartControlServer(ControlPlane::Impl& impl, const ControlOptions& o,
+                                const Listeners& ls) {
+  grpc::EnableDefaultHealthCheckService(true);
+  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
+  grpc::ServerBuilder builder;
+  ApplyServerLimits(o.limits, builder);
+  std::vector<int> ports(ls.listeners.size(), 0);
+  for (size_t i = 0; i < ls.listeners.size(); ++i) {
+    const Listener& l = ls.listeners[i];
+    if (l.kind == Listener::Kind::kTcp) {
+      builder.AddListeningPort(l.address, l.credentials, &ports[i]);
+    }
+  }
+  builder.RegisterService(impl.service.get());
+  absl::StatusOr<std::unique_ptr<UnixAcceptor>> unix =
+      UnixAcceptor::Bind(ls.listeners, impl.unix_peers, o.limits.unix_connections);
+  if (!unix.ok()) return unix.status();
+  impl.unix = *std::move(unix);
+  impl.server = builder.BuildAndStart();
+  if (impl.server == nullptr) {
+    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on '", o.listen, "'"));
+  }
+  for (size_t i = 0; i < ls.listeners.size(); ++i) {
+    const Listener& l = ls.listeners[i];
+    if (l.kind != Listener::Kind::kTcp) {
+      impl.addresses.push_back(l.address);
+      continue;
+    }
+    if (ports[i] == 0) {
+      impl.server->Shutdown();
+      return absl::UnavailableError(absl::StrCat("--listen: cannot listen on '", l.address, "'"));
+    }
+    impl.addresses.push_back(
+        absl::StrCat(l.address.substr(0, l.address.rfind(':')), ":", ports[i]));
+  }
+  impl.unix->Start(impl.server.get());
+  return absl::OkStatus();
+}
+
+absl::Status StartHealthServer(ControlPlane::Impl& impl, const ControlOptions& o) {
+  if (o.health_listen.empty()) return absl::OkStatus();
+  grpc::ServerBuilder hb;
+  ApplyHealthLimits(o.limits, hb);
+  hb.SetOption(std::make_unique<NoPlugins>());
+  hb.RegisterCallbackGenericService(&impl.health_fallback);
+  int health_port = 0;
+  hb.AddListeningPort(o.health_listen, grpc::InsecureServerCredentials(), &health_port);
+  impl.health_server = hb.BuildAndStart();  // the default health service and nothing else
+  if (impl.health_server == nullptr || health_port == 0) {
+    return absl::UnavailableError(
+        absl::StrCat("--health-listen: cannot listen on '", o.health_listen, "'"));
+  }
+  impl.health_address =
+      absl::StrCat(o.health_listen.substr(0, o.health_listen.rfind(':')), ":", health_port);
+  return absl::OkStatus();
+}
+
+absl::Status StartExposer(ControlPlane::Impl& impl, const ControlOptions& o, Backend& backend) {
+  if (o.metrics_addr.empty() || o.metrics_addr == "off") return absl::OkStatus();
+  // civetweb syntax: "port" binds every IPv4 address, "ip:port" one of them.
+  std::string bind =
+      absl::StartsWith(o.metrics_addr, ":") ? o.metrics_addr.substr(1) : o.metrics_addr;
+  try {
+    impl.exposer = std::make_unique<prometheus::Exposer>(bind, 2);
+  } catch (const std::exception& e) {
+    return absl::UnavailableError(
+        absl::StrCat("--metrics-addr: cannot listen on '", o.metrics_addr, "': ", e.what()));
+  }
+  impl.collector = std::make_shared<MetricsCollector>(backend, *impl.sampler, impl.swaps,
+                                                      &impl.service->tuner());
+  impl.exposer->RegisterCollectable(impl.collector, "/metrics");
+  impl.exposer->RegisterCollectable(impl.changes, "/metrics");
+  impl.exposer->RegisterCollectable(impl.limits, "/metrics");
+  if (impl.tls_watch != nullptr) impl.exposer->RegisterCollectable(impl.tls_watch, "/metrics");
+  impl.metrics_address =
+      bind.find(':') == std::string::npos ? "" : bind.substr(0, bind.rfind(':'));
+  std::vector<int> ports = impl.exposer->GetListeningPorts();
+  impl.metrics_port = ports.empty() ? 0 : ports[0];
+  return absl::OkStatus();
+}
+
+absl::Status WriteReadyFile(const ControlPlane& cp, const std::string& path) {
+  if (path.empty()) return absl::OkStatus();
+  std::string tmp = path + ".tmp";
+  {
+    std::ofstream out(tmp);
+    out << "{\"grpc\":\"" << cp.grpc_address() << "\",\"listen\":[";
+    for (size_t i = 0; i < cp.addresses().size(); ++i) {
+      out << (i ? "," : "") << "\"" << cp.addresses()[i] << "\"";
+    }
+    out << "],\"metrics_port\":" << cp.metrics_port() << ",\"health\":\"" << cp.health_address()
+        << "\",\"pid\":" << ::getpid() << "}\n";
+  }
+  if (std::rename(tmp.c_str(), path.c_str()) != 0) {
+    std::remove(tmp.c_str());
+    return absl::InternalError(absl::StrCat("--ready-file: cannot write '", path, "'"));
+  }
+  return absl::OkStatus();
+}
+
+}  // namespace
+
 absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backend,
                                                                   const ControlOptions& o) {
-  absl::StatusOr<Listener> listener = PrepareListener(o);  // before anything listens
-  if (!listener.ok()) return listener.status();
+  absl::StatusOr<Listeners> listeners = PrepareListeners(o);  // before anything listens
+  if (!listeners.ok()) return listeners.status();
   // The strategy the data plane started with is held to the rule SetStrategy applies
   // (pool_share.h), so a daemon never serves with a pool its per-core layers could hoard.
   if (const Info info = backend.GetInfo(); !info.pool.native) {
@@ -121,107 +232,52 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
           "the starting strategy (--strategy, or strategy in --config): ", share.message()));
     }
   }
+  absl::StatusOr<std::shared_ptr<ChangeLog>> changes = ChangeLog::Open(o.audit_log);
+  if (!changes.ok()) return changes.status();
 
   auto impl = std::make_unique<Impl>();
+  impl->changes = *std::move(changes);
   impl->sampler = std::make_unique<StatsSampler>(backend, std::chrono::milliseconds(250),
                                                  std::chrono::milliseconds(1000));
   impl->limits = std::make_shared<CallLimits>(o.limits);
+  impl->access = std::make_unique<Access>(listeners->access, &impl->unix_peers);
   impl->service = std::make_unique<ControlService>(backend, *impl->sampler, impl->swaps,
-                                                   listener->access, *impl->changes, *impl->limits);
-
-  grpc::EnableDefaultHealthCheckService(true);
-  grpc::reflection::InitProtoReflectionServerBuilderPlugin();
-  grpc::ServerBuilder builder;
-  // gRPC sets SO_REUSEPORT by default: a second daemon on the same port would start and
-  // silently share the clients. One control endpoint per port.
-  builder.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-  int selected_port = 0;
-  builder.AddListeningPort(o.listen, listener->credentials, &selected_port);
-  builder.RegisterService(impl->service.get());
-  {
-    UnixSocketUmask umask(*listener);  // the socket is born 0660: no chmod window
-    impl->server = builder.BuildAndStart();
-  }
-  if (impl->server == nullptr ||
-      (!listener->unix_socket && !listener->abstract_socket && selected_port == 0)) {
-    return absl::UnavailableError(absl::StrCat("--listen: cannot listen on '", o.listen, "'"));
-  }
-  if (!o.health_listen.empty()) {
-    grpc::ServerBuilder hb;
-    hb.AddChannelArgument(GRPC_ARG_ALLOW_REUSEPORT, 0);
-    hb.SetOption(std::make_unique<NoPlugins>());
-    hb.RegisterCallbackGenericService(&impl->health_fallback);
-    int health_port = 0;
-    hb.AddListeningPort(o.health_listen, grpc::InsecureServerCredentials(), &health_port);
-    impl->health_server = hb.BuildAndStart();  // the default health service and nothing else
-    if (impl->health_server == nullptr || health_port == 0) {
-      impl->server->Shutdown();
-      return absl::UnavailableError(
-          absl::StrCat("--health-listen: cannot listen on '", o.health_listen, "'"));
-    }
-    impl->health_address =
-        absl::StrCat(o.health_listen.substr(0, o.health_listen.rfind(':')), ":", health_port);
-  }
-  impl->grpc_address =
-      listener->unix_socket || listener->abstract_socket || listener->host.empty()
-          ? o.listen
-          : absl::StrCat(o.listen.substr(0, o.listen.rfind(':')), ":", selected_port);
-
+                                                   *impl->access, *impl->changes, *impl->limits);
   if (!o.tls_cert.empty()) {  // logs every certificate change even when /metrics is off
     impl->tls_watch = std::make_shared<TlsCertificateWatch>(
         TlsFiles{o.tls_cert, o.tls_key, o.tls_client_ca}, o.tls_reload_interval);
   }
-  if (!o.metrics_addr.empty() && o.metrics_addr != "off") {
-    // civetweb syntax: "port" binds every IPv4 address, "ip:port" one of them.
-    std::string bind =
-        absl::StartsWith(o.metrics_addr, ":") ? o.metrics_addr.substr(1) : o.metrics_addr;
-    try {
-      impl->exposer = std::make_unique<prometheus::Exposer>(bind, 2);
-    } catch (const std::exception& e) {
-      impl->server->Shutdown();
-      if (impl->health_server != nullptr) impl->health_server->Shutdown();
-      return absl::UnavailableError(
-          absl::StrCat("--metrics-addr: cannot listen on '", o.metrics_addr, "': ", e.what()));
-    }
-    impl->collector = std::make_shared<MetricsCollector>(backend, *impl->sampler, impl->swaps,
-                                                         &impl->service->tuner());
-    impl->exposer->RegisterCollectable(impl->collector, "/metrics");
-    impl->exposer->RegisterCollectable(impl->changes, "/metrics");
-    impl->exposer->RegisterCollectable(impl->limits, "/metrics");
-    if (impl->tls_watch != nullptr) impl->exposer->RegisterCollectable(impl->tls_watch, "/metrics");
-    impl->metrics_address =
-        bind.find(':') == std::string::npos ? "" : bind.substr(0, bind.rfind(':'));
-    std::vector<int> ports = impl->exposer->GetListeningPorts();
-    impl->metrics_port = ports.empty() ? 0 : ports[0];
+  // From here on, returning an error destroys `cp`, which shuts every server down.
+  std::unique_ptr<ControlPlane> cp(new ControlPlane(std::move(impl)));
+  Impl& i = *cp->impl_;
+  if (absl::Status s = StartControlServer(i, o, *listeners); !s.ok()) return s;
+  if (absl::Status s = StartHealthServer(i, o); !s.ok()) return s;
+  if (absl::Status s = StartExposer(i, o, backend); !s.ok()) return s;
+  std::vector<grpc::Server*> health_servers = {i.server.get()};
+  if (i.health_server != nullptr) health_servers.push_back(i.health_server.get());
+  i.health = std::make_unique<HealthPublisher>(backend, std::move(health_servers));
+
+  for (const std::string& w : listeners->warnings) std::cerr << "skbnf-control: " << w << "\n";
+  for (size_t k = 0; k < i.addresses.size(); ++k) {
+    std::cerr << "skbnf-control: gRPC on " << i.addresses[k] << " "
+              << listeners->listeners[k].description << "\n";
   }
-
-  std::vector<grpc::Server*> health_servers = {impl->server.get()};
-  if (impl->health_server != nullptr) health_servers.push_back(impl->health_server.get());
-  impl->health = std::make_unique<HealthPublisher>(backend, std::move(health_servers));
-
-  std::cerr << "skbnf-control: gRPC on " << impl->grpc_address << " " << listener->description
-            << (impl->health_address.empty()
+  std::cerr << "skbnf-control: roles: "
+            << (o.roles.empty() ? std::string("none bound (--roles)") : o.roles)
+            << "; unix-socket peers with uid " << listeners->access.owner_uid
+            << " (skbnfd's) are admin unless --roles names it; audit trail to "
+            << (o.audit_log == "-" ? std::string("stderr") : o.audit_log)
+            << (i.health_address.empty()
                     ? std::string()
                     : absl::StrCat("; health (plaintext, grpc.health.v1 only) on ",
-                                   impl->health_address))
+                                   i.health_address))
             << "; metrics "
-            << (impl->metrics_port ? absl::StrCat("on port ", impl->metrics_port, " /metrics")
-                                   : std::string("off"))
+            << (i.metrics_port ? absl::StrCat("on ", o.metrics_addr.substr(
+                                                         0, o.metrics_addr.rfind(':')),
+                                              ":", i.metrics_port, " /metrics")
+                               : std::string("off"))
             << std::endl;
-  // From here on, returning an error destroys `cp`, which shuts both servers down.
-  std::unique_ptr<ControlPlane> cp(new ControlPlane(std::move(impl)));
-  if (!o.ready_file.empty()) {
-    std::string tmp = o.ready_file + ".tmp";
-    {
-      std::ofstream out(tmp);
-      out << "{\"grpc\":\"" << cp->grpc_address() << "\",\"metrics_port\":" << cp->metrics_port()
-          << ",\"health\":\"" << cp->health_address() << "\",\"pid\":" << ::getpid() << "}\n";
-    }
-    if (std::rename(tmp.c_str(), o.ready_file.c_str()) != 0) {
-      std::remove(tmp.c_str());
-      return absl::InternalError(absl::StrCat("--ready-file: cannot write '", o.ready_file, "'"));
-    }
-  }
+  if (absl::Status s = WriteReadyFile(*cp, o.ready_file); !s.ok()) return s;
   return cp;
 }
 
@@ -245,13 +301,16 @@ void ControlPlane::Shutdown() {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     WakeListener(i.metrics_address, i.metrics_port);
   }
-  i.service->Stop();
+  if (i.unix != nullptr) i.unix->Stop();  // no new unix connections
+  if (i.service != nullptr) i.service->Stop();
   // Idle client connections hold the server until the deadline; calls still running then are
   // cancelled.
   const auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(300);
   if (i.health_server != nullptr) i.health_server->Shutdown(deadline);
-  i.server->Shutdown(deadline);
-  i.server->Wait();
+  if (i.server != nullptr) {
+    i.server->Shutdown(deadline);
+    i.server->Wait();
+  }
   if (i.health_server != nullptr) i.health_server->Wait();
   stop_exposer.join();
   i.sampler.reset();

@@ -19,6 +19,7 @@
 #include <functional>
 #include <memory>
 #include <string>
+#include <vector>
 
 #include "absl/status/statusor.h"
 #include "prometheus/collectable.h"
@@ -29,8 +30,10 @@
 
 namespace skbnf::control {
 
-// The control-plane flags (control_flags.cc) as options.
-ControlOptions OptionsFromFlags();
+// The control-plane flags (control_flags.cc) as options. `demo`: skbnfd runs its demo (no EAL
+// arguments, no --config): loopback admin unless --loopback-role, /metrics on :9478 unless
+// --metrics-addr (ControlOptions::demo).
+ControlOptions OptionsFromFlags(bool demo = false);
 
 class ControlPlane {
  public:
@@ -40,8 +43,10 @@ class ControlPlane {
   ControlPlane(const ControlPlane&) = delete;
   ControlPlane& operator=(const ControlPlane&) = delete;
 
-  // The gRPC address clients use (host:port with the chosen port, or unix:/path).
+  // The first --listen address clients use (host:port with the chosen port, or unix:/path).
   const std::string& grpc_address() const;
+  // Every --listen address, in order, TCP ones with their chosen ports.
+  const std::vector<std::string>& addresses() const;
   int metrics_port() const;  // 0 when disabled
   // The health-only listener's host:port (--health-listen, with the chosen port); "" when off.
   const std::string& health_address() const;

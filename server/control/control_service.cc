@@ -41,7 +41,7 @@ std::vector<int> WorkerCores(const Info& info) {
 }  // namespace
 
 ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps,
-                               const AccessPolicy& access, ChangeLog& changes, CallLimits& limits)
+                               const Access& access, ChangeLog& changes, CallLimits& limits)
     : backend_(backend),
       sampler_(sampler),
       swaps_(swaps),
@@ -50,6 +50,20 @@ ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetr
       limits_(limits),
       pool_(backend.GetInfo().pool),
       lcores_(backend.GetInfo().lcores) {}
+
+grpc::Status ControlService::Admit(grpc::ServerContext* ctx, absl::string_view rpc, Role needed,
+                                   CallLimits::Kind kind, CallLimits::Slot* slot,
+                                   Caller* caller) {
+  *caller = access_.Identify(*ctx);
+  grpc::Status s = Authorize(*caller, rpc, needed);
+  if (s.ok()) {
+    s = kind == CallLimits::Kind::kStream
+            ? limits_.AcquireStream(rpc, caller->ClientKey(), slot)
+            : limits_.AcquireCall(rpc, caller->ClientKey(), kind, slot);
+  }
+  if (!s.ok()) changes_.Denied(*caller, rpc, needed, s);
+  return s;
+}
 
 absl::Status ControlService::CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores,
                                         const char* field, std::vector<int>* out) const {
@@ -77,8 +91,10 @@ absl::Status ControlService::CheckWorkerCore(bool has, uint32_t core) const {
   return absl::OkStatus();
 }
 
-grpc::Status ControlService::GetInfo(grpc::ServerContext*, const v1::GetInfoRequest*,
+grpc::Status ControlService::GetInfo(grpc::ServerContext* ctx, const v1::GetInfoRequest*,
                                      v1::GetInfoResponse* resp) {
+  CallLimits::Slot slot;
+  if (grpc::Status a = Reading(ctx, "GetInfo", &slot); !a.ok()) return a;
   const BuildInfo& b = GetBuildInfo();
   Info info = backend_.GetInfo();
   resp->set_version(b.version);
@@ -137,8 +153,10 @@ grpc::Status ControlService::GetInfo(grpc::ServerContext*, const v1::GetInfoRequ
   return grpc::Status::OK;
 }
 
-grpc::Status ControlService::ListPorts(grpc::ServerContext*, const v1::ListPortsRequest*,
+grpc::Status ControlService::ListPorts(grpc::ServerContext* ctx, const v1::ListPortsRequest*,
                                        v1::ListPortsResponse* resp) {
+  CallLimits::Slot slot;
+  if (grpc::Status a = Reading(ctx, "ListPorts", &slot); !a.ok()) return a;
   for (const PortInfo& p : backend_.ListPorts()) {
     v1::Port* pp = resp->add_ports();
     pp->set_id(static_cast<uint32_t>(p.id));
@@ -168,8 +186,10 @@ grpc::Status ControlService::ListPorts(grpc::ServerContext*, const v1::ListPorts
   return grpc::Status::OK;
 }
 
-grpc::Status ControlService::ListStrategies(grpc::ServerContext*, const v1::ListStrategiesRequest*,
+grpc::Status ControlService::ListStrategies(grpc::ServerContext* ctx, const v1::ListStrategiesRequest*,
                                             v1::ListStrategiesResponse* resp) {
+  CallLimits::Slot slot;
+  if (grpc::Status a = Reading(ctx, "ListStrategies", &slot); !a.ok()) return a;
   for (const pool::LayerInfo& l : pool::AllLayers()) {
     v1::LayerDescription* ld = resp->add_layers();
     ld->set_layer(LayerToProto(l.layer));
@@ -196,8 +216,10 @@ grpc::Status ControlService::ListStrategies(grpc::ServerContext*, const v1::List
   return grpc::Status::OK;
 }
 
-grpc::Status ControlService::GetStrategy(grpc::ServerContext*, const v1::GetStrategyRequest*,
+grpc::Status ControlService::GetStrategy(grpc::ServerContext* ctx, const v1::GetStrategyRequest*,
                                          v1::GetStrategyResponse* resp) {
+  CallLimits::Slot slot;
+  if (grpc::Status a = Reading(ctx, "GetStrategy", &slot); !a.ok()) return a;
   const bool native = pool_.native;
   StrategySpec spec = backend_.GetStrategy();
   resp->set_spec(StrategyText(backend_, pool_));
@@ -210,17 +232,49 @@ grpc::Status ControlService::GetStrategy(grpc::ServerContext*, const v1::GetStra
 grpc::Status ControlService::SetStrategy(grpc::ServerContext* ctx,
                                          const v1::SetStrategyRequest* req,
                                          v1::SetStrategyResponse* resp) {
-  if (req->validate_only()) return SetStrategyImpl(ctx, req, resp);  // a read
+  if (req->validate_only()) return ValidateStrategy(ctx, req, resp);  // a read
   const std::string what = absl::StrCat(StrategyText(backend_, pool_), " -> ",
                                         req->strategy_case() == v1::SetStrategyRequest::kStructured
                                             ? req->structured().ShortDebugString()
                                             : req->spec());
-  return RunChange(access_, changes_, ctx, "SetStrategy", what, [&](std::string* result) {
+  return Changing(ctx, "SetStrategy", what, [&](std::string* result) {
     grpc::Status s = SetStrategyImpl(ctx, req, resp);
     if (s.ok() && !resp->applied())
       *result = resp->report().rolled_back() ? "rolled_back" : "failed";
     return s;
   });
+}
+
+grpc::Status ControlService::ValidateStrategy(grpc::ServerContext* ctx,
+                                              const v1::SetStrategyRequest* req,
+                                              v1::SetStrategyResponse* resp) {
+  Caller caller;
+  CallLimits::Slot slot;
+  if (grpc::Status a = Admit(ctx, "SetStrategy", RequiredRole("SetStrategy", true),
+                             CallLimits::Kind::kRead, &slot, &caller);
+      !a.ok()) {
+    return a;
+  }
+  const std::string what = req->strategy_case() == v1::SetStrategyRequest::kStructured
+                               ? req->structured().ShortDebugString()
+                               : req->spec();
+  grpc::Status s = [&] {
+    absl::StatusOr<StrategySpec> parsed = StrategyFromRequest(*req);
+    if (!parsed.ok()) return ToGrpc(parsed.status());
+    if (req->quiesce_timeout_ms() > 10000) {
+      return Invalid("quiesce_timeout_ms",
+                     absl::StrCat(req->quiesce_timeout_ms(), " is out of range [0, 10000]"));
+    }
+    resp->set_canonical_spec(parsed->ToString());
+    absl::Status checked = mutations_.Validate(*parsed);  // no lock: never behind a swap
+    if (checked.ok()) return grpc::Status::OK;
+    if (!absl::IsInvalidArgument(checked)) return ToGrpc(checked);
+    return Invalid(
+        req->strategy_case() == v1::SetStrategyRequest::kStructured ? "structured" : "spec",
+        checked.message());
+  }();
+  changes_.Validated(caller, what, ResultLabel(s), s.error_message());
+  return s;
 }
 
 grpc::Status ControlService::SetStrategyImpl(grpc::ServerContext* ctx,
@@ -252,7 +306,6 @@ grpc::Status ControlService::SetStrategyLocked(Change& change, grpc::ServerConte
         req->strategy_case() == v1::SetStrategyRequest::kStructured ? "structured" : "spec",
         checked.status().message());
   }
-  if (req->validate_only()) return grpc::Status::OK;
   // A client that gave up while another mutation held the lock must not have its swap run
   // afterwards: it would commit a change the client was told (DEADLINE_EXCEEDED) did not happen.
   if (ctx->IsCancelled()) {
@@ -305,8 +358,10 @@ void FillPortRings(const std::vector<PortInfo>& ports, v1::Stats* resp) {
 }
 }  // namespace
 
-grpc::Status ControlService::GetStats(grpc::ServerContext*, const v1::GetStatsRequest* req,
+grpc::Status ControlService::GetStats(grpc::ServerContext* ctx, const v1::GetStatsRequest* req,
                                       v1::Stats* resp) {
+  CallLimits::Slot slot;
+  if (grpc::Status a = Reading(ctx, "GetStats", &slot); !a.ok()) return a;
   std::vector<int> cores;
   absl::Status s = CheckCores(req->cores(), "cores", &cores);
   if (!s.ok()) return ToGrpc(s);
@@ -320,6 +375,13 @@ grpc::Status ControlService::GetStats(grpc::ServerContext*, const v1::GetStatsRe
 
 grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::WatchStatsRequest* req,
                                         grpc::ServerWriter<v1::Stats>* writer) {
+  Caller caller;
+  CallLimits::Slot slot;  // held until the stream ends
+  if (grpc::Status a = Admit(ctx, "WatchStats", RequiredRole("WatchStats"),
+                             CallLimits::Kind::kStream, &slot, &caller);
+      !a.ok()) {
+    return a;
+  }
   uint32_t interval_ms = req->interval_ms() == 0 ? 1000 : req->interval_ms();
   if (interval_ms < 10 || interval_ms > 60000) {
     return Invalid("interval_ms",
@@ -329,11 +391,6 @@ grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::Watc
   absl::Status s = CheckCores(req->cores(), "cores", &cores);
   if (!s.ok()) return ToGrpc(s);
   if (grpc::Status l = limits_.CheckInterval("WatchStats", interval_ms); !l.ok()) return l;
-  CallLimits::StreamSlot slot;  // held until the stream ends
-  if (grpc::Status l = limits_.AcquireStream("WatchStats", IdentifyCaller(*ctx).ClientKey(), &slot);
-      !l.ok()) {
-    return l;
-  }
   StatsSnapshot now = backend_.GetStats();
   std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
   for (uint32_t sent = 0; req->max_updates() == 0 || sent < req->max_updates(); ++sent) {
@@ -360,7 +417,7 @@ grpc::Status ControlService::AddRoute(grpc::ServerContext* ctx, const v1::AddRou
                                       v1::AddRouteResponse* resp) {
   const std::string what = absl::StrCat(req->prefix(), " via port ", req->next_hop().port(), " ",
                                         req->next_hop().dst_mac());
-  return RunChange(access_, changes_, ctx, "AddRoute", what,
+  return Changing(ctx, "AddRoute", what,
                    [&](std::string*) { return AddRouteImpl(req, resp); });
 }
 
@@ -400,7 +457,7 @@ grpc::Status ControlService::AddRouteImpl(const v1::AddRouteRequest* req,
 grpc::Status ControlService::DeleteRoute(grpc::ServerContext* ctx,
                                          const v1::DeleteRouteRequest* req,
                                          v1::DeleteRouteResponse*) {
-  return RunChange(access_, changes_, ctx, "DeleteRoute", req->prefix(),
+  return Changing(ctx, "DeleteRoute", req->prefix(),
                    [&](std::string*) { return DeleteRouteImpl(req); });
 }
 
@@ -411,8 +468,10 @@ grpc::Status ControlService::DeleteRouteImpl(const v1::DeleteRouteRequest* req) 
       mutations_.Run(ChangeSource::kRpc, [&](Change& c) { return c.DeleteRoute(*prefix); }));
 }
 
-grpc::Status ControlService::ListRoutes(grpc::ServerContext*, const v1::ListRoutesRequest*,
+grpc::Status ControlService::ListRoutes(grpc::ServerContext* ctx, const v1::ListRoutesRequest*,
                                         v1::ListRoutesResponse* resp) {
+  CallLimits::Slot slot;
+  if (grpc::Status a = Reading(ctx, "ListRoutes", &slot); !a.ok()) return a;
   RouteTable t = backend_.ListRoutes();
   for (const RouteTable::Route& r : t.routes) {
     v1::Route* pr = resp->add_routes();
@@ -433,7 +492,7 @@ grpc::Status ControlService::SetWorkerPaused(grpc::ServerContext* ctx, bool has_
                                              bool pause, bool* was_paused) {
   const char* rpc = pause ? "PauseWorker" : "ResumeWorker";
   const std::string what = has_core ? absl::StrCat("core ", core) : std::string("core unset");
-  return RunChange(access_, changes_, ctx, rpc, what, [&](std::string*) {
+  return Changing(ctx, rpc, what, [&](std::string*) {
     absl::Status s = CheckWorkerCore(has_core, core);
     if (!s.ok()) return ToGrpc(s);
     // Idempotent for every backend: Mutations' rule (Change::PauseWorker).
@@ -467,7 +526,7 @@ grpc::Status ControlService::ResumeWorker(grpc::ServerContext* ctx,
 grpc::Status ControlService::AuditPool(grpc::ServerContext* ctx, const v1::AuditPoolRequest*,
                                        v1::AuditPoolResponse* resp) {
   // Not a change, but it parks every worker: the same access rule, logged, and rate-limited.
-  return RunChange(access_, changes_, ctx, "AuditPool", "audit", [&](std::string*) {
+  return Changing(ctx, "AuditPool", "audit", [&](std::string*) {
     grpc::Status l = limits_.Admit("AuditPool", limits_.audit_min_interval());
     return l.ok() ? AuditPoolImpl(resp) : l;
   });
@@ -501,7 +560,7 @@ grpc::Status ControlService::TuneStrategy(grpc::ServerContext* ctx,
   // (change_log.h). One tune at a time is the tuner's own limit (FAILED_PRECONDITION).
   const std::string what = req->candidates().empty() ? std::string("default candidates")
                                                      : absl::StrJoin(req->candidates(), " ");
-  return RunChange(access_, changes_, ctx, "TuneStrategy", what, [&](std::string* result) {
+  return Changing(ctx, "TuneStrategy", what, [&](std::string* result) {
     absl::StatusOr<TunePlan> plan = tuner_.Plan(TuneRequestFromProto(*req));
     if (!plan.ok()) return ToGrpc(plan.status());
     absl::StatusOr<TuneReport> report = tuner_.Run(

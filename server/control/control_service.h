@@ -4,12 +4,15 @@
 //
 // Every handler validates its whole request before touching the Backend; the first bad field
 // gives INVALID_ARGUMENT whose message starts with the field path, and nothing is applied.
-// Mutations (SetStrategy commit, AddRoute, DeleteRoute, Pause/ResumeWorker, AuditPool, which
-// parks workers briefly) go through Mutations, the one way every change is made (mutations.h: one
-// lock, shared with config reload, the tuner and --swap-cycle), are allowed only to the callers
-// access.h says may change the data plane (PERMISSION_DENIED otherwise), and are logged and
-// counted, whatever their result (change_log.h: RunChange). A strategy is also checked against the
-// pool in use (pool_share.h). WatchStats and AuditPool are bounded (limits.h: RESOURCE_EXHAUSTED).
+// Every handler first admits its caller: the role its RPC needs (access.h: read, operate,
+// admin; PERMISSION_DENIED naming the role otherwise) and a per-identity slot (limits.h:
+// RESOURCE_EXHAUSTED), refusals audited (change_log.h, throttled). Mutations (SetStrategy
+// commit, AddRoute, DeleteRoute, Pause/ResumeWorker, AuditPool, which parks workers briefly,
+// TuneStrategy) go through Mutations, the one way every change is made (mutations.h: one lock,
+// shared with config reload, the tuner and --swap-cycle), and are audited with a begin record
+// before and an end record after, whatever their result (change_log.h: RunChange). A strategy
+// is also checked against the pool in use (pool_share.h). SetStrategy{validate_only} is a read:
+// the same checks without the lock (Mutations::Validate), one "validate" audit record.
 // Reads never take that mutex and never wait for a worker: GetInfo, ListPorts,
 // GetStrategy, GetStats, WatchStats, ListRoutes and /metrics complete while a swap is waiting
 // for a stalled worker (tested against the fake and against skbnfd). A SetStrategy whose client
@@ -18,6 +21,7 @@
 #define SKBNF_SERVER_CONTROL_CONTROL_SERVICE_H_
 
 #include <atomic>
+#include <string>
 #include <optional>
 #include <utility>
 #include <vector>
@@ -39,8 +43,8 @@ namespace skbnf::control {
 
 class ControlService final : public v1::Control::Service {
  public:
-  ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps,
-                 const AccessPolicy& access, ChangeLog& changes, CallLimits& limits);
+  ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps, const Access& access,
+                 ChangeLog& changes, CallLimits& limits);
 
   // Makes streaming calls return promptly (server shutdown).
   void Stop() { stopping_.store(true); }
@@ -86,6 +90,31 @@ class ControlService final : public v1::Control::Service {
   const Tuner& tuner() const { return tuner_; }  // for /metrics
 
  private:
+  // The caller of `ctx` admitted to `rpc`: it holds `needed` (access.h) and gets a per-identity
+  // slot of `kind` (limits.h). A refusal (PERMISSION_DENIED, RESOURCE_EXHAUSTED) is audited,
+  // throttled (change_log.h), and returned.
+  grpc::Status Admit(grpc::ServerContext* ctx, absl::string_view rpc, Role needed,
+                     CallLimits::Kind kind, CallLimits::Slot* slot, Caller* caller);
+  // A unary read: its role and a read slot held until the handler returns.
+  grpc::Status Reading(grpc::ServerContext* ctx, absl::string_view rpc, CallLimits::Slot* slot) {
+    Caller unused;
+    return Admit(ctx, rpc, RequiredRole(rpc), CallLimits::Kind::kRead, slot, &unused);
+  }
+  // A change: admitted, then run between its begin and end audit records (RunChange).
+  template <typename Apply>
+  grpc::Status Changing(grpc::ServerContext* ctx, absl::string_view rpc, absl::string_view what,
+                        Apply&& apply) {
+    Caller caller;
+    CallLimits::Slot slot;
+    if (grpc::Status s =
+            Admit(ctx, rpc, RequiredRole(rpc), CallLimits::Kind::kMutation, &slot, &caller);
+        !s.ok()) {
+      return s;
+    }
+    return RunChange(changes_, caller, rpc, what, std::forward<Apply>(apply));
+  }
+  grpc::Status ValidateStrategy(grpc::ServerContext* ctx, const v1::SetStrategyRequest* req,
+                                v1::SetStrategyResponse* resp);
   grpc::Status SetStrategyImpl(grpc::ServerContext* ctx, const v1::SetStrategyRequest* req,
                                v1::SetStrategyResponse* resp);
   grpc::Status SetStrategyLocked(Change& change, grpc::ServerContext* ctx,
@@ -103,7 +132,7 @@ class ControlService final : public v1::Control::Service {
   Backend& backend_;
   StatsSampler& sampler_;
   SwapMetrics& swaps_;
-  const AccessPolicy access_;
+  const Access& access_;
   ChangeLog& changes_;
   CallLimits& limits_;
   const PoolInfo pool_;                  // native or not, ops name: fixed for the daemon's life

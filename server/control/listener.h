@@ -1,22 +1,23 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Listener policy of the gRPC control API: where it may listen and with which credentials, and
-// who may mutate through it (the per-call decision is access.h's).
+// Listener policy of the gRPC control API: where it may listen (--listen: one address or
+// several, comma-separated, all serving the same API) and with which credentials. Who may do
+// what through them is access.h's (roles from what the transport proves).
 //
-// Why: the API can change how every packet buffer is managed, so by default it is reachable
-// only from this host (loopback or a unix socket). Off-host access is encrypted (TLS) and
-// mutations are limited to clients holding a certificate from the operator's CA (mTLS), as
-// P4Runtime and gNMI deployments do; clients without a certificate may still read (stats,
-// info). A TLS listener without --tls-client-ca is read-only. --insecure-remote is the explicit
-// escape hatch for lab setups: plaintext from the network, but still only loopback clients may
-// change anything.
+// Why: the API can change how every packet buffer is managed and where every packet goes, so
+// by default it is reachable only from this host, and a connection gets a role only from an
+// identity the transport proves: a unix socket peer's uid/gid (SO_PEERCRED), a client
+// certificate's SANs (mTLS), never an address. Off-host access is encrypted (TLS): TCP
+// listeners use --tls-cert/--tls-key when given. --insecure-remote is the explicit escape hatch
+// for lab setups: plaintext from the network, and still no role for a remote client.
 //
-// Unix sockets: a socket someone still accepts on belongs to a running daemon and is never
-// taken over; one nobody answers is left over from a daemon that died and is replaced. The
-// socket is owner+group only (0660) from the moment it exists: gRPC binds it inside
-// BuildAndStart, so the control plane sets the umask to 0117 around that call (UnixSocketUmask)
-// instead of a chmod after listen(), which would leave a window in which anyone could connect.
+// Unix sockets: skbnfd binds, listens and accepts them itself and hands each connection to gRPC
+// (grpc::AddInsecureChannelFromFd), so it can read the peer's credentials (control_plane.cc). A
+// socket someone still accepts on belongs to a running daemon and is never taken over; one
+// nobody answers is left over from a daemon that died and is replaced. The socket is
+// owner+group only (0660) from the moment it exists (umask 0117 around bind(), no chmod window).
 // An abstract unix socket (unix-abstract:) has no file and no permissions: anyone in the network
-// namespace can connect, so it counts as remote (TLS or --insecure-remote; no plaintext changes).
+// namespace can connect, so it still needs TLS or --insecure-remote to be served, and only
+// --roles uid:/gid: entries give its peers a role.
 //
 // TLS files are re-read while skbnfd runs (certificate rotation: tls_reload.h).
 //
@@ -42,16 +43,25 @@
 namespace skbnf::control {
 
 struct ControlOptions {
+  // --listen: one or more of host:port, unix:/path, unix-abstract:name, comma-separated.
   std::string listen = "127.0.0.1:50051";
   std::string tls_cert, tls_key, tls_client_ca;  // file paths
   // How often the TLS files are re-read (tls_reload.h): certificate rotation.
   std::chrono::seconds tls_reload_interval{10};
   // Plaintext grpc.health.v1-only listener (host:port) for the kubelet's gRPC probes; "": none.
   std::string health_listen;
-  std::vector<std::string> tls_client_names;  // SANs allowed to change; empty: any verified
+  // Deprecated (--tls-client-names): each NAME is --roles dns:NAME=admin (uri:NAME=admin when it
+  // has a scheme), said at start-up.
+  std::vector<std::string> tls_client_names;
+  std::string roles;          // --roles (access.h: ParseRoles)
+  std::string loopback_role;  // --loopback-role: "" or none, read, operate, admin
+  // skbnfd's demo (no EAL arguments, no --config): loopback gets admin unless --loopback-role
+  // was given, and /metrics stays on every address unless --metrics-addr was given.
+  bool demo = false;
   bool insecure_remote = false;
   LimitOptions limits;
-  std::string metrics_addr = ":9478";  // "" or "off": no exporter
+  std::string metrics_addr = "127.0.0.1:9478";  // "" or "off": no exporter
+  std::string audit_log = "-";                  // "-": stderr; else a file appended to
   std::string ready_file;
 };
 
@@ -63,33 +73,31 @@ bool SplitHostPort(const std::string& addr, std::string* host, std::string* port
 // Checks --health-listen ("" = off): host:port only. InvalidArgument naming the flag.
 absl::Status CheckHealthListen(const ControlOptions& o);
 
-// The checked listener: credentials, mutation policy, and what to tell the operator.
+// One checked listen address.
 struct Listener {
-  std::shared_ptr<grpc::ServerCredentials> credentials;
+  enum class Kind { kTcp, kUnixPath, kUnixAbstract };
+  Kind kind = Kind::kTcp;
+  std::string address;  // as given in --listen
+  std::shared_ptr<grpc::ServerCredentials> credentials;  // kTcp (unix: skbnfd accepts itself)
+  std::string unix_path;    // kUnixPath: the file; kUnixAbstract: the name
+  std::string host;         // kTcp: host part
+  std::string description;  // "(local plaintext)", "(mTLS)", "(unix socket 0660, SO_PEERCRED)"
+};
+
+// Every listener of --listen, the one role policy they share, and what start-up must say.
+struct Listeners {
+  std::vector<Listener> listeners;
   AccessPolicy access;
-  bool unix_socket = false;      // unix:/path
-  bool abstract_socket = false;  // unix-abstract:name
-  std::string unix_path;         // when unix_socket
-  std::string host;              // host part of a host:port listen address
-  std::string description;       // "(local plaintext)", "(mTLS for mutations)", ...
+  std::vector<std::string> warnings;  // logged at start-up (loopback roles, deprecated flags)
 };
 
 // Applies the rules above to `o` before anything listens: InvalidArgument / FailedPrecondition
-// naming the flag; Unavailable when a unix socket is in use by a running process.
-absl::StatusOr<Listener> PrepareListener(const ControlOptions& o);
-// Sets the umask so that a unix socket bound while it lives is created 0660 (owner and group);
-// restores the previous one when destroyed. Process-wide: hold it only around BuildAndStart.
-class UnixSocketUmask {
- public:
-  explicit UnixSocketUmask(const Listener& l);
-  ~UnixSocketUmask();
-  UnixSocketUmask(const UnixSocketUmask&) = delete;
-  UnixSocketUmask& operator=(const UnixSocketUmask&) = delete;
-
- private:
-  bool set_ = false;
-  unsigned old_ = 0;
-};
+// naming the flag and what to write; Unavailable when a unix socket is in use by a running
+// process.
+absl::StatusOr<Listeners> PrepareListeners(const ControlOptions& o);
+// The flag checks alone (no file is touched): what skbnfd runs before EAL, so a bad control
+// flag stops start-up (exit 2) before the data plane starts.
+absl::Status CheckControlOptions(const ControlOptions& o);
 
 }  // namespace skbnf::control
 

@@ -27,40 +27,58 @@ absl::string_view ChangeSourceName(ChangeSource s) {
 Caller Mutations::InProcessCaller(ChangeSource source) {
   Caller c;
   c.peer = absl::StrCat("local:", ChangeSourceName(source));
-  c.loopback = true;
+  c.transport = Caller::Transport::kInProcess;
+  c.role = Role::kAdmin;
+  c.granted_by = "skbnfd itself";
   return c;
 }
 
-void Change::Record(absl::string_view rpc, absl::string_view what, const absl::Status& s,
-                    absl::string_view result) {
-  if (source_ == ChangeSource::kRpc) return;  // RunChange records the call
+uint64_t Change::Begin(absl::string_view rpc, absl::string_view what) {
+  if (source_ == ChangeSource::kRpc) return 0;  // RunChange audits the call
+  return log_.Begin(who_, rpc, what, ChangeSourceName(source_));
+}
+
+void Change::End(uint64_t id, absl::string_view rpc, absl::string_view what,
+                 const absl::Status& s, absl::string_view result) {
+  if (source_ == ChangeSource::kRpc) return;
   std::string label(result);
   if (label.empty()) label = ResultLabel(grpc::Status(static_cast<grpc::StatusCode>(s.code()), ""));
-  log_.Record(who_, rpc, what, label, s.message(), ChangeSourceName(source_));
+  log_.End(id, who_, rpc, what, label, s.message(), ChangeSourceName(source_));
+}
+
+namespace {
+absl::Status CheckSwappable(const Backend& backend, const pool::StrategySpec& spec) {
+  if (const PoolInfo pool = backend.GetInfo().pool; pool.native) {
+    return dpdk::NativePoolSwapRefusal(pool.ops_name);
+  }
+  return control::CheckStrategy(backend, spec);
+}
+}  // namespace
+
+absl::Status Mutations::Validate(const pool::StrategySpec& spec) const {
+  return CheckSwappable(backend_, spec);
 }
 
 absl::StatusOr<CheckedStrategy> Change::CheckStrategy(const pool::StrategySpec& spec) {
-  if (const PoolInfo pool = backend_.GetInfo().pool; pool.native) {
-    return dpdk::NativePoolSwapRefusal(pool.ops_name);
-  }
-  if (absl::Status s = control::CheckStrategy(backend_, spec); !s.ok()) return s;
-  return CheckedStrategy(this, spec);
+  if (absl::Status s = CheckSwappable(backend_, spec); !s.ok()) return s;
+  return CheckedStrategy(serial_, spec);
 }
 
 pool::SwapReport Change::SwapStrategy(const CheckedStrategy& checked,
                                       std::chrono::microseconds timeout) {
   const pool::StrategySpec& spec = checked.spec();
   const std::string what = absl::StrCat(backend_.GetStrategy().ToString(), " -> ", spec.ToString());
-  if (checked.by_ != this) {  // checked under another change's lock: the pool may have moved
+  const uint64_t id = Begin("SetStrategy", what);
+  if (checked.by_ != serial_) {  // checked under another change's lock: the pool may have moved
     pool::SwapReport refused =
         RefusedSwap(backend_, spec, absl::InternalError("a strategy checked by another change"));
-    Record("SetStrategy", what, refused.status);
+    End(id, "SetStrategy", what, refused.status);
     return refused;
   }
   pool::SwapReport r = backend_.SwapStrategy(spec, timeout);
   swaps_.Record(r);
-  Record("SetStrategy", what, r.status,
-         r.status.ok() ? "ok" : (r.rolled_back ? "rolled_back" : "failed"));
+  End(id, "SetStrategy", what, r.status,
+      r.status.ok() ? "ok" : (r.rolled_back ? "rolled_back" : "failed"));
   return r;
 }
 
@@ -69,7 +87,8 @@ pool::SwapReport Change::SwapStrategy(const pool::StrategySpec& spec,
   absl::StatusOr<CheckedStrategy> checked = CheckStrategy(spec);
   if (checked.ok()) return SwapStrategy(*checked, timeout);
   pool::SwapReport refused = RefusedSwap(backend_, spec, checked.status());
-  Record("SetStrategy", absl::StrCat(refused.old_spec, " -> ", refused.new_spec), refused.status);
+  const std::string what = absl::StrCat(refused.old_spec, " -> ", refused.new_spec);
+  End(Begin("SetStrategy", what), "SetStrategy", what, refused.status);
   return refused;
 }
 
@@ -116,17 +135,19 @@ bool WorkerPaused(const Backend& backend, int core) {
 }  // namespace
 
 absl::StatusOr<uint32_t> Change::AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) {
+  const std::string what = absl::StrCat(net::FormatIpv4Prefix(prefix), " port ", nh.port, " mac ",
+                                        net::FormatMac(nh.dst_mac));
+  const uint64_t audit = Begin("AddRoute", what);
   absl::StatusOr<uint32_t> id = AddRouteChecked(backend_, prefix, nh);
-  Record("AddRoute",
-         absl::StrCat(net::FormatIpv4Prefix(prefix), " port ", nh.port, " mac ",
-                      net::FormatMac(nh.dst_mac)),
-         id.status());
+  End(audit, "AddRoute", what, id.status());
   return id;
 }
 
 absl::Status Change::DeleteRoute(const Ipv4Prefix& prefix) {
+  const std::string what = net::FormatIpv4Prefix(prefix);
+  const uint64_t audit = Begin("DeleteRoute", what);
   absl::Status s = DeleteRouteChecked(backend_, prefix);
-  Record("DeleteRoute", net::FormatIpv4Prefix(prefix), s);
+  End(audit, "DeleteRoute", what, s);
   return s;
 }
 

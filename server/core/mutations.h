@@ -52,8 +52,8 @@ class CheckedStrategy {
 
  private:
   friend class Change;
-  CheckedStrategy(const Change* by, pool::StrategySpec spec) : by_(by), spec_(std::move(spec)) {}
-  const Change* by_;
+  CheckedStrategy(uint64_t by, pool::StrategySpec spec) : by_(by), spec_(std::move(spec)) {}
+  uint64_t by_;  // the serial of the Change that checked it
   pool::StrategySpec spec_;
 };
 
@@ -91,17 +91,26 @@ class Change {
 
  private:
   friend class Mutations;
-  Change(Backend& backend, SwapMetrics& swaps, ChangeLog& log, ChangeSource source, Caller who)
-      : backend_(backend), swaps_(swaps), log_(log), source_(source), who_(std::move(who)) {}
-  // In-process sources have no RPC to record them: each change is one log line here.
-  void Record(absl::string_view rpc, absl::string_view what, const absl::Status& s,
-              absl::string_view result = "");
+  Change(Backend& backend, SwapMetrics& swaps, ChangeLog& log, ChangeSource source, Caller who,
+         uint64_t serial)
+      : backend_(backend),
+        swaps_(swaps),
+        log_(log),
+        source_(source),
+        who_(std::move(who)),
+        serial_(serial) {}
+  // In-process sources have no RPC to audit them: each change gets its begin record here
+  // (before it is applied) and its end record after. No-ops for source rpc (RunChange audits).
+  uint64_t Begin(absl::string_view rpc, absl::string_view what);
+  void End(uint64_t id, absl::string_view rpc, absl::string_view what, const absl::Status& s,
+           absl::string_view result = "");
 
   Backend& backend_;
   SwapMetrics& swaps_;
   ChangeLog& log_;
   const ChangeSource source_;
   const Caller who_;
+  const uint64_t serial_;  // unique per change (two changes may share a stack address)
 };
 
 class Mutations {
@@ -115,7 +124,7 @@ class Mutations {
   template <typename F>
   auto Run(ChangeSource source, Caller who, F&& f) ABSL_LOCKS_EXCLUDED(mu_) {
     absl::MutexLock l(&mu_);
-    Change c(backend_, swaps_, log_, source, std::move(who));
+    Change c(backend_, swaps_, log_, source, std::move(who), ++serial_);
     return f(c);
   }
   // In-process changes: the caller is this process ("peer=local:<source>").
@@ -124,6 +133,10 @@ class Mutations {
     return Run(source, InProcessCaller(source), std::forward<F>(f));
   }
   static Caller InProcessCaller(ChangeSource source);
+  // SetStrategy{validate_only}: Change::CheckStrategy's rules without the lock (a read: it never
+  // waits behind a swap; its answer is advice, the pool may change before a real SetStrategy,
+  // which checks again under the lock).
+  absl::Status Validate(const pool::StrategySpec& spec) const;
   // For reads only (stats samples, the epoch): never a change outside Run.
   Backend& backend() const { return backend_; }
 
@@ -132,6 +145,7 @@ class Mutations {
   SwapMetrics& swaps_;
   ChangeLog& log_;
   absl::Mutex mu_;  // serialises every change of backend_ (see the lock order above)
+  uint64_t serial_ ABSL_GUARDED_BY(mu_) = 0;
 };
 
 }  // namespace skbnf::control

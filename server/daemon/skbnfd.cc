@@ -97,7 +97,10 @@ int Run(int argc, char** argv) {
   // A --pcidevice-env without devices is the preflight's to explain (pci_devices).
   absl::StatusOr<std::vector<std::string>> pci_args = PciDeviceEalArgs();
   Demo demo;
-  if (!HasConfigFile() && rest.size() <= 1 && pci_args.ok() && pci_args->empty()) {
+  const bool is_demo = !HasConfigFile() && rest.size() <= 1 && pci_args.ok() && pci_args->empty();
+  // Control flags (listeners, --roles, ...) are checked before EAL: a bad one is exit 2 at once.
+  if (absl::Status st = CheckControlOptions(OptionsFromFlags(is_demo)); !st.ok()) return Fail(st);
+  if (is_demo) {
     if (absl::Status st = demo.SetUp(*dc); !st.ok()) return Fail(st);
   }
   if (absl::Status st = ApplyEngineFlags(dc->engine); !st.ok()) return Fail(st);
@@ -128,7 +131,7 @@ int Run(int argc, char** argv) {
     if (absl::Status st = ApplyTestHooks(engine); !st.ok()) return Fail(st);
     if (absl::Status st = engine.Start(); !st.ok()) return Fail(st);
     EngineBackend backend(engine, eal_args, dpdk::EalMainLcore());
-    auto control = ControlPlane::Start(backend, OptionsFromFlags());
+    auto control = ControlPlane::Start(backend, OptionsFromFlags(is_demo));
     if (!control.ok()) {
       (void)engine.Stop();  // start-up already failed: that error is the one reported
       return Fail(control.status());

@@ -6,6 +6,7 @@
 
 #include <algorithm>
 #include <deque>
+#include <thread>
 
 #include "common/net_text.h"
 #include "common/rates.h"
@@ -19,6 +20,7 @@
 #include "server/core/stats_sampler.h"
 #include "server/core/swap_metrics.h"
 #include "server/tuner/tuner.h"
+#include "skbnf/v1/control.grpc.pb.h"
 #include "tests/control/null_backend.h"
 
 namespace skbnf::control {
@@ -60,36 +62,104 @@ TEST(Access, LoopbackPeers) {
   }
 }
 
-TEST(Access, WhoMayChange) {
-  Caller remote{"ipv4:192.0.2.1:5", false, false, {}, ""};
-  Caller local{"ipv4:127.0.0.1:5", true, false, {}, ""};
-  Caller unix_peer{"unix:", false, false, {}, ""};
-  Caller ops{"ipv4:192.0.2.1:5", false, true, {"ops.example"}, "ops"};
-  Caller other{"ipv4:192.0.2.1:5", false, true, {"x.example"}, "x"};
-  AccessPolicy plain;  // kPlaintext
-  EXPECT_TRUE(AuthorizeChange(plain, local, "SetStrategy").ok());
-  EXPECT_EQ(AuthorizeChange(plain, remote, "SetStrategy").error_code(),
-            grpc::StatusCode::PERMISSION_DENIED);
-  AccessPolicy path{AccessPolicy::Listener::kUnixPath, false, {}};
-  EXPECT_TRUE(AuthorizeChange(path, unix_peer, "PauseWorker").ok());
-  AccessPolicy abstract{AccessPolicy::Listener::kAbstract, false, {}};
-  EXPECT_FALSE(AuthorizeChange(abstract, unix_peer, "PauseWorker").ok());
-  EXPECT_FALSE(AuthorizeChange(abstract, local, "PauseWorker").ok());
-  AccessPolicy tls_no_ca{AccessPolicy::Listener::kTls, false, {}};
-  EXPECT_FALSE(AuthorizeChange(tls_no_ca, ops, "AddRoute").ok());
-  AccessPolicy tls{AccessPolicy::Listener::kTls, true, {}};
-  EXPECT_TRUE(AuthorizeChange(tls, ops, "AddRoute").ok());
-  EXPECT_TRUE(AuthorizeChange(tls, other, "AddRoute").ok());
-  EXPECT_FALSE(AuthorizeChange(tls, local, "AddRoute").ok()) << "TLS: loopback is no certificate";
-  AccessPolicy named{AccessPolicy::Listener::kTls, true, {"ops.example"}};
-  EXPECT_TRUE(AuthorizeChange(named, ops, "AddRoute").ok());
-  grpc::Status s = AuthorizeChange(named, other, "AddRoute");
+// Roles (access.h): what each transport's proven identity gets, and the denial text.
+Caller TcpCaller(const char* peer) {
+  Caller c;
+  c.peer = peer;
+  c.transport = Caller::Transport::kTcp;
+  c.loopback = IsLoopbackPeer(peer);
+  return c;
+}
+Caller CertCaller(std::vector<std::string> dns, std::vector<std::string> uri) {
+  Caller c = TcpCaller("ipv4:192.0.2.1:5");
+  c.verified_cert = true;
+  c.dns_names = std::move(dns);
+  c.uri_names = std::move(uri);
+  c.common_name = "ops";
+  return c;
+}
+Caller UnixCaller(uint32_t uid, uint32_t gid, std::vector<uint32_t> groups = {},
+                  bool path = true) {
+  Caller c;
+  c.peer = "fd:12";
+  c.transport = Caller::Transport::kUnix;
+  c.cred = PeerCredentials{42, uid, gid, std::move(groups), path};
+  return c;
+}
+
+TEST(Access, RolesFromProvenIdentitiesOnly) {
+  absl::StatusOr<std::vector<RoleBinding>> roles = ParseRoles(
+      "dns:Ops.Example=operate, uri:spiffe://c/ns/mon/sa/prom=read,uid:1001=read,gid:2000=admin");
+  ASSERT_TRUE(roles.ok()) << roles.status();
+  AccessPolicy p;
+  p.roles = *roles;
+  p.owner_uid = 1000;
+  auto role = [&](Caller c) {
+    ResolveRole(p, c);
+    return c.role;
+  };
+  EXPECT_EQ(role(TcpCaller("ipv4:127.0.0.1:5")), Role::kNone) << "loopback grants nothing";
+  EXPECT_EQ(role(TcpCaller("ipv4:192.0.2.1:5")), Role::kNone);
+  EXPECT_EQ(role(CertCaller({"ops.example"}, {})), Role::kOperate) << "DNS names: any case";
+  EXPECT_EQ(role(CertCaller({}, {"spiffe://c/ns/mon/sa/prom"})), Role::kRead);
+  EXPECT_EQ(role(CertCaller({"x.example"}, {})), Role::kNone) << "the CA alone grants nothing";
+  Caller unverified = CertCaller({"ops.example"}, {});
+  unverified.verified_cert = false;
+  EXPECT_EQ(role(unverified), Role::kNone);
+  EXPECT_EQ(role(UnixCaller(1000, 1000)), Role::kAdmin) << "skbnfd's own uid";
+  EXPECT_EQ(role(UnixCaller(1000, 1000, {}, false)), Role::kNone) << "abstract: no owner rule";
+  EXPECT_EQ(role(UnixCaller(1001, 1001)), Role::kRead);
+  EXPECT_EQ(role(UnixCaller(1002, 1002)), Role::kNone);
+  EXPECT_EQ(role(UnixCaller(1002, 2000)), Role::kAdmin) << "primary gid";
+  EXPECT_EQ(role(UnixCaller(1001, 1001, {5, 2000})), Role::kAdmin) << "highest of the matches";
+  p.roles.push_back(RoleBinding{RoleBinding::Kind::kUid, "", 1000, Role::kRead});
+  EXPECT_EQ(role(UnixCaller(1000, 1000)), Role::kRead) << "--roles names the owner: it wins";
+  p.loopback_role = Role::kOperate;
+  EXPECT_EQ(role(TcpCaller("ipv6:[::1]:5")), Role::kOperate);
+  EXPECT_EQ(role(TcpCaller("ipv4:10.0.0.1:5")), Role::kNone);
+}
+
+TEST(Access, RequiredRolesAndDenial) {
+  EXPECT_EQ(RequiredRole("GetStats"), Role::kRead);
+  EXPECT_EQ(RequiredRole("SetStrategy", true), Role::kRead);
+  EXPECT_EQ(RequiredRole("SetStrategy"), Role::kOperate);
+  EXPECT_EQ(RequiredRole("PauseWorker"), Role::kOperate);
+  EXPECT_EQ(RequiredRole("AddRoute"), Role::kAdmin);
+  EXPECT_EQ(RequiredRole("SomethingNew"), Role::kAdmin) << "fails closed";
+  // Every method of the service has its line (a new RPC cannot slip through as admin-only
+  // by accident without the table saying so).
+  const google::protobuf::ServiceDescriptor* svc =
+      google::protobuf::DescriptorPool::generated_pool()->FindServiceByName(
+          v1::Control::service_full_name());
+  ASSERT_NE(svc, nullptr);
+  std::vector<std::string> known = KnownRpcs();
+  for (int i = 0; i < svc->method_count(); ++i) {
+    EXPECT_NE(std::find(known.begin(), known.end(), svc->method(i)->name()), known.end())
+        << svc->method(i)->name();
+  }
+  EXPECT_EQ(known.size(), static_cast<size_t>(svc->method_count()));
+  Caller reader = UnixCaller(1000, 1000);
+  reader.role = Role::kRead;
+  grpc::Status s = Authorize(reader, "SetStrategy", Role::kOperate);
   EXPECT_EQ(s.error_code(), grpc::StatusCode::PERMISSION_DENIED);
-  EXPECT_NE(s.error_message().find("CN=x SAN=x.example"), std::string::npos) << s.error_message();
-  EXPECT_EQ(ops.ClientKey(), "CN=ops SAN=ops.example");
-  EXPECT_EQ(remote.ClientKey(), "192.0.2.1");
-  EXPECT_EQ(unix_peer.ClientKey(), "unix");
-  EXPECT_EQ(local.Identity(), "-");
+  EXPECT_NE(s.error_message().find("SetStrategy needs role operate (caller uid:1000 has read)"),
+            std::string::npos)
+      << s.error_message();
+  EXPECT_TRUE(Authorize(reader, "GetInfo", Role::kRead).ok());
+  grpc::Status l = Authorize(TcpCaller("ipv4:127.0.0.1:5"), "GetInfo", Role::kRead);
+  EXPECT_NE(l.error_message().find("--loopback-role"), std::string::npos) << l.error_message();
+  EXPECT_EQ(UnixCaller(7, 8).ClientKey(), "uid:7");
+  EXPECT_EQ(TcpCaller("ipv4:127.0.0.2:9").ClientKey(), "loopback") << "not per address";
+}
+
+TEST(Access, RolesFlagRefusals) {
+  for (const char* bad : {"uid:1000", "uid:x=admin", "uid:-1=read", "dns:=read", "uri:noscheme=read",
+                          "host:a=read", "uid:1=root", "uid:1=read,uid:1=admin", "dns:a b=read"}) {
+    absl::StatusOr<std::vector<RoleBinding>> r = ParseRoles(bad);
+    EXPECT_FALSE(r.ok()) << bad;
+    EXPECT_NE(r.status().message().find("--roles"), absl::string_view::npos) << r.status();
+  }
+  EXPECT_TRUE(ParseRoles("").ok());
 }
 
 Info TwoWorkers(uint64_t populated) {
@@ -170,26 +240,29 @@ TEST(Limits, OptionsAndSlots) {
   EXPECT_EQ(l.Rejected("AuditPool", "rate"), 1u);
 }
 
-TEST(ChangeLog, OneEscapedBoundedLinePerChangeAndCounts) {
+TEST(ChangeLog, BeginEndJsonLinesEscapedBoundedAndCounted) {
   ChangeLog log;
-  Caller who{"ipv4:127.0.0.1:9", true, false, {}, ""};
+  Caller who = TcpCaller("ipv4:127.0.0.1:9");
+  who.role = Role::kAdmin;
   ::testing::internal::CaptureStderr();
-  log.Record(who, "SetStrategy", "a\"b\nc\x1b[31m" + std::string(1000, 'x'), "ok", "");
-  log.Record(who, "SetStrategy", "magazine", "invalid_argument", "spec: bad");
-  log.Record(Mutations::InProcessCaller(ChangeSource::kConsole), "SetStrategy", "a -> b",
-             "rolled_back", "core 1 late", "console");
+  const std::string what = "a\"b\nc\x1b[31m" + std::string(1000, 'x');
+  log.End(log.Begin(who, "SetStrategy", what), who, "SetStrategy", what, "ok", "");
+  log.End(log.Begin(who, "SetStrategy", "magazine"), who, "SetStrategy", "magazine",
+          "invalid_argument", "spec: bad");
+  const Caller console = Mutations::InProcessCaller(ChangeSource::kConsole);
+  log.End(log.Begin(console, "SetStrategy", "a -> b", "console"), console, "SetStrategy",
+          "a -> b", "rolled_back", "core 1 late", "console");
   const std::string out = ::testing::internal::GetCapturedStderr();
-  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 3) << out;
-  EXPECT_NE(out.find("what=\"a\\\"b\\x0ac\\x1b[31mxxx"), std::string::npos) << out;
-  EXPECT_NE(
-      out.find("...(1010 bytes)\" peer=ipv4:127.0.0.1:9 identity=\"-\" result=ok source=rpc\n"),
-      std::string::npos)
-      << out;
-  EXPECT_NE(out.find("result=invalid_argument source=rpc detail=\"spec: bad\"\n"),
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 6) << out;
+  EXPECT_NE(out.find(R"("what":"a\"b\u000ac\u001b[31mxxx)"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"x(...(1010 bytes)")x"), std::string::npos) << out;
+  EXPECT_NE(out.find(R"("event":"begin","rpc":"SetStrategy","source":"rpc","who":"loopback 127.0.0.1")"),
             std::string::npos)
       << out;
-  EXPECT_NE(out.find("change rpc=SetStrategy what=\"a -> b\" peer=local:console identity=\"-\" "
-                     "result=rolled_back source=console detail=\"core 1 late\"\n"),
+  EXPECT_NE(out.find(R"("result":"invalid_argument","what":"magazine","detail":"spec: bad"})"),
+            std::string::npos)
+      << out;
+  EXPECT_NE(out.find(R"("event":"end","rpc":"SetStrategy","source":"console","who":"local:console")"),
             std::string::npos)
       << out;
   EXPECT_EQ(log.Count("SetStrategy", "ok"), 1u);
@@ -198,6 +271,27 @@ TEST(ChangeLog, OneEscapedBoundedLinePerChangeAndCounts) {
   EXPECT_EQ(log.Count("SetStrategy", "rolled_back", "rpc"), 0u);
   EXPECT_EQ(ResultLabel(grpc::Status(grpc::StatusCode::PERMISSION_DENIED, "")),
             "permission_denied");
+}
+
+// A flood of refusals: every one counted, one line per identity and RPC per second, with the
+// number not written.
+TEST(ChangeLog, DenialsThrottledWithCounts) {
+  ChangeLog log;
+  const Caller c = UnixCaller(1001, 1001);
+  const grpc::Status no(grpc::StatusCode::PERMISSION_DENIED, "AddRoute needs role admin");
+  ::testing::internal::CaptureStderr();
+  for (int i = 0; i < 1000; ++i) log.Denied(c, "AddRoute", Role::kAdmin, no);
+  log.Denied(c, "DeleteRoute", Role::kAdmin, no);
+  std::string out = ::testing::internal::GetCapturedStderr();
+  EXPECT_EQ(std::count(out.begin(), out.end(), '\n'), 2) << out;
+  EXPECT_EQ(log.Count("AddRoute", "permission_denied"), 1000u);
+  std::this_thread::sleep_for(std::chrono::milliseconds(1100));  // the throttle's period
+  ::testing::internal::CaptureStderr();
+  log.Denied(c, "AddRoute", Role::kAdmin, no);
+  out = ::testing::internal::GetCapturedStderr();
+  EXPECT_NE(out.find(R"("needs":"admin","result":"permission_denied","suppressed":999)"),
+            std::string::npos)
+      << out;
 }
 
 TEST(NetText, PrefixRoundTripAndRefusals) {

@@ -65,12 +65,16 @@ std::vector<std::string> FullArgs(const std::vector<std::string>& args) {
   std::vector<std::string> base = DaemonBaseArgs();
   auto dashdash = std::find(base.begin(), base.end(), "--");
   all.insert(all.end(), base.begin(), dashdash);
-  bool listen = false, metrics = false;
+  bool listen = false, metrics = false, role = false;
   for (const std::string& a : args) {
     listen |= absl::StartsWith(a, "--listen");
     metrics |= absl::StartsWith(a, "--metrics-addr") || absl::StartsWith(a, "--metrics_addr");
+    role |= absl::StartsWith(a, "--loopback-role") || absl::StartsWith(a, "--loopback_role");
   }
   if (!listen) all.push_back("--listen=127.0.0.1:0");
+  // The suites call every RPC from loopback TCP, which grants no role (server/core/access.h)
+  // but with --loopback-role; tests of the roles themselves pass their own.
+  if (!role) all.push_back("--loopback-role=admin");
   if (!metrics) all.push_back("--metrics-addr=127.0.0.1:0");
   for (const std::string& a : args) all.push_back(a);
   all.insert(all.end(), dashdash, base.end());

@@ -4,8 +4,11 @@
 #
 #  1. starts dockerd (own --data-root /var/lib/skbnf-docker, kept between runs so layers are
 #     cached; own --exec-root and socket under /run; --iptables=false --bridge=none);
-#  2. imports the base image debian:bookworm-slim from deploy/base-image.sh's debootstrap
-#     tarball (cached in /var/cache/skbnf) when the daemon does not have it;
+#  2. the base by digest: deploy/base-image.sh --import makes (debootstrap, cached in
+#     /var/cache/skbnf) and imports the base, named skbnf-base:sha256-<the tarball's sha256>;
+#     a base given by tag is refused by the build;
+#     the packages are pinned: deploy/image-packages.lock is the image's whole package set
+#     (the build installs those versions and fails on any difference);
 #  3. builds deploy/Dockerfile's runtime stage with BuildKit, --network host. By default
 #     ARTIFACTS=prebuilt: the binaries the suite just built (same Debian 12 ABI) go in, so the
 #     code is not compiled twice; SKBNF_DOCKER_FULL=1 builds the whole multi-stage file from
@@ -20,6 +23,8 @@
 #     names the commit; then `skbnfd --preflight` in the image with the SR-IOV device plugin's
 #     PCIDEVICE_<RES> and PCIDEVICE_<RES>_INFO, IPC_LOCK and an 8 MiB memlock limit on a fake
 #     node: passes, and without the device fails on the device, not on the environment;
+#  4a. deploy/compose.yaml's skbnfd command and environment: HEALTHCHECK healthy over the
+#     control socket ($SKBNF_ADDR), `exec skbnfctl` swaps over it, nothing on loopback TCP;
 #  5. the SR-IOV wiring as close as this machine allows: one end of each of two veth pairs is
 #     moved into a second container's network namespace (what Multus does with a VF or a
 #     host-device), skbnfd inside forwards l3 between them with net_af_packet (root, every
@@ -65,7 +70,7 @@ DOCKERD_PID=
 cleanup() {
   set +e
   if [ -S "$RUN/docker.sock" ]; then
-    $DOCKER -H "unix://$RUN/docker.sock" rm -f "skbnf-demo-$$" "skbnf-l3-$$" >/dev/null 2>&1
+    $DOCKER -H "unix://$RUN/docker.sock" rm -f "skbnf-demo-$$" "skbnf-l3-$$" "skbnf-compose-$$" >/dev/null 2>&1
   fi
   ip netns del "$NS" 2>/dev/null
   if [ -n "$DOCKERD_PID" ]; then
@@ -99,19 +104,20 @@ if [ $up -ne 1 ]; then
 fi
 phase "dockerd up ($($DOCKER info -f '{{.ServerVersion}} {{.Driver}}'))"
 
-# 2. base image
-if ! $DOCKER image inspect debian:bookworm-slim >/dev/null 2>&1; then
-  tarball=$(bash "$ROOT/deploy/base-image.sh")
-  $DOCKER import "$tarball" debian:bookworm-slim >/dev/null
-  phase "imported debian:bookworm-slim from $tarball"
-fi
+# 2. base image, by digest
+BASE=$(DOCKER=$DOCKER bash "$ROOT/deploy/base-image.sh" --import) || fail "deploy/base-image.sh --import"
+LAYER=sha256:${BASE#skbnf-base:sha256-}
+[ "$($DOCKER image inspect -f '{{json .RootFS.Layers}}' "$BASE")" = "[\"$LAYER\"]" ] ||
+  fail "$BASE: its layer is not the tarball's digest $LAYER"
+phase "base $BASE (its one layer: the debootstrap tarball's sha256)"
 
 # 3. image: the commit (GIT_COMMIT for the full build, whose context has no .git; REVISION for
 # the OCI label), the base image's id, then a second, cached pass that adds the SBOM label from
 # the SBOM file the first pass wrote (a label cannot be computed inside a build).
 COMMIT=$(git -C "$ROOT" rev-parse --short=12 HEAD 2>/dev/null || echo unknown)
-BASE_ID=$($DOCKER image inspect -f '{{.Id}}' debian:bookworm-slim)
-build_args=(--network host --build-arg REVISION="$COMMIT" --build-arg BASE_ID="$BASE_ID")
+BASE_ID=$($DOCKER image inspect -f '{{.Id}}' "$BASE")
+build_args=(--network host --build-arg REVISION="$COMMIT" --build-arg BASE="$BASE"
+  --build-arg BASE_ID="$BASE_ID" --build-arg PACKAGES_LOCK="${SKBNF_PACKAGES_LOCK_MODE:-check}")
 if [ "${SKBNF_DOCKER_FULL:-0}" = 1 ]; then
   build_args+=(-f "$ROOT/deploy/Dockerfile" --build-arg JOBS="${SKBNF_JOBS:-2}"
     --build-arg GIT_COMMIT="$(git -C "$ROOT" rev-parse HEAD)" "$ROOT")
@@ -121,6 +127,8 @@ else
   install -s -m 0644 "$SKBNF_MEMPOOL_PLUGIN" "$CTX/prebuilt/lib/skbnf/"
   install -m 0644 "$ROOT/LICENSE" "$CTX/prebuilt/share/doc/skbnf/"
   cp "$ROOT/deploy/Dockerfile" "$CTX/Dockerfile"
+  mkdir -p "$CTX/deploy"
+  cp "$ROOT/deploy/base-image.sh" "$ROOT/deploy/image-packages.lock" "$CTX/deploy/"
   build_args+=(--build-arg ARTIFACTS=prebuilt "$CTX")
 fi
 DOCKER_BUILDKIT=1 $DOCKER build -t "$IMAGE" "${build_args[@]}" >"$RUN/build.log" 2>&1 ||
@@ -139,6 +147,21 @@ label() { $DOCKER image inspect -f "{{index .Config.Labels \"$1\"}}" "$IMAGE"; }
 [ "$(label org.opencontainers.image.revision)" = "$COMMIT" ] || fail "revision label: $(label org.opencontainers.image.revision)"
 [ "$(label org.opencontainers.image.licenses)" = BSD-3-Clause ] || fail "licenses label"
 [ "$(label org.opencontainers.image.base.digest)" = "$BASE_ID" ] || fail "base.digest label: $(label org.opencontainers.image.base.digest) != $BASE_ID"
+[ "$(label org.opencontainers.image.base.name)" = "$BASE" ] || fail "base.name label: $(label org.opencontainers.image.base.name) != $BASE"
+# built on exactly the base: its layer is the image's first
+[ "$($DOCKER image inspect -f '{{index .RootFS.Layers 0}}' "$IMAGE")" = "$LAYER" ] ||
+  fail "the image's first layer is not the base's $LAYER"
+# the packages are the lock's, line for line (the build's own check, seen from outside).
+# SKBNF_PACKAGES_LOCK_MODE=update (refreshing the lock, deploy/base-image.sh): the build took
+# the archive's current versions; write them to the lock for review.
+if [ "${SKBNF_PACKAGES_LOCK_MODE:-check}" = update ]; then
+  { grep '^#' "$ROOT/deploy/image-packages.lock"; echo "$SBOM"; } >"$RUN/lock.new"
+  cp "$RUN/lock.new" "$ROOT/deploy/image-packages.lock"
+  phase "wrote deploy/image-packages.lock ($(wc -l <<<"$SBOM") packages)"
+else
+  diff <(grep -v '^#' "$ROOT/deploy/image-packages.lock" | grep -v '^$') - <<<"$SBOM" >"$RUN/lock.diff" ||
+    { cat "$RUN/lock.diff"; fail "the image's packages differ from deploy/image-packages.lock"; }
+fi
 # SBOM: every Debian package with its version, as a file (with the base) and as a label
 [ "$(label io.skbnf.sbom.dpkg)" = "$(tr '\n' ' ' <<<"$SBOM" | sed 's/ $//')" ] || fail "SBOM label differs from the file"
 npkg=$(wc -l <<<"$SBOM")
@@ -146,7 +169,7 @@ npkg=$(wc -l <<<"$SBOM")
 $DOCKER run --rm --network none --entrypoint /bin/sh "$IMAGE" -c '
   set -e
   dpkg-query -W -f "\${Package}=\${Version}\n" | LC_ALL=C sort | cmp - /usr/share/doc/skbnf/sbom-dpkg.txt
-  grep -q "^# base: debian:bookworm-slim sha256:" /usr/share/doc/skbnf/sbom-dpkg.tsv
+  grep -q "^# base: skbnf-base:sha256-[0-9a-f]\{64\} sha256:" /usr/share/doc/skbnf/sbom-dpkg.tsv
   grep -q "^librte-net-ixgbe23	" /usr/share/doc/skbnf/sbom-dpkg.tsv
   grep -q "BSD 3-Clause" /usr/share/doc/skbnf/LICENSE' || fail "SBOM file, base or LICENSE in the image"
 # PMDs for 82599/X5xx (ixgbe) and Broadcom (bnxt) VFs, virtio, vhost, AF_XDP, memif: shipped
@@ -217,6 +240,34 @@ log=$($DOCKER logs "skbnf-demo-$$" 2>&1)
 grep -q 'audit OK' <<<"$log" || { tail <<<"$log"; fail "no clean audit at stop"; }
 $DOCKER rm "skbnf-demo-$$" >/dev/null
 phase "demo: skbnfctl swapped magazine -> recycle+headpool, healthy, audit OK at stop"
+
+# 4a. deploy/compose.yaml's skbnfd service (its command and environment, read from the file):
+# the control API on a unix socket, `exec skbnfctl` (the image's uid, skbnfd's own: admin)
+# swaps over it, the loopback TCP listener is gone, HEALTHCHECK follows SKBNF_ADDR.
+mapfile -t compose_args < <(/usr/bin/python3 -c 'import sys, yaml
+s = yaml.safe_load(open(sys.argv[1]))["services"]["skbnfd"]
+print("\n".join(s["command"]))' "$ROOT/deploy/compose.yaml")
+compose_env=$(/usr/bin/python3 -c 'import sys, yaml
+s = yaml.safe_load(open(sys.argv[1]))["services"]["skbnfd"]
+print(" ".join("%s=%s" % kv for kv in s["environment"].items()))' "$ROOT/deploy/compose.yaml")
+env_args=()
+for kv in $compose_env; do env_args+=(-e "$kv"); done
+$DOCKER run -d --name "skbnf-compose-$$" --network none --health-interval=1s \
+  --health-start-period=30s "${env_args[@]}" "$IMAGE" "${compose_args[@]}" >/dev/null
+health=
+for _ in $(seq 150); do
+  health=$($DOCKER inspect -f '{{.State.Health.Status}}' "skbnf-compose-$$")
+  [ "$health" = healthy ] && break
+  sleep 0.2
+done
+[ "$health" = healthy ] || { $DOCKER logs "skbnf-compose-$$" 2>&1 | tail; fail "compose's skbnfd: HEALTHCHECK $health"; }
+$DOCKER exec "skbnf-compose-$$" skbnfctl strategy set recycle+headpool >"$RUN/swap.txt" 2>&1 ||
+  { cat "$RUN/swap.txt"; fail "compose's skbnfd: exec skbnfctl over the socket"; }
+if $DOCKER exec "skbnf-compose-$$" skbnfctl --addr=127.0.0.1:50051 info >"$RUN/lo.txt" 2>&1; then
+  fail "compose's skbnfd answers on loopback TCP"
+fi
+$DOCKER rm -f "skbnf-compose-$$" >/dev/null
+phase "compose's skbnfd (${compose_args[*]}): healthy over \$SKBNF_ADDR, exec skbnfctl swaps over the socket, nothing on loopback TCP"
 
 # 4b. preflight in the image as on a current SR-IOV node: the device plugin's two variables,
 # PCIDEVICE_<RES>=<addr> and PCIDEVICE_<RES>_INFO=<device-info JSON>, in the shape

@@ -18,10 +18,12 @@ Environment: SKBNF_NODE_DIR (helm, tsc and the models; deploy/deps.sh installs t
 
 import json
 import os
+import re
 import shutil
 import subprocess
 import tarfile
 import tempfile
+import textwrap
 import unittest
 
 import yaml
@@ -35,7 +37,7 @@ EXAMPLES_DIR = os.path.join(CHART, "examples")
 NODE_DIR = os.environ.get("SKBNF_NODE_DIR", "/var/cache/skbnf/node")
 HELM = os.path.join(NODE_DIR, "node_modules", ".bin", "helm")
 TSC = os.path.join(NODE_DIR, "node_modules", ".bin", "tsc")
-KUBE_VERSION = "1.28.0"
+KUBE_VERSION = "1.29.0"
 RULES = os.path.join(ROOT, "deploy", "prometheus", "skbnf-rules.yaml")
 DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "skbnf-dashboard.json")
 
@@ -54,6 +56,11 @@ TS_TYPES = {
     ("monitoring.coreos.com/v1", "PrometheusRule"):
         ("@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1/PrometheusRule",
          "IPrometheusRule"),
+    ("networking.k8s.io/v1", "NetworkPolicy"):
+        ("kubernetes-models/networking.k8s.io/v1/NetworkPolicy", "INetworkPolicy"),
+    # generated from cert-manager's Certificate CRD (npm @kubernetes-models/cert-manager)
+    ("cert-manager.io/v1", "Certificate"):
+        ("@kubernetes-models/cert-manager/cert-manager.io/v1/Certificate", "ICertificate"),
 }
 NAD_TS = """
 // Multus NetworkAttachmentDefinition (k8s.cni.cncf.io/v1), from its CRD.
@@ -194,7 +201,19 @@ class HelmTest(unittest.TestCase):
         ann = w["spec"]["template"]["metadata"]["annotations"]
         self.assertEqual(ann["k8s.v1.cni.cncf.io/networks"], "sriov-dpdk-a,sriov-dpdk-b")
         self.assertIn("--pcidevice-env", c["args"])
-        self.assertIn("--listen=127.0.0.1:50051", c["args"])  # plaintext stays on loopback
+        # the control API is a unix socket in a volume of skbnfd's own; no TCP control listener
+        self.assertIn("--listen=unix:/run/skbnf/control.sock", c["args"])
+        self.assertIn({"name": "control", "mountPath": "/run/skbnf"}, c["volumeMounts"])
+        self.assertIn({"name": "SKBNF_ADDR", "value": "unix:/run/skbnf/control.sock"}, c["env"])
+        # /metrics and the health-only listener on the pod IP (downward API), not every address
+        self.assertIn("--metrics-addr=$(POD_IP):9478", c["args"])
+        self.assertIn({"name": "POD_IP", "valueFrom": {"fieldRef": {"fieldPath": "status.podIP"}}},
+                      c["env"])
+        self.assertFalse([a for a in c["args"] if a.startswith("--roles")])  # own uid: admin
+        self.assertIn("--loopback-role=none", c["args"])  # not even the demo's loopback admin
+        # EAL's runtime directory (and the DPDK telemetry socket) in the pod volume "run"
+        self.assertIn({"name": "RUNTIME_DIRECTORY", "value": "/var/run"}, c["env"])
+        self.assertIn({"name": "run", "mountPath": "/var/run/dpdk"}, c["volumeMounts"])
         self.assertEqual(spec["terminationGracePeriodSeconds"], 30)
         self.assertNotIn("runtimeClassName", spec)
         self.assertEqual(by_kind(docs, "PodDisruptionBudget"), [])
@@ -207,7 +226,7 @@ class HelmTest(unittest.TestCase):
         self.assertEqual(vols["hugepages"]["emptyDir"]["medium"], "HugePages-2Mi")
         # the kubelet's own gRPC probe on the plaintext health-only listener: nothing is
         # exec'd inside the pod's exclusive cpuset
-        self.assertIn("--health-listen=0.0.0.0:50052", c["args"])
+        self.assertIn("--health-listen=$(POD_IP):50052", c["args"])
         self.assertIn({"name": "health", "containerPort": 50052, "protocol": "TCP"}, c["ports"])
         for probe, service in (("startupProbe", "liveness"), ("readinessProbe", "readiness"),
                                ("livenessProbe", "liveness")):
@@ -229,8 +248,10 @@ class HelmTest(unittest.TestCase):
         self.assertIn("port net=sriov-dpdk-a\nport net=sriov-dpdk-b\n", conf)
         self.assertEqual([s["metadata"]["name"] for s in by_kind(docs, "Service")],
                          ["rel-skbnf-metrics"])  # no gRPC Service without TLS
-        for kind in ("ServiceMonitor", "PrometheusRule", "NetworkAttachmentDefinition"):
+        for kind in ("ServiceMonitor", "PrometheusRule", "NetworkAttachmentDefinition",
+                     "Certificate"):
             self.assertEqual(by_kind(docs, kind), [])
+        self.assertEqual(len(by_kind(docs, "NetworkPolicy")), 1)
 
     def test_daemonset(self):
         docs = self.scenarios["daemonset.yaml"]
@@ -248,7 +269,7 @@ class HelmTest(unittest.TestCase):
         lim = c["resources"]["limits"]
         self.assertEqual((lim["cpu"], lim["intel.com/intel_sriov_dpdk"], lim["hugepages-1Gi"]),
                          ("4", "2", "2Gi"))
-        self.assertEqual(c["env"], [{"name": "TZ", "value": "UTC"}])
+        self.assertEqual(c["env"][-1], {"name": "TZ", "value": "UTC"})  # extraEnv, after ours
         self.assertIn({"name": "ca-bundle", "configMap": {"name": "node-ca"}}, spec["volumes"])
         self.assertIn({"name": "ca-bundle", "mountPath": "/etc/ssl/node", "readOnly": True},
                       c["volumeMounts"])
@@ -270,7 +291,8 @@ class HelmTest(unittest.TestCase):
         for probe, service in (("startupProbe", "liveness"), ("readinessProbe", "readiness"),
                                ("livenessProbe", "liveness")):
             self.assertEqual(c[probe]["exec"]["command"],
-                             ["skbnf_health", "--addr=127.0.0.1:50051", "--service=" + service])
+                             ["skbnf_health", "--addr=unix:/run/skbnf/control.sock",
+                              "--service=" + service])
         self.assertFalse(any(a.startswith("--health-listen") for a in c["args"]))
         conf = by_kind(docs, "ConfigMap")[0]["data"]["skbnfd.conf"]
         self.assertIn("strategy recycle+magazine:size=64,prefetch", conf)
@@ -500,27 +522,144 @@ class HelmTest(unittest.TestCase):
         docs = self.scenarios["tls.yaml"]
         w, spec, c = container(docs)
         args = c["args"]
-        for a in ("--listen=0.0.0.0:50051", "--tls-cert=/etc/skbnf/tls/tls.crt",
-                  "--tls-key=/etc/skbnf/tls/tls.key", "--tls-client-ca=/etc/skbnf/tls/ca.crt"):
+        # the socket stays; the TLS listener is on the pod IP, roles from client certificates
+        for a in ("--listen=unix:/run/skbnf/control.sock,$(POD_IP):50051",
+                  "--roles=dns:ops.example.net=admin,dns:ci.example.net=operate,"
+                  "uri:spiffe://cluster.local/ns/monitoring/sa/skbnf-reader=read,gid:2000=read",
+                  "--tls-cert=/etc/skbnf/tls/tls.crt", "--tls-key=/etc/skbnf/tls/tls.key",
+                  "--tls-client-ca=/etc/skbnf/client-ca/ca.crt", "--loopback-role=none"):
             self.assertIn(a, args)
-        self.assertEqual(next(v for v in spec["volumes"] if v["name"] == "tls")["secret"]
-                         ["secretName"], "skbnf-grpc-tls")
-        # the control API is TLS-only; the kubelet's gRPC probe (no TLS) asks the plaintext
-        # health-only listener, which serves grpc.health.v1 and nothing else
+        self.assertFalse([a for a in args if a.startswith("--tls-client-names")])
+        vols = {v["name"]: v for v in spec["volumes"]}
+        self.assertEqual(vols["tls"]["secret"]["secretName"], "skbnf-grpc-tls")
+        # the client CA is not the server's issuer: a ConfigMap of its own
+        self.assertEqual(vols["client-ca"]["configMap"],
+                         {"name": "ops-client-ca", "items": [{"key": "ca.crt", "path": "ca.crt"}]})
+        # the kubelet's gRPC probe (no TLS) asks the plaintext health-only listener, which
+        # serves grpc.health.v1 and nothing else
         self.assertEqual(c["readinessProbe"]["grpc"], {"port": 50052, "service": "readiness"})
-        self.assertIn("--health-listen=0.0.0.0:50052", args)
-        # exec probes (probes.mode exec) speak TLS to the control listener instead
+        self.assertIn("--health-listen=$(POD_IP):50052", args)
+        # exec probes (probes.mode exec) use the control socket
         _, _, ce = container(render("tls.yaml", "probes.mode=exec"))
-        probe = ce["readinessProbe"]["exec"]["command"]
-        self.assertIn("--tls-ca=/etc/skbnf/tls/ca.crt", probe)
-        self.assertIn("--tls-server-name=rel-skbnf-grpc.net.svc", probe)
-        self.assertEqual(probe[-1], "--service=readiness")
+        self.assertEqual(ce["readinessProbe"]["exec"]["command"],
+                         ["skbnf_health", "--addr=unix:/run/skbnf/control.sock",
+                          "--service=readiness"])
         (grpc,) = [s for s in by_kind(docs, "Service") if s["metadata"]["name"].endswith("-grpc")]
         self.assertEqual(grpc["spec"]["ports"][0]["appProtocol"], "grpc")
         (pre,) = spec["initContainers"]
         self.assertEqual(pre["args"][0], "--preflight")
         self.assertEqual(pre["args"][1:], args)
+        self.assertEqual(pre["env"], c["env"])  # $(POD_IP) resolves there too
         self.assertEqual(pre["resources"], c["resources"])
+        # cert-manager Certificate for the server (shape: cert-manager's Certificate CRD,
+        # validated by @kubernetes-models/cert-manager in test_manifests_validate_against_models)
+        (cert,) = by_kind(docs, "Certificate")
+        self.assertEqual(cert["spec"]["secretName"], "skbnf-grpc-tls")
+        self.assertEqual(cert["spec"]["issuerRef"],
+                         {"name": "net-ca", "kind": "ClusterIssuer", "group": "cert-manager.io"})
+        self.assertEqual(cert["spec"]["dnsNames"], ["rel-skbnf-grpc", "rel-skbnf-grpc.net",
+                                                    "rel-skbnf-grpc.net.svc", "skbnf.example.net"])
+        self.assertIn("server auth", cert["spec"]["usages"])
+        self.assertEqual(cert["spec"]["privateKey"]["rotationPolicy"], "Always")
+        (sm,) = by_kind(docs, "ServiceMonitor")
+        self.assertNotIn("scheme", sm["spec"]["endpoints"][0])  # metrics.tls: not yet
+
+    def test_readme_client_certificate_is_a_certificate(self):
+        # deploy/README.md's client Certificate, against cert-manager's CRD-generated model
+        with open(os.path.join(ROOT, "deploy", "README.md")) as f:
+            text = f.read()
+        blocks = [textwrap.dedent(b) for b in re.findall(r"```yaml\n(.*?)```", text, re.S)]
+        (cert,) = [yaml.safe_load(b) for b in blocks if "kind: Certificate" in b]
+        self.assertEqual(cert["spec"]["dnsNames"], ["ops.example.net"])
+        self.assertIn("client auth", cert["spec"]["usages"])
+        node_rc, node_out, tsc_rc, tsc_out = self.validate([cert])
+        self.assertEqual(node_rc, 0, node_out)
+        self.assertEqual(tsc_rc, 0, tsc_out)
+        bad = json.loads(json.dumps(cert))
+        bad["spec"]["usages"] = ["client-auth"]  # not a cert-manager KeyUsage
+        node_rc, node_out, _, _ = self.validate([bad])
+        self.assertNotEqual(node_rc, 0, node_out)
+
+    def test_network_policy(self):
+        # networking.k8s.io/v1 NetworkPolicy (Kubernetes API reference; the models validate it):
+        # Prometheus to the metrics port and nothing else by default; the node's probes are let
+        # in by Kubernetes itself (node traffic is always allowed, network-policies docs), more
+        # peers with probesFrom; with TLS the gRPC port from grpcFrom.
+        (np,) = by_kind(self.scenarios[None], "NetworkPolicy")
+        w, _, _ = container(self.scenarios[None])
+        self.assertEqual(np["spec"]["podSelector"]["matchLabels"],
+                         w["spec"]["selector"]["matchLabels"])
+        self.assertEqual(np["spec"]["policyTypes"], ["Ingress"])
+        self.assertEqual(np["spec"]["ingress"], [{
+            "ports": [{"port": 9478, "protocol": "TCP"}],
+            "from": [{"namespaceSelector": {"matchLabels": {
+                "kubernetes.io/metadata.name": "monitoring"}},
+                "podSelector": {"matchLabels": {"app.kubernetes.io/name": "prometheus"}}}]}])
+        (np,) = by_kind(self.scenarios["tls.yaml"], "NetworkPolicy")
+        rules = {r["ports"][0]["port"]: r.get("from") for r in np["spec"]["ingress"]}
+        self.assertEqual(sorted(rules), [9478, 50051, 50052])
+        self.assertEqual(rules[50052], [{"ipBlock": {"cidr": "10.0.0.0/16"}}])
+        self.assertEqual(rules[50051], [{"namespaceSelector": {"matchLabels": {
+            "kubernetes.io/metadata.name": "ops"}}}])
+        self.assertEqual(by_kind(render(None, "networkPolicy.enabled=false"), "NetworkPolicy"),
+                         [])
+
+    def test_remote_access_needs_mtls_roles(self):
+        def refused(*sets):
+            args = ["template", "rel", CHART, "--kube-version", KUBE_VERSION]
+            for s in sets:
+                args += ["--set", s]
+            code, out, err = helm(*args, check=False)
+            self.assertNotEqual(code, 0, "accepted: %s" % (sets,))
+            return err
+        tls = ("tls.enabled=true", "tls.secretName=s")
+        # no roles: refused, saying what to write
+        err = refused(*tls)
+        self.assertIn("tls.enabled=true needs tls.clientNames", err)
+        self.assertIn("clientNames:", err)
+        self.assertIn("dns:ops.example.net", err)
+        self.assertIn("role: admin", err)
+        # the old form (bare names): refused with the new form for that name
+        err = refused(*tls, "tls.clientNames[0]=ops.example.net")
+        self.assertIn('tls.clientNames[0] is "ops.example.net", a bare name: give it a role, e.g.'
+                      ' - {name: "dns:ops.example.net", role: admin}', err.replace('\\"', '"'))
+        err = refused(*tls, "tls.clientNames[0].name=ops.example.net",
+                      "tls.clientNames[0].role=admin")
+        self.assertIn("tls.clientNames", err)
+        err = refused(*tls, "tls.clientNames[0].name=dns:a", "tls.clientNames[0].role=root")
+        self.assertIn("tls.clientNames", err)
+        err = refused(*tls, "tls.clientNames[0].name=dns:a", "tls.clientNames[0].role=read",
+                      "tls.clientCA.secretName=x", "tls.clientCA.configMapName=y")
+        self.assertIn("tls.clientCA: secretName and configMapName are both set", err)
+        err = refused(*tls, "tls.clientNames[0].name=dns:a", "tls.clientNames[0].role=read",
+                      "tls.certManager.enabled=true")
+        self.assertIn("tls.certManager.issuerRef.name", err)
+        err = refused("control.roles[0].name=dns:a", "control.roles[0].role=read")
+        self.assertIn("control.roles", err)
+        # skbnfd has no --metrics-tls-cert yet (sec-control): refused rather than a pod that
+        # exits 2 on an unknown flag
+        err = refused("metrics.tls.enabled=true", "metrics.tls.secretName=s")
+        self.assertIn("metrics.tls.enabled=true: this skbnfd has no --metrics-tls-cert", err)
+        # the client CA from a Secret of its own
+        _, spec, c = container(render(None, *tls, "tls.clientNames[0].name=dns:a",
+                                      "tls.clientNames[0].role=read",
+                                      "tls.clientCA.secretName=client-ca", "tls.clientCA.key=ca.pem"))
+        self.assertIn("--tls-client-ca=/etc/skbnf/client-ca/ca.pem", c["args"])
+        self.assertIn({"name": "client-ca", "secret": {"secretName": "client-ca", "items": [
+            {"key": "ca.pem", "path": "ca.pem"}]}}, spec["volumes"])
+        # default client CA: the server Secret's ca.crt
+        _, _, c = container(render(None, *tls, "tls.clientNames[0].name=dns:a",
+                                   "tls.clientNames[0].role=read"))
+        self.assertIn("--tls-client-ca=/etc/skbnf/tls/ca.crt", c["args"])
+        self.assertIn("--roles=dns:a=read", c["args"])
+
+    def test_ipv6_pod_ip_in_brackets(self):
+        _, _, c = container(render(None, "podIPFamily=IPv6", "tls.enabled=true",
+                                   "tls.secretName=s", "tls.clientNames[0].name=dns:a",
+                                   "tls.clientNames[0].role=read"))
+        self.assertIn("--metrics-addr=[$(POD_IP)]:9478", c["args"])
+        self.assertIn("--health-listen=[$(POD_IP)]:50052", c["args"])
+        self.assertIn("--listen=unix:/run/skbnf/control.sock,[$(POD_IP)]:50051", c["args"])
 
     def test_packaged_chart_carries_the_deploy_files(self):
         d = tempfile.mkdtemp(prefix="helm-package-")
@@ -563,17 +702,28 @@ class HelmTest(unittest.TestCase):
         self.assertIn("2 SR-IOV VF(s) of intel.com/intel_sriov_dpdk", n)
         self.assertIn("in this order: sriov-dpdk-a,sriov-dpdk-b", n)
         self.assertIn("gRPC probes on port 50052", n)
-        self.assertIn("kubectl -n net exec deployment/rel-skbnf -- skbnfctl stats", n)
-        self.assertIn("port-forward deployment/rel-skbnf 50051:50051", n)
+        # the safe way: skbnfctl in the container over the unix socket; no port-forward
+        self.assertIn("kubectl -n net exec deployment/rel-skbnf -c skbnfd -- skbnfctl stats", n)
+        self.assertIn("kubectl -n net exec deployment/rel-skbnf -c skbnfd -- skbnfctl strategy "
+                      "set recycle+magazine", n)
+        self.assertIn("a unix socket (/run/skbnf/control.sock)", n)
+        self.assertNotIn("port-forward deployment", n)
+        self.assertNotIn("--addr=127.0.0.1", n)
         self.assertIn("import deploy/grafana/skbnf-dashboard.json", n)
         self.assertIn("kubectl -n net logs <pod> | grep preflight", n)
         self.assertIn("Strategy and routes change live", n)
+        self.assertIn("NetworkPolicy rel-skbnf: only Prometheus (metrics port) and the node's", n)
         n = self.notes("tls.enabled=true", "tls.secretName=grpc-tls", "dashboard.enabled=true",
-                       "kind=DaemonSet")
-        self.assertIn("TLS on rel-skbnf-grpc.net.svc:50051", n)
+                       "kind=DaemonSet", "tls.clientNames[0].name=dns:ops.example.net",
+                       "tls.clientNames[0].role=admin")
+        self.assertIn("mTLS on rel-skbnf-grpc.net.svc:50051", n)
+        self.assertIn("dns:ops.example.net -> admin", n)
         self.assertIn("--tls-cert=client.crt", n)
         self.assertIn("--tls-server-name=rel-skbnf-grpc.net.svc", n)
+        self.assertIn("ca.crt of secret grpc-tls", n)
         self.assertIn("ConfigMap rel-skbnf-dashboard", n)
+        self.assertNotIn("port-forward svc", n)
+        self.assertNotIn("port-forward daemonset", n)
         n = self.notes("sriov.enabled=false")
         self.assertIn("embedded demo", n)
         self.assertNotIn("change live", n)  # the demo has no config file
@@ -635,6 +785,10 @@ class HelmTest(unittest.TestCase):
             (["grpc.port=70000"], "grpc.port"),
             (["serviceMonitor.interval=often"], "serviceMonitor.interval"),
             (["extraCapabilities={SYS_ADMIN}"], "extraCapabilities"),
+            (["extraCapabilities={SYS_PTRACE}"], "extraCapabilities"),  # an allowlist
+            (["metrics.service.type=NodePort"], "metrics.service.type"),
+            (["networkPolicy.metricsFrom[0].ports=x"], "networkPolicy.metricsFrom.0"),
+            (["podIPFamily=ipv6"], "podIPFamily"),
             (["dpdk.routes[0].prefix=10.0.0.0", "dpdk.routes[0].port=1",
               "dpdk.routes[0].mac=02:00:00:00:00:01"], "dpdk.routes.0.prefix"),
             (["sriov.resourcename=intel.com/x"], "resourcename"),  # misspelt key

@@ -1,6 +1,7 @@
 // Validates Kubernetes manifests (a JSON array of objects, from the file named by argv[2])
 // against the published models: npm kubernetes-models (core, apps, ...) and
-// @kubernetes-models/prometheus-operator (ServiceMonitor, PrometheusRule). The Multus
+// @kubernetes-models/prometheus-operator (ServiceMonitor, PrometheusRule) and
+// @kubernetes-models/cert-manager (Certificate). The Multus
 // NetworkAttachmentDefinition (no published model) is checked against its CRD's schema here:
 // spec.config must be a string holding a CNI config object with cniVersion, name and type.
 // Prints one line per problem; exit 1 if any. Run from a directory that sees node_modules
@@ -16,6 +17,8 @@ const groups = {
   "policy/v1": "kubernetes-models/policy/v1",
   "networking.k8s.io/v1": "kubernetes-models/networking.k8s.io/v1",
   "monitoring.coreos.com/v1": "@kubernetes-models/prometheus-operator/monitoring.coreos.com/v1",
+  // generated from cert-manager's CRDs (Certificate: deploy/crds/crd-certificates.yaml)
+  "cert-manager.io/v1": "@kubernetes-models/cert-manager/cert-manager.io/v1",
 };
 
 function checkNad(doc) {

@@ -91,9 +91,10 @@ demo --swap-cycle="headpool;lcache:size=64+magazine;recycle+headpool,prefetch" -
 grep -q "^swap ok: .* -> .*, epoch" "$OUT" || fail "no swap line"
 echo "ok: $(grep -c '^swap ok' "$OUT") hot swaps in the demo, audit OK"
 # --swap-cycle goes through the control plane's one door (server/core/mutations.h): every swap is in
-# the change log, from local:console, with source=console, whatever its result.
+# the audit trail (server/core/change_log.h: JSON lines), from local:console, with source console,
+# whatever its result.
 swaps=$(grep -c '^swap ' "$OUT")
-logged=$(grep -c 'skbnf-control: change rpc=SetStrategy .* peer=local:console .* source=console' \
+logged=$(grep -c '"event":"end","rpc":"SetStrategy","source":"console","who":"local:console"' \
   "$OUT" || true)
 [ "$swaps" -gt 0 ] && [ "$logged" -eq "$swaps" ] ||
   fail "--swap-cycle: $swaps swaps, $logged change-log lines with source=console"

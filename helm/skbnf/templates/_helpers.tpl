@@ -110,6 +110,9 @@ app.kubernetes.io/part-of: skbnf
 {{- fail "updateStrategy.rollingUpdate: maxUnavailable and maxSurge are both 0, so a DaemonSet rollout could never progress: set one of them (maxUnavailable: 1 for SR-IOV nodes without spare VFs)" -}}
 {{- end -}}
 {{- end -}}
+{{- include "skbnf.validateAccess" . -}}
+{{- include "skbnf.validatePodExtras" . -}}
+{{- include "skbnf.validateNonRoot" . -}}
 {{- if eq .Values.probes.mode "grpc" -}}
 {{- if or (eq (int .Values.probes.port) (int .Values.grpc.port)) (eq (int .Values.probes.port) (int .Values.metrics.port)) -}}
 {{- fail (printf "probes.port %d is also grpc.port or metrics.port: the health-only listener needs a port of its own" (int .Values.probes.port)) -}}
@@ -117,12 +120,132 @@ app.kubernetes.io/part-of: skbnf
 {{- end -}}
 {{- end -}}
 
-{{/* gRPC listener: loopback plaintext, or the pod IP with TLS. */}}
-{{- define "skbnf.grpcListen" -}}
+{{/* Render-time checks of the control API's access: remote access only over mTLS with roles. */}}
+{{- define "skbnf.validateAccess" -}}
+{{- if not (hasPrefix "/" .Values.control.socketDir) -}}
+{{- fail (printf "control.socketDir %q is not an absolute path: give the directory of the control socket, e.g. /run/skbnf" .Values.control.socketDir) -}}
+{{- end -}}
+{{- range $i, $r := .Values.control.roles -}}
+{{- if not (regexMatch "^(uid|gid):[0-9]+$" (toString $r.name)) -}}
+{{- fail (printf "control.roles[%d].name %q: unix-socket peers are uid:N or gid:N (certificate names go in tls.clientNames)" $i (toString $r.name)) -}}
+{{- end -}}
+{{- end -}}
 {{- if .Values.tls.enabled -}}
-{{- printf "0.0.0.0:%d" (int .Values.grpc.port) -}}
+{{- if not .Values.tls.clientNames -}}
+{{- fail "tls.enabled=true needs tls.clientNames: without them no client certificate gets a role. Write who may do what, e.g.\n  tls:\n    clientNames:\n      - {name: \"dns:ops.example.net\", role: admin}\n      - {name: \"uri:spiffe://cluster.local/ns/monitoring/sa/reader\", role: read}\n(name: a subject alternative name of the client certificate, dns:NAME or uri:URI; role: read, operate or admin)" -}}
+{{- end -}}
+{{- range $i, $c := .Values.tls.clientNames -}}
+{{- if kindIs "string" $c -}}
+{{- fail (printf "tls.clientNames[%d] is %q, a bare name: give it a role, e.g. - {name: \"dns:%s\", role: admin} (roles: read, operate, admin; names: dns:NAME or uri:URI)" $i $c $c) -}}
+{{- end -}}
+{{- if not (regexMatch "^(dns|uri):[^,=\\s]+$" (toString $c.name)) -}}
+{{- fail (printf "tls.clientNames[%d].name %q: write dns:NAME or uri:URI (a subject alternative name of the client certificate, no commas or '=')" $i (toString $c.name)) -}}
+{{- end -}}
+{{- end -}}
+{{- if and .Values.tls.clientCA.secretName .Values.tls.clientCA.configMapName -}}
+{{- fail "tls.clientCA: secretName and configMapName are both set: the client CA comes from one of them; keep one" -}}
+{{- end -}}
+{{- if and .Values.tls.certManager.enabled (not .Values.tls.certManager.issuerRef.name) -}}
+{{- fail "tls.certManager.enabled=true needs tls.certManager.issuerRef.name: the cert-manager Issuer (kind: Issuer) or ClusterIssuer (kind: ClusterIssuer) that signs the server certificate" -}}
+{{- end -}}
+{{- end -}}
+{{- if .Values.metrics.tls.enabled -}}
+{{- fail "metrics.tls.enabled=true: this skbnfd has no --metrics-tls-cert/--metrics-tls-key yet (prometheus-cpp's embedded server in Debian; issue 31), so the pod would not start; leave metrics.tls.enabled=false and keep /metrics on the pod IP behind networkPolicy.metricsFrom" -}}
+{{- end -}}
+{{- if and .Values.metrics.tls.enabled (not .Values.metrics.tls.secretName) -}}
+{{- fail "metrics.tls.enabled=true needs metrics.tls.secretName: a kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt for /metrics (tls.secretName's will do)" -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Sidecars and extra volumes: kept out of skbnfd's private volumes. */}}
+{{- define "skbnf.validatePodExtras" -}}
+{{- $private := list "control" "run" "tls" "client-ca" "metrics-tls" "hugepages" "tmp" -}}
+{{- $chart := concat $private (list "config" "podnetinfo") -}}
+{{- range $i, $v := .Values.extraVolumes -}}
+{{- if has $v.name $chart -}}
+{{- fail (printf "extraVolumes[%d]: the name %s is the chart's own volume; name yours differently" $i $v.name) -}}
+{{- end -}}
+{{- end -}}
+{{- range $i, $m := .Values.extraVolumeMounts -}}
+{{- if eq (toString $m.name) "control" -}}
+{{- fail (printf "extraVolumeMounts[%d] mounts the control socket's volume again; it is mounted at control.socketDir already" $i) -}}
+{{- end -}}
+{{- end -}}
+{{- range $i, $c := .Values.sidecars -}}
+{{- range $c.volumeMounts -}}
+{{- if has .name $private -}}
+{{- fail (printf "sidecars[%d] (%s) mounts volume %s, which only skbnfd may see (the control socket, EAL's runtime directory with the telemetry socket, keys, hugepages); give the sidecar a volume of its own (extraVolumes)" $i $c.name .name) -}}
+{{- end -}}
+{{- end -}}
+{{- if eq $c.name "skbnfd" "preflight" -}}
+{{- fail (printf "sidecars[%d]: the name %s is the chart's own container; name yours differently" $i $c.name) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Non-root: Secret files (0440) are root's unless fsGroup owns them. (hugetlbfs needs no
+     fsGroup: EAL runs --in-memory, memfd hugepages; it only opens and flocks the mount.) */}}
+{{- define "skbnf.validateNonRoot" -}}
+{{- if and (ne (int .Values.securityContext.runAsUser) 0) (not .Values.securityContext.fsGroup) -}}
+{{- $needs := list -}}
+{{- if .Values.tls.enabled -}}{{- $needs = append $needs "the TLS Secret's files (mode 0440)" -}}{{- end -}}
+{{- if .Values.metrics.tls.enabled -}}{{- $needs = append $needs "the metrics TLS Secret's files (mode 0440)" -}}{{- end -}}
+{{- if $needs -}}
+{{- fail (printf "securityContext.runAsUser is %d (non-root) but securityContext.fsGroup is not set: %s would belong to root (mode 0440) and skbnfd could not read them; set securityContext.fsGroup (e.g. %d), which the kubelet gives those volumes" (int .Values.securityContext.runAsUser) (join " and " $needs) (int (ternary .Values.securityContext.runAsGroup .Values.securityContext.runAsUser (ne (int .Values.securityContext.runAsGroup) 0)))) -}}
+{{- end -}}
+{{- end -}}
+{{- end -}}
+
+{{/* Sidecars with a restricted securityContext (Pod Security Standards "restricted") under
+     what they set themselves; values.schema.json refuses what would undo it. */}}
+{{- define "skbnf.sidecars" -}}
+{{- $defaults := dict "privileged" false "allowPrivilegeEscalation" false "readOnlyRootFilesystem" true "runAsNonRoot" true "capabilities" (dict "drop" (list "ALL")) -}}
+{{- range .Values.sidecars }}
+{{- $c := deepCopy . }}
+{{- $_ := set $c "securityContext" (merge (deepCopy (default dict $c.securityContext)) $defaults) }}
+- {{ toYaml $c | nindent 2 | trim }}
+{{- end }}
+{{- end -}}
+
+{{/* The control socket (a pod volume only the skbnfd container mounts). */}}
+{{- define "skbnf.controlSocket" -}}
+{{- printf "%s/control.sock" (trimSuffix "/" .Values.control.socketDir) -}}
+{{- end -}}
+
+{{/* host:port on the pod IP (env POD_IP, downward API status.podIP). */}}
+{{- define "skbnf.podAddr" -}}
+{{- $ := index . 0 -}}
+{{- if eq $.Values.podIPFamily "IPv6" -}}
+{{- printf "[$(POD_IP)]:%d" (int (index . 1)) -}}
 {{- else -}}
-{{- printf "127.0.0.1:%d" (int .Values.grpc.port) -}}
+{{- printf "$(POD_IP):%d" (int (index . 1)) -}}
+{{- end -}}
+{{- end -}}
+
+{{/* gRPC listeners: the unix socket, and with TLS the pod IP. */}}
+{{- define "skbnf.grpcListen" -}}
+{{- printf "unix:%s" (include "skbnf.controlSocket" .) -}}
+{{- if .Values.tls.enabled -}}
+,{{ include "skbnf.podAddr" (list . .Values.grpc.port) }}
+{{- end -}}
+{{- end -}}
+
+{{/* --roles: tls.clientNames (dns:/uri:) and control.roles (uid:/gid:), SUBJECT=ROLE. */}}
+{{- define "skbnf.roles" -}}
+{{- $r := list -}}
+{{- if .Values.tls.enabled -}}
+{{- range .Values.tls.clientNames -}}{{- $r = append $r (printf "%s=%s" .name .role) -}}{{- end -}}
+{{- end -}}
+{{- range .Values.control.roles -}}{{- $r = append $r (printf "%s=%s" .name .role) -}}{{- end -}}
+{{- join "," $r -}}
+{{- end -}}
+
+{{/* Where --tls-client-ca is mounted: the server Secret's ca.crt, or tls.clientCA's own volume. */}}
+{{- define "skbnf.clientCAPath" -}}
+{{- if or .Values.tls.clientCA.secretName .Values.tls.clientCA.configMapName -}}
+{{- printf "/etc/skbnf/client-ca/%s" .Values.tls.clientCA.key -}}
+{{- else -}}
+/etc/skbnf/tls/ca.crt
 {{- end -}}
 {{- end -}}
 
@@ -130,14 +253,10 @@ app.kubernetes.io/part-of: skbnf
 {{- default (printf "%s-grpc.%s.svc" (include "skbnf.fullname" .) .Release.Namespace) .Values.tls.serverName -}}
 {{- end -}}
 
-{{/* skbnf_health arguments of the exec probes (probes.mode exec). */}}
+{{/* skbnf_health arguments of the exec probes (probes.mode exec): the control socket. */}}
 {{- define "skbnf.probeArgs" -}}
 - skbnf_health
-- --addr=127.0.0.1:{{ .Values.grpc.port }}
-{{- if .Values.tls.enabled }}
-- --tls-ca=/etc/skbnf/tls/ca.crt
-- --tls-server-name={{ include "skbnf.tlsServerName" . }}
-{{- end }}
+- --addr=unix:{{ include "skbnf.controlSocket" . }}
 {{- end -}}
 
 {{/* One probe's action: the kubelet's gRPC probe on the health-only port, or skbnf_health. */}}
@@ -167,10 +286,20 @@ exec:
 - --network-status-timeout={{ .Values.sriov.networkStatusTimeout }}
 {{- end }}
 - --listen={{ include "skbnf.grpcListen" . }}
-{{- if eq .Values.probes.mode "grpc" }}
-- --health-listen=0.0.0.0:{{ .Values.probes.port }}
+{{- /* loopback is every container of the pod and kubectl port-forward: never an identity,
+       not even in skbnfd's demo (no ports configured), which would otherwise grant admin */}}
+- --loopback-role=none
+{{- with include "skbnf.roles" . }}
+- --roles={{ . }}
 {{- end }}
-- --metrics-addr=:{{ .Values.metrics.port }}
+{{- if eq .Values.probes.mode "grpc" }}
+- --health-listen={{ include "skbnf.podAddr" (list . .Values.probes.port) }}
+{{- end }}
+- --metrics-addr={{ include "skbnf.podAddr" (list . .Values.metrics.port) }}
+{{- if .Values.metrics.tls.enabled }}
+- --metrics-tls-cert=/etc/skbnf/metrics-tls/tls.crt
+- --metrics-tls-key=/etc/skbnf/metrics-tls/tls.key
+{{- end }}
 - --stats=0
 {{- if not .Values.preflight.enabled }}
 - --skip-preflight
@@ -178,10 +307,7 @@ exec:
 {{- if .Values.tls.enabled }}
 - --tls-cert=/etc/skbnf/tls/tls.crt
 - --tls-key=/etc/skbnf/tls/tls.key
-- --tls-client-ca=/etc/skbnf/tls/ca.crt
-{{- with .Values.tls.clientNames }}
-- --tls-client-names={{ join "," . }}
-{{- end }}
+- --tls-client-ca={{ include "skbnf.clientCAPath" . }}
 {{- end }}
 {{- range .Values.dpdk.extraArgs }}
 - {{ . | quote }}
@@ -203,6 +329,15 @@ limits:
 {{- end -}}
 
 {{- define "skbnf.containerSecurityContext" -}}
+{{- $caps := list "IPC_LOCK" -}}
+{{- if or .Values.afPacket.enabled .Values.afXdp.enabled (and .Values.sriov.enabled (eq .Values.sriov.driver "mlx5")) -}}
+{{- $caps = concat $caps (list "NET_RAW" "NET_ADMIN") -}}
+{{- end -}}
+{{- if .Values.afXdp.enabled -}}
+{{- /* net_af_xdp loads and attaches its XDP program (values.yaml afXdp: why each capability) */ -}}
+{{- $caps = append $caps "BPF" -}}
+{{- end -}}
+{{- $caps = concat $caps .Values.extraCapabilities | uniq -}}
 privileged: false
 allowPrivilegeEscalation: false
 readOnlyRootFilesystem: {{ .Values.securityContext.readOnlyRootFilesystem }}
@@ -212,22 +347,29 @@ runAsNonRoot: {{ ne (int .Values.securityContext.runAsUser) 0 }}
 capabilities:
   drop: [ALL]
   add:
-    - IPC_LOCK
-    {{- if or .Values.afPacket.enabled .Values.afXdp.enabled (and .Values.sriov.enabled (eq .Values.sriov.driver "mlx5")) }}
-    - NET_RAW
-    - NET_ADMIN
-    {{- end }}
-    {{- if .Values.afXdp.enabled }}
-    # net_af_xdp loads and attaches its XDP program (values.yaml afXdp: why each capability)
-    - BPF
-    {{- end }}
-    {{- range .Values.extraCapabilities }}
-    - {{ . }}
-    {{- end }}
+    {{- toYaml $caps | nindent 4 }}
+{{- end -}}
+
+{{/* skbnfd's environment: the pod IP it binds to, skbnfctl's address, EAL's runtime dir. */}}
+{{- define "skbnf.env" -}}
+# --metrics-addr, --health-listen and (TLS) --listen bind the pod IP, never every address
+- name: POD_IP
+  valueFrom:
+    fieldRef: {fieldPath: status.podIP}
+# `kubectl exec ... skbnfctl` and skbnf_health find the control socket without --addr
+- {name: SKBNF_ADDR, value: "unix:{{ include "skbnf.controlSocket" . }}"}
+# EAL's runtime directory is $RUNTIME_DIRECTORY/dpdk/<file prefix> for every uid
+# (lib/eal/unix/eal_filesystem.c): /var/run/dpdk/rte, the pod volume "run", where DPDK's
+# telemetry socket is /var/run/dpdk/rte/dpdk_telemetry.v2
+- {name: RUNTIME_DIRECTORY, value: /var/run}
+{{- with .Values.extraEnv }}
+{{ toYaml . }}
+{{- end }}
 {{- end -}}
 
 {{- define "skbnf.volumeMounts" -}}
 - {name: config, mountPath: /etc/skbnf/config, readOnly: true}
+- {name: control, mountPath: {{ .Values.control.socketDir }}}
 - {name: run, mountPath: /var/run/dpdk}
 - {name: tmp, mountPath: /tmp}
 {{- if and .Values.hugepages.enabled .Values.sriov.enabled }}
@@ -235,6 +377,12 @@ capabilities:
 {{- end }}
 {{- if .Values.tls.enabled }}
 - {name: tls, mountPath: /etc/skbnf/tls, readOnly: true}
+{{- if or .Values.tls.clientCA.secretName .Values.tls.clientCA.configMapName }}
+- {name: client-ca, mountPath: /etc/skbnf/client-ca, readOnly: true}
+{{- end }}
+{{- end }}
+{{- if .Values.metrics.tls.enabled }}
+- {name: metrics-tls, mountPath: /etc/skbnf/metrics-tls, readOnly: true}
 {{- end }}
 {{- if .Values.sriov.enabled }}
 - {name: podnetinfo, mountPath: /etc/podnetinfo, readOnly: true}
