@@ -38,6 +38,8 @@
 #include "server/daemon/startup_checks.h"
 #include "server/daemon/test_hooks.h"
 #include "server/ops/config_reload.h"
+#include "server/telemetry/multi_process.h"
+#include "server/telemetry/telemetry_commands.h"
 
 namespace skbnf::control {
 namespace {
@@ -113,6 +115,10 @@ int Run(int argc, char** argv) {
   if (!pci_args.ok()) return Fail(pci_args.status());
   demo.Finish(dc->engine);
   if (absl::Status st = dpdk::EalInit(eal_args); !st.ok()) return Fail(st);
+  // Secondaries (dpdk-proc-info, dpdk-dumpcap) and capture: server/telemetry/multi_process.h.
+  if (const auto& mp = telemetry::EnableMultiProcess(); !mp.note.empty()) {
+    std::fprintf(stderr, "skbnfd: multi-process: %s\n", mp.note.c_str());
+  }
 
   int rc = 2;
   {
@@ -146,6 +152,8 @@ int Run(int argc, char** argv) {
       }
       reloader = std::move(*started);
     }
+    auto telemetry = telemetry::TelemetryCommands::Attach(backend);  // /skbnf/* (dpdk-telemetry.py)
+    if (!telemetry.ok()) std::fprintf(stderr, "skbnfd: %s\n", telemetry.status().ToString().c_str());
     console.PrintRunning();
     SwapCycle cycle;
     while (!g_quit.load()) {
@@ -153,6 +161,7 @@ int Run(int argc, char** argv) {
       if (!console.Tick()) break;
       cycle.Tick(**control);
     }
+    if (telemetry.ok()) telemetry->reset();  // before the backend's engine stops
     reloader.reset();        // before the control plane it mutates through
     (*control)->Shutdown();  // before the engine stops
     if (absl::Status st = engine.Stop(); !st.ok()) {
@@ -160,6 +169,7 @@ int Run(int argc, char** argv) {
     }
     rc = console.PrintSummary();
   }
+  telemetry::DisableMultiProcess();
   dpdk::EalCleanup();
   return rc;
 }

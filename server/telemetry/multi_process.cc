@@ -1,0 +1,86 @@
+// SPDX-License-Identifier: BSD-3-Clause
+#include "server/telemetry/multi_process.h"
+
+#include <rte_eal.h>
+#include <rte_errno.h>
+#include <rte_mempool.h>
+#include <rte_pdump.h>
+
+#include <algorithm>
+#include <cerrno>
+#include <cstdio>
+#include <cstring>
+
+#include "absl/strings/str_cat.h"
+#include "dataplane/dpdk/skbnf_mempool.h"
+
+namespace skbnf::telemetry {
+namespace {
+
+// The IPC action that also tells whether EAL's IPC is on. A secondary sends the name of a
+// skbnf pool and gets "populated available" back: what its own get_count cannot compute, the
+// pool's state being in the primary's heap (README.md, "Secondary processes and skbnf pools").
+constexpr char kPoolCountAction[] = "skbnf_pool_count";
+
+MultiProcessState& State() {
+  static MultiProcessState* s = new MultiProcessState();
+  return *s;
+}
+
+int ReplyPoolCount(const rte_mp_msg* msg, const void* peer) {
+  rte_mp_msg reply;
+  std::memset(&reply, 0, sizeof(reply));
+  std::snprintf(reply.name, sizeof(reply.name), "%s", kPoolCountAction);
+  char name[RTE_MEMPOOL_NAMESIZE] = {};
+  std::memcpy(name, msg->param, std::min<size_t>(msg->len_param, sizeof(name) - 1));
+  const dpdk::MempoolCounts c = dpdk::CountsOf(rte_mempool_lookup(name));  // zero: no such pool
+  reply.len_param = std::snprintf(reinterpret_cast<char*>(reply.param), sizeof(reply.param),
+                                  "%llu %llu", static_cast<unsigned long long>(c.populated),
+                                  static_cast<unsigned long long>(c.available)) +
+                    1;
+  return rte_mp_reply(&reply, static_cast<const char*>(peer));
+}
+
+// Short enough for a telemetry string (RTE_TEL_MAX_STRING_LEN 128, with the reason before it).
+constexpr char kHowTo[] = "to attach, run on hugepages without --no-shconf, --in-memory, --no-huge";
+
+}  // namespace
+
+const MultiProcessState& EnableMultiProcess() {
+  MultiProcessState& s = State();
+  if (rte_eal_process_type() != RTE_PROC_PRIMARY) {
+    s.note = "not DPDK's primary process";
+    return s;
+  }
+  const bool ipc = rte_mp_action_register(kPoolCountAction, &ReplyPoolCount) == 0;
+  if (!ipc && rte_errno != ENOTSUP) {
+    s.note = absl::StrCat("EAL's IPC refused skbnf's action (", rte_strerror(rte_errno), ")");
+    return s;
+  }
+  if (!ipc || rte_eal_has_hugepages() == 0) {
+    if (ipc) rte_mp_action_unregister(kPoolCountAction);
+    s.note = absl::StrCat("secondaries cannot attach (", ipc ? "--no-huge" : "--no-shconf/--in-memory",
+                          "): ", kHowTo);
+    return s;
+  }
+  s.attachable = true;
+  if (rte_pdump_init() != 0) {
+    s.note = absl::StrCat("capture unavailable: rte_pdump_init failed (", rte_strerror(rte_errno),
+                          ")");
+    return s;
+  }
+  s.pdump = true;
+  return s;
+}
+
+const MultiProcessState& CurrentMultiProcess() { return State(); }
+
+void DisableMultiProcess() {
+  MultiProcessState& s = State();
+  if (s.pdump) rte_pdump_uninit();
+  if (s.attachable) rte_mp_action_unregister(kPoolCountAction);
+  s.pdump = false;
+  s.attachable = false;
+}
+
+}  // namespace skbnf::telemetry
