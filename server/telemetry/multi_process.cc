@@ -12,15 +12,15 @@
 #include <cstring>
 
 #include "absl/strings/str_cat.h"
+#include "dataplane/dpdk/mempool_secondary.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
 
 namespace skbnf::telemetry {
 namespace {
 
-// The IPC action that also tells whether EAL's IPC is on. A secondary sends the name of a
-// skbnf pool and gets "populated available" back: what its own get_count cannot compute, the
-// pool's state being in the primary's heap (README.md, "Secondary processes and skbnf pools").
-constexpr char kPoolCountAction[] = "skbnf_pool_count";
+// The IPC action that also tells whether EAL's IPC is on: a secondary's get_count of a skbnf
+// pool asks it (dataplane/dpdk/mempool_secondary.h).
+using dpdk::kPoolCountAction;
 
 MultiProcessState& State() {
   static MultiProcessState* s = new MultiProcessState();
