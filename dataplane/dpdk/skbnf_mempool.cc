@@ -2,8 +2,6 @@
 // The `skbnf` mempool ops driver. See skbnf_mempool.h for the mapping and the two hosts.
 #include "dataplane/dpdk/skbnf_mempool.h"
 
-#include "dataplane/dpdk/mempool_secondary.h"
-
 #include <pthread.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
@@ -23,6 +21,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "dataplane/dpdk/mempool_secondary.h"
 #include "dataplane/pool/mutex.h"
 
 namespace skbnf::dpdk {
@@ -569,7 +568,7 @@ int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
 #endif
 }
 
-// In a secondary process the Pool (mp->pool_data) is the primary's heap: ask it (mempool_secondary.h).
+// In a secondary the Pool (mp->pool_data) is in the primary's heap: ask it (mempool_secondary.h).
 unsigned OpGetCount(const rte_mempool* mp) {
   if (rte_eal_process_type() == RTE_PROC_SECONDARY) {
     return static_cast<unsigned>(SecondaryAvailable(mp));

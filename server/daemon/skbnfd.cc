@@ -152,8 +152,9 @@ int Run(int argc, char** argv) {
       }
       reloader = std::move(*started);
     }
-    auto telemetry = telemetry::TelemetryCommands::Attach(backend);  // /skbnf/* (dpdk-telemetry.py)
-    if (!telemetry.ok()) std::fprintf(stderr, "skbnfd: %s\n", telemetry.status().ToString().c_str());
+    // DPDK telemetry's /skbnf/* (dpdk-telemetry.py): server/telemetry/telemetry_commands.h.
+    auto tel_commands = telemetry::TelemetryCommands::Attach(backend);
+    if (!tel_commands.ok()) Fail(tel_commands.status());  // reported; skbnfd runs without them
     console.PrintRunning();
     SwapCycle cycle;
     while (!g_quit.load()) {
@@ -161,7 +162,8 @@ int Run(int argc, char** argv) {
       if (!console.Tick()) break;
       cycle.Tick(**control);
     }
-    if (telemetry.ok()) telemetry->reset();  // before the backend's engine stops
+    // Telemetry detached before the backend's engine stops.
+    if (tel_commands.ok()) tel_commands->reset();
     reloader.reset();        // before the control plane it mutates through
     (*control)->Shutdown();  // before the engine stops
     if (absl::Status st = engine.Stop(); !st.ok()) {

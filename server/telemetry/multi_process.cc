@@ -59,14 +59,14 @@ const MultiProcessState& EnableMultiProcess() {
   }
   if (!ipc || rte_eal_has_hugepages() == 0) {
     if (ipc) rte_mp_action_unregister(kPoolCountAction);
-    s.note = absl::StrCat("secondaries cannot attach (", ipc ? "--no-huge" : "--no-shconf/--in-memory",
-                          "): ", kHowTo);
+    s.note = absl::StrCat("secondaries cannot attach (",
+                          ipc ? "--no-huge" : "--no-shconf/--in-memory", "): ", kHowTo);
     return s;
   }
   s.attachable = true;
   if (rte_pdump_init() != 0) {
-    s.note = absl::StrCat("capture unavailable: rte_pdump_init failed (", rte_strerror(rte_errno),
-                          ")");
+    s.note =
+        absl::StrCat("capture unavailable: rte_pdump_init failed (", rte_strerror(rte_errno), ")");
     return s;
   }
   s.pdump = true;

@@ -93,15 +93,17 @@ int Info(const char*, const char*, rte_tel_data* out) {
     d.Str("git_commit", build.git_commit);
     d.Str("backend", info.backend);
     d.Str("mode", dpdk::ForwardingModeName(info.mode));
-    d.U64("uptime_seconds", static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
-                                                      std::chrono::steady_clock::now() - info.started)
-                                                      .count()));
+    d.U64("uptime_seconds",
+          static_cast<uint64_t>(std::chrono::duration_cast<std::chrono::seconds>(
+                                    std::chrono::steady_clock::now() - info.started)
+                                    .count()));
     AddPoolFacts(d, info.pool);
     rte_tel_data* workers = rte_tel_data_alloc();
     if (workers != nullptr) {
       rte_tel_data_start_array(workers, RTE_TEL_INT_VAL);
       for (const control::LcoreInfo& l : info.lcores) {
-        if (l.role == control::LcoreInfo::Role::kMain) d.Int("main_lcore", static_cast<int>(l.lcore_id));
+        if (l.role == control::LcoreInfo::Role::kMain)
+          d.Int("main_lcore", static_cast<int>(l.lcore_id));
         if (l.role == control::LcoreInfo::Role::kWorker) {
           rte_tel_data_add_array_int(workers, static_cast<int>(l.lcore_id));
         }
@@ -305,7 +307,8 @@ struct Command {
 };
 constexpr Command kCommands[] = {
     {"/skbnf/info", &Info, "skbnfd: version, mode, pool, lcores, multi-process. No parameters"},
-    {"/skbnf/strategy", &Strategy, "skbnfd: the buffer strategy in use, epoch, swaps. No parameters"},
+    {"/skbnf/strategy", &Strategy,
+     "skbnfd: the buffer strategy in use, epoch, swaps. No parameters"},
     {"/skbnf/stats", &Stats,
      "skbnfd: totals and per worker. Parameters: none, or a worker's core id for its detail"},
     {"/skbnf/buffers", &Buffers,
@@ -324,8 +327,8 @@ absl::StatusOr<std::unique_ptr<TelemetryCommands>> TelemetryCommands::Attach(
   if (!s.registered) {
     for (const Command& c : kCommands) {
       if (int rc = rte_telemetry_register_cmd(c.name, c.fn, c.help); rc != 0) {
-        return absl::InternalError(absl::StrCat("DPDK telemetry refused the command ", c.name,
-                                                " (", rc, ")"));
+        return absl::InternalError(
+            absl::StrCat("DPDK telemetry refused the command ", c.name, " (", rc, ")"));
       }
     }
     s.registered = true;
