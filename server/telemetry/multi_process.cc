@@ -1,8 +1,10 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "server/telemetry/multi_process.h"
 
+#include <dlfcn.h>
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_ethdev.h>
 #include <rte_mempool.h>
 #include <rte_pdump.h>
 
@@ -14,6 +16,7 @@
 #include "absl/strings/str_cat.h"
 #include "dataplane/dpdk/mempool_secondary.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
+#include "server/telemetry/telemetry_commands.h"
 
 namespace skbnf::telemetry {
 namespace {
@@ -74,6 +77,44 @@ const MultiProcessState& EnableMultiProcess() {
 }
 
 const MultiProcessState& CurrentMultiProcess() { return State(); }
+
+// pdump's disable race (see the header): ethdev's removal, then a grace period for the workers.
+namespace {
+using RemoveCallback = int(uint16_t, uint16_t, const rte_eth_rxtx_callback*);
+int RemoveThenWait(RemoveCallback* real, const char* name, uint16_t port, uint16_t queue,
+                   const rte_eth_rxtx_callback* cb) {
+  if (real == nullptr) return -ENOTSUP;
+  const int rc = real(port, queue, cb);
+  if (rc == 0 && !WaitForEveryWorkerLoop(std::chrono::milliseconds(1000))) {
+    std::fprintf(stderr,
+                 "skbnfd: %s(port %u, queue %u): a worker did not go round its loop within 1 s; "
+                 "a capture's buffers may be freed under it\n",
+                 name, port, queue);
+  }
+  return rc;
+}
+RemoveCallback* Ethdev(const char* name) {
+  return reinterpret_cast<RemoveCallback*>(dlsym(RTLD_NEXT, name));
+}
+}  // namespace
+
+}  // namespace skbnf::telemetry
+
+// Interposed on ethdev's (the executable's definition binds first for librte_pdump's calls).
+extern "C" int rte_eth_remove_rx_callback(uint16_t port_id, uint16_t queue_id,
+                                          const struct rte_eth_rxtx_callback* user_cb) {
+  static auto* real = skbnf::telemetry::Ethdev("rte_eth_remove_rx_callback");
+  return skbnf::telemetry::RemoveThenWait(real, "rte_eth_remove_rx_callback", port_id, queue_id,
+                                          user_cb);
+}
+extern "C" int rte_eth_remove_tx_callback(uint16_t port_id, uint16_t queue_id,
+                                          const struct rte_eth_rxtx_callback* user_cb) {
+  static auto* real = skbnf::telemetry::Ethdev("rte_eth_remove_tx_callback");
+  return skbnf::telemetry::RemoveThenWait(real, "rte_eth_remove_tx_callback", port_id, queue_id,
+                                          user_cb);
+}
+
+namespace skbnf::telemetry {
 
 void DisableMultiProcess() {
   MultiProcessState& s = State();

@@ -14,6 +14,16 @@
 // a capture runs (ethdev's callback check in rte_eth_rx_burst/tx_burst is there either way).
 // Not attachable: no IPC action, no memzone; `note` says how to enable it (start-up prints it,
 // /skbnf/info has it).
+//
+// Stopping a capture. DPDK 22.11's pdump, asked to disable, removes its RX/TX callbacks and
+// answers; dumpcap then frees the ring and mempool the callbacks copy into, while a worker may
+// still be inside one: the primary died of SIGSEGV in rte_pcapng_copy at the end of nearly every
+// capture here (fixed upstream in DPDK 25.11 only: 34536d08b0 "pdump: fix races in callbacks",
+// a use count the disable waits on). skbnfd closes the window for its own workers: multi_process.cc
+// defines rte_eth_remove_rx_callback and rte_eth_remove_tx_callback, which librte_pdump's calls
+// bind to (an executable's definition comes first in the dynamic linker's search), calls
+// ethdev's (dlsym RTLD_NEXT) and then waits, at most 1 s, until every worker went round its poll
+// loop twice (WaitForEveryWorkerLoop), before pdump answers the secondary.
 #ifndef SKBNF_SERVER_TELEMETRY_MULTI_PROCESS_H_
 #define SKBNF_SERVER_TELEMETRY_MULTI_PROCESS_H_
 

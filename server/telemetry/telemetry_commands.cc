@@ -8,6 +8,7 @@
 #include <chrono>
 #include <cstdlib>
 #include <string>
+#include <thread>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
@@ -111,6 +112,15 @@ int Info(const char*, const char*, rte_tel_data* out) {
       rte_tel_data_add_dict_container(out, "worker_lcores", workers, 0);
     }
     d.U64("ports", b.ListPorts().size());
+    // This process's mempool ops table by index: a secondary must have the same indices
+    // (README.md, "Mempool ops indices").
+    if (rte_tel_data* ops = rte_tel_data_alloc(); ops != nullptr) {
+      rte_tel_data_start_array(ops, RTE_TEL_STRING_VAL);
+      for (uint32_t i = 0; i < rte_mempool_ops_table.num_ops; ++i) {
+        rte_tel_data_add_array_string(ops, rte_mempool_ops_table.ops[i].name);
+      }
+      rte_tel_data_add_dict_container(out, "mempool_ops", ops, 0);
+    }
     const MultiProcessState& mp = CurrentMultiProcess();
     d.Int("multi_process", mp.attachable ? 1 : 0);
     d.Int("capture", mp.pdump ? 1 : 0);
@@ -335,6 +345,27 @@ absl::StatusOr<std::unique_ptr<TelemetryCommands>> TelemetryCommands::Attach(
   }
   s.backend = &backend;
   return std::unique_ptr<TelemetryCommands>(new TelemetryCommands());
+}
+
+bool WaitForEveryWorkerLoop(std::chrono::milliseconds bound) {
+  Served& s = GetServed();
+  absl::ReaderMutexLock l(&s.mu);
+  if (s.backend == nullptr) return true;
+  auto loops = [](const control::CoreStats& c) { return c.polls + c.parked_loops; };
+  const control::StatsSnapshot before = s.backend->GetStats();
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  for (;;) {
+    const control::StatsSnapshot now = s.backend->GetStats();
+    bool all = true;
+    for (const control::CoreStats& b : before.cores) {
+      for (const control::CoreStats& c : now.cores) {
+        if (c.core == b.core && loops(c) < loops(b) + 2) all = false;
+      }
+    }
+    if (all) return true;
+    if (std::chrono::steady_clock::now() > deadline) return false;
+    std::this_thread::sleep_for(std::chrono::microseconds(50));
+  }
 }
 
 TelemetryCommands::~TelemetryCommands() {

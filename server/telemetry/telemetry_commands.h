@@ -32,6 +32,7 @@
 #ifndef SKBNF_SERVER_TELEMETRY_TELEMETRY_COMMANDS_H_
 #define SKBNF_SERVER_TELEMETRY_TELEMETRY_COMMANDS_H_
 
+#include <chrono>
 #include <memory>
 
 #include "absl/status/statusor.h"
@@ -53,6 +54,12 @@ class TelemetryCommands {
  private:
   TelemetryCommands() = default;
 };
+
+// Waits until every worker of the attached Backend went round its poll loop twice (polls or, when
+// parked, parked_loops moved by 2: Backend::GetStats), so that no worker is still inside an RX/TX
+// callback removed before the call; at most `bound`. True when they did (or no Backend is
+// attached: nothing runs callbacks for skbnfd then). multi_process.cc uses it for pdump.
+bool WaitForEveryWorkerLoop(std::chrono::milliseconds bound);
 
 }  // namespace skbnf::telemetry
 
