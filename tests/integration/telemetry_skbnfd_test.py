@@ -15,7 +15,9 @@ Checks, each able to fail:
   - "/" lists /skbnf/info, /skbnf/strategy, /skbnf/stats, /skbnf/buffers, and no /skbnf/latency
     (skbnfd has no latency source yet: no stub).
   - /skbnf/info agrees with gRPC's GetInfo (skbnfctl --json info): pool name, populated, mode,
-    workers; multi_process 0 with a note saying how to enable it (--no-shconf here).
+    workers; multi_process 0 with a note saying how to enable it (--no-shconf here); its
+    mempool_ops (this process's ops table) ends with skbnf, the index /mempool/info gives the
+    pool (registered after EAL's drivers: server/telemetry/README.md, "Mempool ops indices").
   - /skbnf/stats: rx_packets grows while traffic flows; /skbnf/stats,CORE has the worker's ports;
     a core that is no worker and a parameter that is no number answer null.
   - /skbnf/strategy follows a swap made over gRPC (strategy, epoch + 1, swaps_ok + 1).
@@ -135,6 +137,14 @@ def check(addr, log):
         fail(f"/skbnf/info: {info}")
     if info["multi_process"] != 0 or "--no-shconf" not in info.get("multi_process_note", ""):
         fail(f"/skbnf/info multi_process without a note naming --no-shconf: {info}")
+    ops = info["mempool_ops"]
+    if ops[-1] != "skbnf" or ops.count("skbnf") != 1 or "ring_mp_mc" not in ops:
+        fail(f"/skbnf/info mempool_ops {ops}: want DPDK's ops first and skbnf once, last")
+    mi = telemetry(f"/mempool/info,{pool['name']}")["/mempool/info"]
+    if mi["ops_index"] != len(ops) - 1:
+        fail(f"/mempool/info ops_index {mi['ops_index']} is not skbnf's {len(ops) - 1}")
+    print(f"ok: skbnf's mempool ops are registered last ({len(ops) - 1}, after DPDK's "
+          f"{len(ops) - 1}), the pool's ops_index")
     print(f"ok: command list has /skbnf/{{info,strategy,stats,buffers}}, no /skbnf/latency; "
           f"/skbnf/info == GetInfo (pool {pool['name']}, {pool['populated']} objects)")
 
