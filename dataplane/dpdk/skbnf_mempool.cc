@@ -3,6 +3,7 @@
 #include "dataplane/dpdk/skbnf_mempool.h"
 
 #include <pthread.h>
+#include <rte_eal.h>
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_malloc.h>
@@ -20,6 +21,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "dataplane/dpdk/mempool_secondary.h"
 #include "dataplane/pool/mutex.h"
 
 namespace skbnf::dpdk {
@@ -566,7 +568,13 @@ int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
 #endif
 }
 
-unsigned OpGetCount(const rte_mempool* mp) { return static_cast<unsigned>(CountsOf(mp).available); }
+// In a secondary the Pool (mp->pool_data) is in the primary's heap: ask it (mempool_secondary.h).
+unsigned OpGetCount(const rte_mempool* mp) {
+  if (rte_eal_process_type() == RTE_PROC_SECONDARY) {
+    return static_cast<unsigned>(SecondaryAvailable(mp));
+  }
+  return static_cast<unsigned>(CountsOf(mp).available);
+}
 
 ssize_t OpCalcMemSize(const rte_mempool* mp, uint32_t obj_num, uint32_t pg_shift,
                       size_t* min_chunk_size, size_t* align) {
@@ -623,14 +631,25 @@ const rte_mempool_ops g_ops = {
     .dequeue_contig_blocks = nullptr,
 };
 
-// Registered at load time, in skbnfd and in the plugin alike.
+#ifdef SKBNF_MEMPOOL_PLUGIN
+// The plugin registers at load time (EAL's -d dlopen). skbnfd registers at its first pool
+// (CreatePktmbufPool), after EAL loaded its driver directory, so that DPDK's own ops keep the
+// indices a secondary gives them (mempool_secondary.h, "Ops indices").
 RTE_MEMPOOL_REGISTER_OPS(g_ops);
+#endif
 
 }  // namespace
 
 absl::StatusOr<rte_mempool*> CreatePktmbufPool(const std::string& name, uint32_t n,
                                                uint16_t data_room, int socket,
                                                const MempoolOptions& options) {
+#ifndef SKBNF_MEMPOOL_PLUGIN
+  static const int ops_index = rte_mempool_register_ops(&g_ops);  // once (see g_ops)
+  if (ops_index < 0) {
+    return absl::InternalError(absl::StrCat("cannot register the mempool ops '", kSkbnfOpsName,
+                                            "': ", rte_strerror(-ops_index)));
+  }
+#endif
   // As rte_pktmbuf_pool_create_by_ops (rte_mbuf.c), with the options as pool_config.
   rte_pktmbuf_pool_private priv = {};
   priv.mbuf_data_room_size = data_room;

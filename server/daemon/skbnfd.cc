@@ -38,6 +38,8 @@
 #include "server/daemon/startup_checks.h"
 #include "server/daemon/test_hooks.h"
 #include "server/ops/config_reload.h"
+#include "server/telemetry/multi_process.h"
+#include "server/telemetry/telemetry_commands.h"
 
 namespace skbnf::control {
 namespace {
@@ -116,6 +118,10 @@ int Run(int argc, char** argv) {
   if (!pci_args.ok()) return Fail(pci_args.status());
   demo.Finish(dc->engine);
   if (absl::Status st = dpdk::EalInit(eal_args); !st.ok()) return Fail(st);
+  // Secondaries (dpdk-proc-info, dpdk-dumpcap) and capture: server/telemetry/multi_process.h.
+  if (const auto& mp = telemetry::EnableMultiProcess(); !mp.note.empty()) {
+    std::fprintf(stderr, "skbnfd: multi-process: %s\n", mp.note.c_str());
+  }
 
   int rc = 2;
   {
@@ -149,6 +155,9 @@ int Run(int argc, char** argv) {
       }
       reloader = std::move(*started);
     }
+    // DPDK telemetry's /skbnf/* (dpdk-telemetry.py): server/telemetry/telemetry_commands.h.
+    auto tel_commands = telemetry::TelemetryCommands::Attach(backend);
+    if (!tel_commands.ok()) Fail(tel_commands.status());  // reported; skbnfd runs without them
     console.PrintRunning();
     SwapCycle cycle;
     while (!g_quit.load()) {
@@ -156,6 +165,8 @@ int Run(int argc, char** argv) {
       if (!console.Tick()) break;
       cycle.Tick(**control);
     }
+    // Telemetry detached before the backend's engine stops.
+    if (tel_commands.ok()) tel_commands->reset();
     reloader.reset();        // before the control plane it mutates through
     (*control)->Shutdown();  // before the engine stops
     if (absl::Status st = engine.Stop(); !st.ok()) {
@@ -163,6 +174,7 @@ int Run(int argc, char** argv) {
     }
     rc = console.PrintSummary();
   }
+  telemetry::DisableMultiProcess();
   dpdk::EalCleanup();
   return rc;
 }
