@@ -11,6 +11,8 @@ PKGS=(
   prometheus-cpp-dev prometheus
   python3-grpcio python3-protobuf
   openssl iproute2 curl jq valgrind
+  # capture tests (integration.capture_dumpcap): the pcapng file read back with tcpdump -r
+  tcpdump
   # Open vSwitch with DPDK: the vhost-user peer of integration.ovs_dpdk and the fault tests
   openvswitch-switch-dpdk
   # deploy tests (tests/deploy): rules, dashboard renderer, container image

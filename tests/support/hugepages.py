@@ -57,8 +57,14 @@ def ensure(n):
     try:
         with open("/proc/sys/vm/nr_hugepages") as f:
             total = int(f.read())
+        # The pages in use (HugePages_Total - HugePages_Free, surplus pages included) plus n:
+        # raising nr_hugepages turns surplus pages in use into persistent ones first, so
+        # `persistent + n - free` would fall short by the surplus (seen after a process wrote a
+        # lower nr_hugepages while pages were mapped).
+        meminfo = {l.split(":")[0]: l.split()[1] for l in open("/proc/meminfo") if ":" in l}
+        in_use = int(meminfo.get("HugePages_Total", total)) - have
         with open("/proc/sys/vm/nr_hugepages", "w") as f:
-            f.write(str(total + n - have))
+            f.write(str(max(total, in_use + n)))
         with open("/proc/sys/vm/nr_hugepages") as f:
             state["added_pages"] = max(0, int(f.read()) - total)
     except OSError as e:
