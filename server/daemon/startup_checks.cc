@@ -71,9 +71,7 @@ uint64_t CountPorts(const std::vector<std::string>& args) {
 // a worker refilling one RX port of c.rx_ring descriptors.
 uint64_t PerCoreCapacity(const dpdk::EngineConfig& c) {
   if (c.pool_ops != dpdk::PoolOps::kSkbnf) return pool::LcoreCacheMaxHeld(c.mbuf_cache);
-  absl::StatusOr<pool::StrategySpec> s = pool::StrategySpec::Parse(c.strategy);
-  if (!s.ok()) return 0;  // refused earlier by the flag checks
-  return pool::MaxHeld(*s, pool::HoldEnv{.rx_ring_sizes = {c.rx_ring}}).total;
+  return pool::MaxHeld(c.strategy, pool::HoldEnv{.rx_ring_sizes = {c.rx_ring}}).total;
 }
 
 // A port named by PCI address (or by network, resolved to one: `port net=access`) must be one of

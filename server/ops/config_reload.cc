@@ -158,20 +158,15 @@ double Now() {
 absl::Status CheckStrategyChange(const std::string& text, const dpdk::DaemonConfig& next,
                                  const dpdk::DaemonConfig& applied, Backend& backend,
                                  std::optional<pool::StrategySpec>& spec) {
-  if (next.engine.strategy != applied.engine.strategy) {
-    absl::StatusOr<pool::StrategySpec> s = pool::StrategySpec::Parse(next.engine.strategy);
-    if (!s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ", s.status().message()));
+  // The file's line was parsed by ParseConfig (a bad spec refused the file there, naming the line).
+  const pool::StrategySpec& s = next.engine.strategy;
+  if (s != applied.engine.strategy && s != backend.GetStrategy()) {
+    // The backend's own check and the same pool-share bound as SetStrategy (pool_share.h).
+    if (absl::Status v = CheckStrategy(backend, s); !v.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(LineOf(text, "strategy"), "strategy ",
+                                                     s.ToString(), ": ", v.message()));
     }
-    if (*s != backend.GetStrategy()) {
-      // The backend's own check and the same pool-share bound as SetStrategy (pool_share.h).
-      if (absl::Status v = CheckStrategy(backend, *s); !v.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(LineOf(text, "strategy"), "strategy ",
-                                                       next.engine.strategy, ": ", v.message()));
-      }
-      spec = *s;
-    }
+    spec = s;
   }
   return absl::OkStatus();
 }

@@ -17,7 +17,7 @@ TEST(ConfigTest, ExampleFileParses) {
   auto c = LoadConfig(std::string(SKBNF_SOURCE_DIR) + "/server/daemon/skbnfd.conf.example");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->engine.mode, ForwardingMode::kL3);
-  EXPECT_EQ(c->engine.strategy, "recycle+magazine");
+  EXPECT_EQ(c->engine.strategy.ToString(), "recycle+magazine");
   EXPECT_EQ(c->engine.mbufs, 16384u);
   ASSERT_EQ(c->engine.ports.size(), 2u);
   EXPECT_EQ(c->engine.ports[0].peer, "net_null1");
