@@ -47,6 +47,7 @@
 #include "server/daemon/traffic.h"
 #include "tests/integration/allocate_all.h"
 #include "tests/integration/eal_environment.h"
+#include "tests/integration/pcap_reader.h"
 #include "tests/integration/engine_mempool.h"
 #include "tests/unit/test_pool.h"  // testing::AllSpecs
 
