@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "dataplane/pool/strategy_spec.h"
+#include "server/core/metric_families.h"
 #include "server/core/pool_share.h"
 
 namespace skbnf::control {
@@ -336,63 +337,36 @@ void ConfigReloadMetrics::RecordPoll(bool events) {
 
 std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
   absl::MutexLock l(&mu_);
-  using prometheus::ClientMetric;
-  using prometheus::MetricFamily;
-  using prometheus::MetricType;
-  std::vector<MetricFamily> out;
-  MetricFamily reloads{"skbnf_config_reloads_total",
-                       "Reloads of the --config file (inotify or SIGHUP) by result: ok (applied), "
-                       "error (refused whole, nothing applied), unchanged (nothing to apply)",
-                       MetricType::Counter,
-                       {}};
-  for (int k = 0; k < 3; ++k) {
-    ClientMetric m;
-    m.label = {{"result", ReloadResultName(static_cast<ReloadResult::Kind>(k))}};
-    m.counter.value = static_cast<double>(count_[k]);
-    reloads.metric.push_back(m);
-  }
-  out.push_back(std::move(reloads));
-  auto gauge = [&](const char* name, const char* help, double v) {
-    MetricFamily f{name, help, MetricType::Gauge, {}};
-    ClientMetric m;
-    m.gauge.value = v;
-    f.metric.push_back(m);
+  // The families are server/core/metric_families.h's; the samples are this collector's.
+  std::vector<prometheus::MetricFamily> out;
+  auto one = [&](const MetricDef& d, double v) {
+    prometheus::MetricFamily f = NewFamily(d);
+    prometheus::ClientMetric& m = f.metric.emplace_back();
+    (d.type == metric::kCounter ? m.counter.value : m.gauge.value) = v;
     out.push_back(std::move(f));
   };
-  MetricFamily rollbacks{"skbnf_config_rollback_failures_total",
-                         "Reloads whose half-applied changes could not all be put back (the log "
-                         "line names them); the next reload repairs the live route table",
-                         MetricType::Counter,
-                         {}};
-  rollbacks.metric.emplace_back();
-  rollbacks.metric.back().counter.value = static_cast<double>(rollback_failures_);
-  out.push_back(std::move(rollbacks));
-  gauge("skbnf_config_last_reload_successful",
-        "1 when the last reload of the --config file was applied (or had nothing to apply), 0 "
-        "when it was refused",
-        last_ok_ ? 1 : 0);
-  gauge("skbnf_config_last_reload_success_timestamp_seconds",
-        "Unix time of the last successful load of the --config file (start-up included)",
-        last_success_);
-  gauge("skbnf_config_restart_required",
-        "1 when the --config file changes a setting only a restart applies (mode, pools, rings, "
-        "ports, workers, eal)",
-        restart_required_ ? 1 : 0);
-  gauge("skbnf_config_watched",
-        "1 while skbnfd watches its --config file for changes (inotify, SIGHUP), 0 without one",
-        watched_ ? 1 : 0);
-  MetricFamily polls{"skbnf_config_watch_polls_total",
-                     "Polls of the --config watcher's inotify queue (one per 20 ms) by whether "
-                     "they found events (events) or not (quiet)",
-                     MetricType::Counter,
-                     {}};
-  for (int k = 0; k < 2; ++k) {
-    ClientMetric m;
-    m.label = {{"result", k == 1 ? "events" : "quiet"}};
-    m.counter.value = static_cast<double>(polls_[k]);
-    polls.metric.push_back(m);
+  auto by_result = [&](const MetricDef& d, const std::vector<std::pair<std::string, double>>& v) {
+    prometheus::MetricFamily f = NewFamily(d);
+    for (const auto& [result, value] : v) {
+      prometheus::ClientMetric& m = f.metric.emplace_back();
+      m.label = {{"result", result}};
+      m.counter.value = value;
+    }
+    out.push_back(std::move(f));
+  };
+  std::vector<std::pair<std::string, double>> reloads;
+  for (int k = 0; k < 3; ++k) {
+    reloads.emplace_back(ReloadResultName(static_cast<ReloadResult::Kind>(k)),
+                         static_cast<double>(count_[k]));
   }
-  out.push_back(std::move(polls));
+  by_result(metric::kConfigReloadsTotal, reloads);
+  one(metric::kConfigRollbackFailuresTotal, static_cast<double>(rollback_failures_));
+  one(metric::kConfigLastReloadSuccessful, last_ok_ ? 1 : 0);
+  one(metric::kConfigLastReloadSuccessTimestampSeconds, last_success_);
+  one(metric::kConfigRestartRequired, restart_required_ ? 1 : 0);
+  one(metric::kConfigWatched, watched_ ? 1 : 0);
+  by_result(metric::kConfigWatchPollsTotal, {{"quiet", static_cast<double>(polls_[0])},
+                                             {"events", static_cast<double>(polls_[1])}});
   return out;
 }
 
