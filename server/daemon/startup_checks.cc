@@ -107,8 +107,21 @@ void CheckPortsAreHandedIn(const preflight::Host& host, const dpdk::EngineConfig
 bool PreflightOnly() { return absl::GetFlag(FLAGS_preflight); }
 bool SkipPreflight() { return absl::GetFlag(FLAGS_skip_preflight); }
 
-preflight::PoolNeeds PoolNeedsOf(const dpdk::EngineConfig& c, uint64_t ports, uint64_t workers) {
+uint64_t CountAfXdpPorts(const dpdk::EngineConfig& c, const std::vector<std::string>& eal) {
+  constexpr absl::string_view kDriver = "net_af_xdp";  // the PMD's vdev name prefix
+  uint64_t n = 0;
+  if (!c.ports.empty()) {
+    for (const dpdk::PortSpec& p : c.ports) n += absl::StartsWith(p.name, kDriver) ? 1 : 0;
+    return n;
+  }
+  for (const std::string& v : preflight::VdevArgs(eal)) n += absl::StartsWith(v, kDriver) ? 1 : 0;
+  return n;
+}
+
+preflight::PoolNeeds PoolNeedsOf(const dpdk::EngineConfig& c, uint64_t ports, uint64_t workers,
+                                 uint64_t af_xdp_ports) {
   preflight::PoolNeeds n;
+  n.af_xdp_ports = af_xdp_ports;
   n.ports = ports;
   n.rx_queues_per_port = c.rx_queues;
   n.rx_ring = c.rx_ring;
@@ -160,7 +173,8 @@ preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::Engi
   if (pci_devices_from_env) CheckPortsAreHandedIn(host, c, r);
   for (preflight::Finding& f : preflight::CheckVdevs(eal)) r.findings.push_back(std::move(f));
   if (ports > 0) {
-    r.findings.push_back(preflight::CheckPoolSizing(PoolNeedsOf(c, ports, workers), populated));
+    r.findings.push_back(preflight::CheckPoolSizing(
+        PoolNeedsOf(c, ports, workers, CountAfXdpPorts(c, eal)), populated));
   }
   return r;
 }

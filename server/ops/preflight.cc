@@ -298,17 +298,25 @@ absl::StatusOr<std::vector<int>> AllowedCpus(const Host& h) {
 }
 
 uint64_t MinPoolObjects(const PoolNeeds& n) {
-  return n.ports * n.rx_queues_per_port * n.rx_ring + n.ports * n.tx_queues_per_port * n.tx_ring +
-         n.workers * n.per_core_capacity + n.workers * n.burst;
+  const uint64_t xdp = std::min(n.af_xdp_ports, n.ports);
+  return (n.ports - xdp) * n.rx_queues_per_port * n.rx_ring +
+         xdp * n.rx_queues_per_port * kAfXdpRxQueueMbufs +
+         n.ports * n.tx_queues_per_port * n.tx_ring + n.workers * n.per_core_capacity +
+         n.workers * n.burst;
 }
 
 Finding CheckPoolSizing(const PoolNeeds& n, uint64_t populated) {
   const uint64_t need = MinPoolObjects(n);
-  std::string why =
-      absl::StrCat(need, " needed = RX ", n.ports, " ports x ", n.rx_queues_per_port, " queues x ",
-                   n.rx_ring, " + TX ", n.ports, " x ", n.tx_queues_per_port, " x ", n.tx_ring,
-                   " + ", n.workers, " workers x ", n.per_core_capacity, " per-core layers + ",
-                   n.workers, " workers x ", n.burst, " burst");
+  const uint64_t xdp = std::min(n.af_xdp_ports, n.ports);
+  std::string why = absl::StrCat(
+      need, " needed = RX ", n.ports - xdp, " ports x ", n.rx_queues_per_port, " queues x ",
+      n.rx_ring,
+      xdp == 0 ? ""
+               : absl::StrCat(" + AF_XDP RX ", xdp, " ports x ", n.rx_queues_per_port,
+                              " queues x ", kAfXdpRxQueueMbufs, " (the PMD's fill-ring reserve)"),
+      " + TX ", n.ports, " x ", n.tx_queues_per_port, " x ", n.tx_ring, " + ", n.workers,
+      " workers x ", n.per_core_capacity, " per-core layers + ", n.workers, " workers x ", n.burst,
+      " burst");
   if (populated < need) {
     return {Severity::kError, "pool_sizing",
             absl::StrCat("pool of ", populated, " objects < ", why, ": raise --mbufs to at least ",
