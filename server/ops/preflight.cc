@@ -55,11 +55,7 @@ std::string LinkName(const std::string& path) {
   return ec ? std::string() : target.filename().string();
 }
 
-std::string Mib(uint64_t bytes) {
-  if (bytes < (1u << 20)) return absl::StrCat(bytes >> 10, " KiB");
-  if (bytes % (1u << 20) == 0) return absl::StrCat(bytes >> 20, " MiB");
-  return absl::StrFormat("%.1f MiB", static_cast<double>(bytes) / (1u << 20));
-}
+std::string Mib(uint64_t bytes) { return FormatMib(bytes); }
 
 std::string PageSizeName(uint64_t bytes) {
   return bytes >= (1u << 30) ? absl::StrCat(bytes >> 30, "G") : absl::StrCat(bytes >> 20, "M");
@@ -297,6 +293,12 @@ absl::StatusOr<std::vector<int>> AllowedCpus(const Host& h) {
   return ParseCpuList(*online);
 }
 
+std::string FormatMib(uint64_t bytes) {
+  if (bytes < (1u << 20)) return absl::StrCat(bytes >> 10, " KiB");
+  if (bytes % (1u << 20) == 0) return absl::StrCat(bytes >> 20, " MiB");
+  return absl::StrFormat("%.1f MiB", static_cast<double>(bytes) / (1u << 20));
+}
+
 uint64_t MinPoolObjects(const PoolNeeds& n) {
   const uint64_t xdp = std::min(n.af_xdp_ports, n.ports);
   return (n.ports - xdp) * n.rx_queues_per_port * n.rx_ring +
@@ -355,6 +357,9 @@ class Checks {
   std::pair<uint64_t, bool> HugeMount() const;
   void HugetlbLimit(uint64_t page_size);
   void FreeHugepages(uint64_t page_size);
+  std::string HowToReserve(uint64_t page_size, const std::set<int>& nodes, uint64_t more);
+  // Bytes the hugepage checks need: Request::hugepage_memory, else pool_memory.
+  uint64_t HugepageNeed() const { return std::max(req_.hugepage_memory, req_.pool_memory); }
 
   const Host& h_;
   const Request& req_;
@@ -737,16 +742,35 @@ void Checks::HugetlbLimit(uint64_t page_size) {
   }
   if (!room) return;  // no hugetlb controller, or no limit anywhere
   const std::string want = PageSizeName(page_size);
-  if (req_.pool_memory > 0 && *room < req_.pool_memory) {
+  const uint64_t need = HugepageNeed();
+  if (need > 0 && *room < need) {
     Add(Severity::kError, "hugepages",
         absl::StrCat("the pod's hugetlb cgroup allows ", Mib(*room), " of ", want, " pages (",
-                     where, ") < ", Mib(req_.pool_memory),
-                     " the pool needs (EAL would get SIGBUS past it): raise hugepages-", want,
-                     "i in the container's limits (requests = limits), or lower --mbufs"));
+                     where, ") < ", Mib(need),
+                     " skbnfd needs (EAL would get SIGBUS past it): raise hugepages-", want,
+                     "i to at least ", (need + page_size - 1) / page_size * (page_size >> 20),
+                     "Mi in the container's limits (requests = limits), or lower --mbufs"));
   } else {
     Add(Severity::kOk, "hugepages",
         absl::StrCat("hugetlb cgroup: ", Mib(*room), " of ", want, " pages (", where, ")"));
   }
+}
+
+// How to reserve `more` pages of `page_size` where the free ones were counted: the sysfs file
+// of the one node counted (the workers' or the pool's), else the machine-wide one (both are
+// the kernel's: Documentation/admin-guide/mm/hugetlbpage.rst), with the value to write when
+// the current reservation can be read.
+std::string Checks::HowToReserve(uint64_t page_size, const std::set<int>& nodes, uint64_t more) {
+  const uint64_t kb = page_size >> 10;
+  std::string file = absl::StrCat("/sys/kernel/mm/hugepages/hugepages-", kb, "kB/nr_hugepages");
+  if (nodes.size() == 1) {
+    const std::string node_file = absl::StrCat("/sys/devices/system/node/node", *nodes.begin(),
+                                               "/hugepages/hugepages-", kb, "kB/nr_hugepages");
+    if (ReadInt(Path(h_, node_file))) file = node_file;
+  }
+  const std::optional<int64_t> now = ReadInt(Path(h_, file));
+  if (!now) return absl::StrCat("raise ", file, " by ", more);
+  return absl::StrCat("echo ", *now + static_cast<int64_t>(more), " > ", file, " (now ", *now, ")");
 }
 
 void Checks::FreeHugepages(uint64_t page_size) {
@@ -756,12 +780,14 @@ void Checks::FreeHugepages(uint64_t page_size) {
   std::vector<std::string> per_node;
   std::set<int> nodes = worker_nodes_;
   if (req_.pool_socket >= 0) nodes = {req_.pool_socket};
+  std::set<int> counted;
   for (int n : nodes) {
     auto v = ReadInt(Path(h_, absl::StrCat("/sys/devices/system/node/node", n,
                                            "/hugepages/hugepages-", kb, "kB/free_hugepages")));
     if (v) {
       free_pages += static_cast<uint64_t>(*v);
       per_node.push_back(absl::StrCat(*v, " on node ", n));
+      counted.insert(n);
     }
   }
   if (per_node.empty()) {  // no NUMA information: the machine-wide count
@@ -773,17 +799,27 @@ void Checks::FreeHugepages(uint64_t page_size) {
     }
   }
   const uint64_t free_bytes = free_pages * page_size;
-  if (req_.pool_memory > 0 && free_bytes < req_.pool_memory) {
+  const uint64_t need = HugepageNeed();
+  if (need > 0 && free_bytes < need) {
+    const uint64_t need_pages = (need + page_size - 1) / page_size;
     Add(Severity::kError, "hugepages",
         absl::StrCat("free ", want, " pages: ", absl::StrJoin(per_node, ", "), " = ",
-                     Mib(free_bytes), " < ", Mib(req_.pool_memory),
-                     " the pool needs on the workers' node: raise hugepages-", want,
-                     "i in the pod's limits (and the node's reserved pages on that node), or "
-                     "lower --mbufs"));
+                     Mib(free_bytes), " < ", Mib(need), " skbnfd needs = ", need_pages, " pages",
+                     req_.hugepage_memory_parts.empty()
+                         ? std::string()
+                         : absl::StrCat(" (", req_.hugepage_memory_parts, ")"),
+                     " on the workers' node: reserve ", need_pages - free_pages, " more: ",
+                     HowToReserve(page_size, counted, need_pages - free_pages),
+                     "; in a pod raise hugepages-", want, "i to at least ",
+                     need_pages * (page_size >> 20), "Mi in the container's limits (requests = "
+                     "limits; the node must have them reserved); or lower --mbufs"));
   } else {
     Add(Severity::kOk, "hugepages",
         absl::StrCat("hugetlbfs ", want, " mounted; free pages: ",
-                     per_node.empty() ? std::string("unknown") : absl::StrJoin(per_node, ", ")));
+                     per_node.empty() ? std::string("unknown") : absl::StrJoin(per_node, ", "),
+                     need > 0 ? absl::StrCat(" (", (need + page_size - 1) / page_size,
+                                             " needed)")
+                              : std::string()));
   }
 }
 

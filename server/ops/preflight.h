@@ -27,8 +27,11 @@
 //   hugepages    /proc/mounts has hugetlbfs with the asked page      not mounted / the hugetlb
 //                size; the pod's hugetlb cgroup limit for that size  cgroup limit or the free
 //                (v2 hugetlb.<size>.max, v1 .limit_in_bytes, minus   pages on the node below
-//                usage, the lowest of the cgroup and its parents);   the pool
-//                free pages on the workers' NUMA nodes
+//                usage, the lowest of the cgroup and its parents);   what skbnfd needs
+//                free pages on the workers' NUMA nodes; against      (Request::hugepage_memory:
+//                what skbnfd puts on hugepages, the error naming it  pool + tables + EAL), in
+//                in pages and the nr_hugepages command that gets     pages, with the command
+//                them (sysfs, the node's file when one node counts)  and the pod's limit
 //   numa         NIC numa_node vs worker cores' nodes vs pool socket  -            / they differ
 //   cpuset       the cgroup's effective cpuset (v2 or v1): lcores     -l names a CPU outside it
 //                from it when no list is given (first = main)        (error) / one CPU only
@@ -102,6 +105,13 @@ struct Request {
                                       // (no huge_dir) of any hugetlbfs mount, the default first
   std::string huge_dir;               // EAL --huge-dir: must be a hugetlbfs mount point
   uint64_t pool_memory = 0;           // bytes the mbuf pool and rings need
+  // Bytes skbnfd puts on hugepages: the pool and what EAL, the rings, caches and l3 tables take
+  // besides (skbnfd's estimate: server/daemon/startup_checks.cc), with its parts for the
+  // message ("pool 14464 mbufs 33.5 MiB + EAL, rings and caches 8 MiB"); 0: pool_memory. The
+  // hugepage checks (free pages, the hugetlb cgroup) need this much, and an error names it in
+  // pages and how to get them.
+  uint64_t hugepage_memory = 0;
+  std::string hugepage_memory_parts;
   std::vector<int> lcores;            // -l list; empty: EAL's default (the cpuset)
   int pool_socket = -1;               // NUMA node of the pool; -1: the workers' node
 };
@@ -135,6 +145,9 @@ absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text);
 // of the cgroup in <root>/proc/self/cgroup; v1: the cpuset controller's cpuset.cpus), else
 // <root>/sys/devices/system/cpu/online.
 absl::StatusOr<std::vector<int>> AllowedCpus(const Host& host);
+
+// "512 KiB", "38 MiB", "2.3 MiB": how the checks print a size.
+std::string FormatMib(uint64_t bytes);
 
 // Pool sizing: the objects a pool needs so that RX refill never starves by construction.
 //
