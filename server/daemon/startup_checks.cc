@@ -187,6 +187,7 @@ preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::Engi
   req.hugepages = std::find(eal.begin(), eal.end(), "--no-huge") == eal.end();
   req.hugepage_size = 0;  // the --huge-dir mount's, else the default size
   req.huge_dir = EalOption(eal, "--huge-dir").value_or("");
+  req.in_memory = std::find(eal.begin(), eal.end(), "--in-memory") != eal.end();
   std::optional<std::string> list = EalOption(eal, "-l");
   if (!list) list = EalOption(eal, "--lcores");
   if (list && list->find_first_of("@()") == std::string::npos) {

@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "server/ops/preflight.h"
 
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -358,6 +362,12 @@ class Checks {
   void HugetlbLimit(uint64_t page_size);
   void FreeHugepages(uint64_t page_size);
   std::string HowToReserve(uint64_t page_size, const std::set<int>& nodes, uint64_t more);
+  // Stale hugepage files in the mounts EAL will use for `page_size` (the --huge-dir, else every
+  // mount of that size): bytes they hold and their paths. Filled by Hugepages, read by the
+  // limit and free-page checks as reclaimable.
+  void FindStaleHugepageFiles(uint64_t page_size);
+  uint64_t stale_bytes_ = 0;
+  std::vector<std::string> stale_files_;
   // Bytes the hugepage checks need: Request::hugepage_memory, else pool_memory.
   uint64_t HugepageNeed() const { return std::max(req_.hugepage_memory, req_.pool_memory); }
 
@@ -684,6 +694,50 @@ std::pair<uint64_t, bool> Checks::HugeMount() const {
   return {page_size, mounted};
 }
 
+// As EAL's walk_hugedir: files matching "*map_*" whose flock(LOCK_EX | LOCK_NB) succeeds belong
+// to no running DPDK process (a running one holds a shared lock on each of its files); EAL's
+// clear_hugedir unlinks them, and with them the pages they hold (st_blocks: allocated, a
+// --single-file-segments file is sparse).
+void Checks::FindStaleHugepageFiles(uint64_t page_size) {
+  if (req_.in_memory) return;
+  std::string dir = req_.huge_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::vector<std::string> dirs;
+  if (auto m = ReadFile(Path(h_, "/proc/mounts"))) {
+    for (absl::string_view line : absl::StrSplit(*m, '\n', absl::SkipEmpty())) {
+      std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
+      if (f.size() < 4 || f[2] != "hugetlbfs" || (!dir.empty() && f[1] != dir)) continue;
+      uint64_t size = 0;
+      for (absl::string_view o : absl::StrSplit(f[3], ',')) {
+        if (absl::ConsumePrefix(&o, "pagesize=")) size = ParseSize(o).value_or(0);
+      }
+      if (size == 0 || size == page_size) dirs.emplace_back(f[1]);
+    }
+  }
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(Path(h_, d), ec)) {
+      const std::string name = e.path().filename().string();
+      if (fnmatch("*map_*", name.c_str(), 0) != 0) continue;
+      const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      struct stat st;
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd, &st) == 0) {
+        stale_bytes_ += static_cast<uint64_t>(st.st_blocks) * 512;
+        stale_files_.push_back(absl::StrCat(d, "/", name));
+      }
+      ::close(fd);  // drops the lock
+    }
+  }
+  if (!stale_files_.empty()) {
+    Add(Severity::kRisk, "hugepages",
+        absl::StrCat(Mib(stale_bytes_), " of ", PageSizeName(page_size),
+                     " pages in stale hugepage files (", absl::StrJoin(stale_files_, ", "),
+                     "): no process holds them, a DPDK process did not stop cleanly; EAL removes "
+                     "them at start, so they count as free here"));
+  }
+}
+
 void Checks::Hugepages() {
   if (!req_.hugepages) return;
   const auto [page_size, mounted] = HugeMount();
@@ -704,6 +758,7 @@ void Checks::Hugepages() {
                      "i and request hugepages-", want, "i in the limits (or run with --no-huge)"));
     return;
   }
+  FindStaleHugepageFiles(page_size);
   HugetlbLimit(page_size);
   FreeHugepages(page_size);
 }
@@ -741,6 +796,7 @@ void Checks::HugetlbLimit(uint64_t page_size) {
     break;
   }
   if (!room) return;  // no hugetlb controller, or no limit anywhere
+  *room += stale_bytes_;  // charged in the hierarchy until EAL unlinks them at start
   const std::string want = PageSizeName(page_size);
   const uint64_t need = HugepageNeed();
   if (need > 0 && *room < need) {
@@ -797,6 +853,11 @@ void Checks::FreeHugepages(uint64_t page_size) {
       free_pages = static_cast<uint64_t>(*v);
       per_node.push_back(absl::StrCat(*v, " machine-wide"));
     }
+  }
+  if (stale_bytes_ > 0) {
+    const uint64_t stale_pages = stale_bytes_ / page_size;
+    free_pages += stale_pages;
+    per_node.push_back(absl::StrCat(stale_pages, " in stale files EAL removes"));
   }
   const uint64_t free_bytes = free_pages * page_size;
   const uint64_t need = HugepageNeed();

@@ -32,6 +32,10 @@
 //                what skbnfd puts on hugepages, the error naming it  pool + tables + EAL), in
 //                in pages and the nr_hugepages command that gets     pages, with the command
 //                them (sysfs, the node's file when one node counts)  and the pod's limit
+//                Stale hugepage files (*map_* in the mount EAL uses, no process holding their
+//                flock: a DPDK process killed with its pages still in them) count as free:
+//                EAL removes them at start (DPDK 22.11 lib/eal/linux/eal_hugepage_info.c,
+//                clear_hugedir, not with --in-memory); a warning names them.
 //   numa         NIC numa_node vs worker cores' nodes vs pool socket  -            / they differ
 //   cpuset       the cgroup's effective cpuset (v2 or v1): lcores     -l names a CPU outside it
 //                from it when no list is given (first = main)        (error) / one CPU only
@@ -112,6 +116,9 @@ struct Request {
   // pages and how to get them.
   uint64_t hugepage_memory = 0;
   std::string hugepage_memory_parts;
+  // EAL --in-memory: its pages are memfd, not files, and EAL leaves the mount's files alone
+  // (so stale ones are not counted as reclaimable, see Hugepages in the table above).
+  bool in_memory = false;
   std::vector<int> lcores;            // -l list; empty: EAL's default (the cpuset)
   int pool_socket = -1;               // NUMA node of the pool; -1: the workers' node
 };
