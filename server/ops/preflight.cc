@@ -733,8 +733,9 @@ void Checks::FindStaleHugepageFiles(uint64_t page_size) {
     Add(Severity::kRisk, "hugepages",
         absl::StrCat(Mib(stale_bytes_), " of ", PageSizeName(page_size),
                      " pages in stale hugepage files (", absl::StrJoin(stale_files_, ", "),
-                     "): no process holds them, a DPDK process did not stop cleanly; EAL removes "
-                     "them at start, so they count as free here"));
+                     "): no running process holds them (DPDK 22.11 leaves its page files when it "
+                     "stops, and a killed one leaves all it had); EAL removes them at start, so "
+                     "they count as free here"));
   }
 }
 

@@ -33,7 +33,8 @@
 //                in pages and the nr_hugepages command that gets     pages, with the command
 //                them (sysfs, the node's file when one node counts)  and the pod's limit
 //                Stale hugepage files (*map_* in the mount EAL uses, no process holding their
-//                flock: a DPDK process killed with its pages still in them) count as free:
+//                flock: left by a DPDK process that stopped, or was killed with its pages
+//                still in them) count as free:
 //                EAL removes them at start (DPDK 22.11 lib/eal/linux/eal_hugepage_info.c,
 //                clear_hugedir, not with --in-memory); a warning names them.
 //   numa         NIC numa_node vs worker cores' nodes vs pool socket  -            / they differ

@@ -32,6 +32,9 @@ if ! [ -w "$NR" ] || ! mkdir -p "$MNT" || ! mount -t hugetlbfs -o pagesize=2M no
   exit 77
 fi
 free_pages() { awk '/^HugePages_Free:/ {print $2}' /proc/meminfo; }
+# Pages in the mount's files no process holds (DPDK 22.11 leaves its files when it stops; EAL
+# removes them at the next start, and the preflight counts them as free).
+stale_pages() { find "$MNT" -type f -printf '%b\n' | awk '{s += $1} END {print int(s * 512 / 2097152)}'; }
 CTL=()
 if "$SKBNFD" --helpfull 2>&1 | grep -q -- "--listen"; then
   CTL=(--listen=127.0.0.1:0 --metrics-addr=off)
@@ -53,7 +56,8 @@ for mode in io l3; do
   # 1. A few pages free: what the other users of the machine hold stays theirs.
   total=$(cat "$NR")
   echo $((total - $(free_pages) + 3)) >"$NR"
-  [ "$(free_pages)" -le 3 ] || fail "$mode: could not lower the free hugepages (free $(free_pages))"
+  [ $(($(free_pages) + $(stale_pages))) -le 5 ] ||
+    fail "$mode: could not lower the free hugepages (free $(free_pages), stale $(stale_pages))"
   rc=0; run "$mode" || rc=$?
   [ "$rc" -eq 2 ] || fail "$mode: with $(free_pages) free pages skbnfd exited $rc, not 2"
   line=$(grep "preflight error: hugepages: free 2M pages:" "$T/skb.log") ||
@@ -72,7 +76,8 @@ for mode in io l3; do
     *) fail "$mode: not a sysfs nr_hugepages command: $CMD" ;;
   esac
   bash -c "$CMD" || fail "$mode: '$CMD' failed"
-  [ "$(free_pages)" -ge "$NEED" ] || fail "$mode: after '$CMD' only $(free_pages) free, $NEED asked"
+  [ $(($(free_pages) + $(stale_pages))) -ge "$NEED" ] ||
+    fail "$mode: after '$CMD' only $(free_pages) free + $(stale_pages) stale, $NEED asked"
   rc=0; run "$mode" || rc=$?
   [ "$rc" -eq 0 ] || fail "$mode: after '$CMD' skbnfd exited $rc"
   grep -q "audit OK (exact" "$T/skb.log" || fail "$mode: no exact audit"
