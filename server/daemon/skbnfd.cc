@@ -37,6 +37,7 @@
 #include "server/daemon/flag_help.h"
 #include "server/daemon/startup_checks.h"
 #include "server/daemon/test_hooks.h"
+#include "server/daemon/unclean_stop.h"
 #include "server/ops/config_reload.h"
 
 namespace skbnf::control {
@@ -128,6 +129,9 @@ int Run(int argc, char** argv) {
     if (absl::Status st = ApplyTestHooks(engine); !st.ok()) return Fail(st);
     if (absl::Status st = engine.Start(); !st.ok()) return Fail(st);
     EngineBackend backend(engine, eal_args, dpdk::EalMainLcore());
+    // A predecessor's socket left by a kill: said before the listener replaces it.
+    const std::optional<std::string> stale = StaleControlSocket(OptionsFromFlags().listen);
+    if (stale) std::fprintf(stderr, "skbnfd: %s\n", stale->c_str());
     auto control = ControlPlane::Start(backend, OptionsFromFlags());
     if (!control.ok()) {
       (void)engine.Stop();  // start-up already failed: that error is the one reported
@@ -145,6 +149,9 @@ int Run(int argc, char** argv) {
         return Fail(started.status());
       }
       reloader = std::move(*started);
+      std::fprintf(stderr, "skbnfd: %s\n",
+                   ConfigStateLine(ConfigPath(), engine.strategy(), engine.Routes().size(), stale)
+                       .c_str());
     }
     console.PrintRunning();
     SwapCycle cycle;
