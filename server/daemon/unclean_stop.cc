@@ -51,7 +51,8 @@ std::string ConfigStateLine(const std::string& path, const std::string& strategy
                             const std::optional<std::string>& unclean) {
   return absl::StrCat(unclean ? absl::StrCat("back after an unclean stop (", *unclean, "): ") : "",
                       "running the config file's state (", path, "): strategy ", strategy, ", ",
-                      routes, " routes; changes made over the API before a restart are not "
+                      routes,
+                      " routes; changes made over the API before a restart are not "
                       "restored");
 }
 

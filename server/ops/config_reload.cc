@@ -164,8 +164,8 @@ absl::Status CheckStrategyChange(const std::string& text, const dpdk::DaemonConf
   if (s != applied.engine.strategy && s != backend.GetStrategy()) {
     // The backend's own check and the same pool-share bound as SetStrategy (pool_share.h).
     if (absl::Status v = CheckStrategy(backend, s); !v.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(LineOf(text, "strategy"), "strategy ",
-                                                     s.ToString(), ": ", v.message()));
+      return absl::InvalidArgumentError(
+          absl::StrCat(LineOf(text, "strategy"), "strategy ", s.ToString(), ": ", v.message()));
     }
     spec = s;
   }
@@ -191,6 +191,32 @@ void DiffRoutes(const RouteTable& live, const std::map<Ipv4Prefix, NextHop>& wan
 }
 
 }  // namespace
+
+ConfigDrift DriftOf(const dpdk::DaemonConfig& applied, const Backend& backend) {
+  ConfigDrift d;
+  std::vector<std::string> parts;
+  const Info info = backend.GetInfo();
+  if (!info.pool.native && backend.GetStrategy() != applied.engine.strategy) {
+    d.strategy = true;
+    parts.push_back(absl::StrCat("strategy ", backend.GetStrategy().ToString(),
+                                 " (file: ", applied.engine.strategy.ToString(), ")"));
+  }
+  if (info.mode == ForwardingMode::kL3) {
+    absl::StatusOr<std::map<Ipv4Prefix, NextHop>> want =
+        ResolveRoutes("", applied.engine.routes, backend.ListPorts());
+    if (want.ok()) {
+      std::vector<std::pair<Ipv4Prefix, NextHop>> extra, missing;
+      DiffRoutes(backend.ListRoutes(), *want, extra, missing);
+      if (!extra.empty() || !missing.empty()) {
+        d.routes = true;
+        parts.push_back(absl::StrCat("routes: ", extra.size(), " not in the file, ", missing.size(),
+                                     " of the file's missing or different"));
+      }
+    }
+  }
+  d.summary = absl::StrJoin(parts, "; ");
+  return d;
+}
 
 const char* ReloadResultName(ReloadResult::Kind k) {
   switch (k) {
@@ -330,6 +356,12 @@ void ConfigReloadMetrics::SetWatched(bool watched) {
   watched_ = watched;
 }
 
+void ConfigReloadMetrics::SetDrift(const ConfigDrift& d) {
+  absl::MutexLock l(&mu_);
+  drift_strategy_ = d.strategy;
+  drift_routes_ = d.routes;
+}
+
 void ConfigReloadMetrics::RecordPoll(bool events) {
   absl::MutexLock l(&mu_);
   ++polls_[events ? 1 : 0];
@@ -367,6 +399,14 @@ std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
   one(metric::kConfigWatched, watched_ ? 1 : 0);
   by_result(metric::kConfigWatchPollsTotal, {{"quiet", static_cast<double>(polls_[0])},
                                              {"events", static_cast<double>(polls_[1])}});
+  prometheus::MetricFamily drift = NewFamily(metric::kConfigDrift);
+  for (const auto& [part, on] :
+       {std::pair{"strategy", drift_strategy_}, {"routes", drift_routes_}}) {
+    prometheus::ClientMetric& m = drift.metric.emplace_back();
+    m.label = {{"part", part}};
+    m.gauge.value = on ? 1 : 0;
+  }
+  out.push_back(std::move(drift));
   return out;
 }
 
@@ -422,7 +462,9 @@ void ConfigReloader::Loop() {
   // The file may have changed between skbnfd reading it and this watch starting (EAL and port
   // start take seconds with real NICs): one pass now, silent when nothing changed.
   Reload("start", true, /*quiet_unchanged=*/true);
+  CheckDrift();
   metrics_->SetWatched(true);
+  auto next_drift = Clock::now() + std::chrono::seconds(1);
   while (!stop_.load()) {
     pollfd p{inotify_fd_, POLLIN, 0};
     const int n = ::poll(&p, 1, 20);
@@ -435,12 +477,37 @@ void ConfigReloader::Loop() {
       due = Clock::now() + kSettle;
     }
     metrics_->RecordPoll(events);  // after the events are taken in: see the metric's comment
-    if (g_reload_requested.exchange(false)) Reload("SIGHUP", true);
+    if (g_reload_requested.exchange(false)) {
+      Reload("SIGHUP", true);
+      next_drift = Clock::now();
+    }
     if (due && Clock::now() >= *due) {
       due.reset();
       Reload("inotify", false);
+      next_drift = Clock::now();
+    }
+    if (Clock::now() >= next_drift) {
+      CheckDrift();
+      next_drift = Clock::now() + std::chrono::seconds(1);
     }
   }
+}
+
+void ConfigReloader::CheckDrift() {
+  ConfigDrift d;
+  // Under the mutation lock: no RPC's change is half-applied while the state is read.
+  control_.Mutate(ChangeSource::kConfig,
+                  [&](Change& change) { d = DriftOf(applied_, change.backend()); });
+  metrics_->SetDrift(d);
+  if (d.summary == last_drift_) return;
+  if (d.any()) {
+    std::fprintf(stderr, "skbnfd: config drift: the running state differs from %s: %s\n",
+                 path_.c_str(), d.summary.c_str());
+  } else {
+    std::fprintf(stderr, "skbnfd: config drift: none, the running state is %s's again\n",
+                 path_.c_str());
+  }
+  last_drift_ = d.summary;
 }
 
 void ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchanged) {

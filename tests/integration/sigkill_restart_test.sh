@@ -78,7 +78,7 @@ EOF
 WANT_ROUTES="10.1.0.0/16 1 02:00:00:00:01:01
 10.2.0.0/16 0 02:00:00:00:01:02
 192.0.2.0/24 1 02:00:00:00:01:03"
-ARGS=(--config="$CONF" --listen="unix:$T/ctl.sock" --metrics-addr=off --stats=0)
+ARGS=(--config="$CONF" --listen="unix:$T/ctl.sock" --metrics-addr=127.0.0.1:0 --stats=0)
 
 # The pages skbnfd needs (its preflight), and a reservation that leaves it a few more than that.
 NEED=$("$SKBNFD" "${ARGS[@]}" --preflight | sed -n 's/^ok .*hugepages .*(\([0-9]*\) needed)$/\1/p')
@@ -103,6 +103,12 @@ tx1() { ctl --json ports | python3 -c 'import json,sys; print(int(json.load(sys.
 TX0=0
 forwarding() { local t; t=$(tx1 2>/dev/null) || return 1; [ "$t" -gt $((TX0 + 10000)) ]; }
 routes() { ctl routes list | awk 'NR > 1 {print $1, $3, $4}' | sort; }
+drift() {  # part: skbnf_config_drift{part} on /metrics (server/ops/config_reload.h)
+  local port
+  port=$(grep -o "metrics on port [0-9]*" "$T/skb.log" | awk '{print $4}')
+  curl -sf "http://127.0.0.1:$port/metrics" | awk -v p="skbnf_config_drift{part=\"$1\"}" '$1 == p {print $2}'
+}
+drift_is() { [ "$(drift strategy) $(drift routes)" = "$1" ]; }
 
 # 1. Running from the file, then moved away from it over the API, forwarding.
 start "$T/skb.log"
@@ -111,9 +117,13 @@ ctl strategy set headpool >/dev/null || fail "strategy set headpool"
 ctl routes add 10.9.0.0/16 1 02:00:00:00:09:09 >/dev/null || fail "routes add"
 ctl routes delete 192.0.2.0/24 >/dev/null || fail "routes delete"
 ctl strategy get | grep -q "^spec *headpool$" || fail "the swap over the API did not take"
+# The drift is visible before any crash: the gauge, and a log line saying what differs.
+wait_for "drift on /metrics (strategy and routes)" 50 drift_is "1 1"
+grep -q "config drift: the running state differs from $CONF: strategy headpool (file: recycle+magazine); routes: 1 not in the file, 1 of the file's missing or different" "$T/skb.log" ||
+  fail "no drift line naming what differs"
 TX0=$(tx1)
 wait_for "first start: frames forwarded" 100 forwarding
-echo "ok: running from the file, then strategy headpool and routes changed over the API; forwarding"
+echo "ok: running from the file, then strategy headpool and routes changed over the API (skbnf_config_drift strategy=1 routes=1, logged); forwarding"
 
 # 2. SIGKILL under traffic.
 TX0=$(tx1)
@@ -139,6 +149,8 @@ grep -q "skbnfd: back after an unclean stop (control socket $T/ctl.sock is stale
   fail "restart: no line saying it came back to the config's state"
 ctl strategy get | grep -q "^spec *recycle+magazine$" || fail "restart: strategy is not the config's: $(ctl strategy get)"
 [ "$(routes)" = "$(echo "$WANT_ROUTES" | sort)" ] || fail "restart: routes are not the config's: $(routes)"
+wait_for "restart: no drift on /metrics" 50 drift_is "0 0"
+grep -q "config drift: the running" "$T/skb.log" && fail "restart: drift logged though the state is the file's"
 TX0=$(tx1)
 wait_for "restart: frames forwarded" 100 forwarding
 echo "ok: restarted: strategy recycle+magazine and the file's 3 routes (the API's changes gone), forwarding; the log says so:"
