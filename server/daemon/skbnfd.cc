@@ -149,9 +149,9 @@ int Run(int argc, char** argv) {
         return Fail(started.status());
       }
       reloader = std::move(*started);
-      std::fprintf(stderr, "skbnfd: %s\n",
-                   ConfigStateLine(ConfigPath(), engine.strategy(), engine.Routes().size(), stale)
-                       .c_str());
+      std::fprintf(
+          stderr, "skbnfd: %s\n",
+          ConfigStateLine(ConfigPath(), engine.strategy(), engine.Routes().size(), stale).c_str());
     }
     console.PrintRunning();
     SwapCycle cycle;

@@ -318,8 +318,8 @@ Finding CheckPoolSizing(const PoolNeeds& n, uint64_t populated) {
       need, " needed = RX ", n.ports - xdp, " ports x ", n.rx_queues_per_port, " queues x ",
       n.rx_ring,
       xdp == 0 ? ""
-               : absl::StrCat(" + AF_XDP RX ", xdp, " ports x ", n.rx_queues_per_port,
-                              " queues x ", kAfXdpRxQueueMbufs, " (the PMD's fill-ring reserve)"),
+               : absl::StrCat(" + AF_XDP RX ", xdp, " ports x ", n.rx_queues_per_port, " queues x ",
+                              kAfXdpRxQueueMbufs, " (the PMD's fill-ring reserve)"),
       " + TX ", n.ports, " x ", n.tx_queues_per_port, " x ", n.tx_ring, " + ", n.workers,
       " workers x ", n.per_core_capacity, " per-core layers + ", n.workers, " workers x ", n.burst,
       " burst");
@@ -870,17 +870,17 @@ void Checks::FreeHugepages(uint64_t page_size) {
                      req_.hugepage_memory_parts.empty()
                          ? std::string()
                          : absl::StrCat(" (", req_.hugepage_memory_parts, ")"),
-                     " on the workers' node: reserve ", need_pages - free_pages, " more: ",
-                     HowToReserve(page_size, counted, need_pages - free_pages),
+                     " on the workers' node: reserve ", need_pages - free_pages,
+                     " more: ", HowToReserve(page_size, counted, need_pages - free_pages),
                      "; in a pod raise hugepages-", want, "i to at least ",
-                     need_pages * (page_size >> 20), "Mi in the container's limits (requests = "
+                     need_pages * (page_size >> 20),
+                     "Mi in the container's limits (requests = "
                      "limits; the node must have them reserved); or lower --mbufs"));
   } else {
     Add(Severity::kOk, "hugepages",
         absl::StrCat("hugetlbfs ", want, " mounted; free pages: ",
                      per_node.empty() ? std::string("unknown") : absl::StrJoin(per_node, ", "),
-                     need > 0 ? absl::StrCat(" (", (need + page_size - 1) / page_size,
-                                             " needed)")
+                     need > 0 ? absl::StrCat(" (", (need + page_size - 1) / page_size, " needed)")
                               : std::string()));
   }
 }

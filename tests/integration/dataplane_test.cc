@@ -47,8 +47,8 @@
 #include "server/daemon/traffic.h"
 #include "tests/integration/allocate_all.h"
 #include "tests/integration/eal_environment.h"
-#include "tests/integration/pcap_reader.h"
 #include "tests/integration/engine_mempool.h"
+#include "tests/integration/pcap_reader.h"
 #include "tests/unit/test_pool.h"  // testing::AllSpecs
 
 namespace skbnf::dpdk {
