@@ -112,6 +112,9 @@ int Run(int argc, char** argv) {
     return *exit_code;  // --preflight, or an error: EAL never runs
   }
   if (!pci_args.ok()) return Fail(pci_args.status());
+  // A predecessor's control socket left by a kill: said before the listener replaces it.
+  const std::optional<std::string> stale = StaleControlSocket();
+  if (stale) std::fprintf(stderr, "skbnfd: %s\n", stale->c_str());
   demo.Finish(dc->engine);
   if (absl::Status st = dpdk::EalInit(eal_args); !st.ok()) return Fail(st);
 
@@ -129,9 +132,6 @@ int Run(int argc, char** argv) {
     if (absl::Status st = ApplyTestHooks(engine); !st.ok()) return Fail(st);
     if (absl::Status st = engine.Start(); !st.ok()) return Fail(st);
     EngineBackend backend(engine, eal_args, dpdk::EalMainLcore());
-    // A predecessor's socket left by a kill: said before the listener replaces it.
-    const std::optional<std::string> stale = StaleControlSocket(OptionsFromFlags().listen);
-    if (stale) std::fprintf(stderr, "skbnfd: %s\n", stale->c_str());
     auto control = ControlPlane::Start(backend, OptionsFromFlags());
     if (!control.ok()) {
       (void)engine.Stop();  // start-up already failed: that error is the one reported

@@ -10,6 +10,8 @@
 #include <cstring>
 #include <vector>
 
+#include "absl/flags/commandlineflag.h"
+#include "absl/flags/reflection.h"
 #include "absl/strings/match.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_split.h"
@@ -45,6 +47,11 @@ std::optional<std::string> StaleControlSocket(const std::string& listen) {
                         "it is replaced");
   }
   return std::nullopt;
+}
+
+std::optional<std::string> StaleControlSocket() {
+  const absl::CommandLineFlag* f = absl::FindCommandLineFlag("listen");
+  return f != nullptr ? StaleControlSocket(f->CurrentValue()) : std::nullopt;
 }
 
 std::string ConfigStateLine(const std::string& path, const std::string& strategy, size_t routes,

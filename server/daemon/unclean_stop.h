@@ -26,11 +26,13 @@
 
 namespace skbnf::control {
 
-// For --listen (one address or a comma-separated list): the first unix:/path entry that is a
+// For `listen` (one address or a comma-separated list): the first unix:/path entry that is a
 // socket nobody accepts on (connect: ECONNREFUSED), described for the log: "control socket
 // /run/skbnf/ctl.sock is stale (nothing listens on it: the skbnfd that made it did not stop);
-// it is replaced". nullopt when there is none.
+// it is replaced". nullopt when there is none. Without an argument: skbnfd's --listen flag
+// (read from absl's flag registry; none when the control plane is not linked in).
 std::optional<std::string> StaleControlSocket(const std::string& listen);
+std::optional<std::string> StaleControlSocket();
 
 // "running the config file's state (/etc/skbnf/skbnfd.conf): strategy recycle+magazine, 3
 // routes", prefixed by "back after an unclean stop (<why>): " when `unclean` names a finding, and
