@@ -21,14 +21,7 @@ absl::Status Engine::Impl::Init() {
     return absl::InvalidArgumentError(
         absl::StrCat("burst ", config.burst, " is out of range; write 1..", kMaxBurst));
   }
-  ops = config.pool_ops;
-  if (ops == PoolOps::kSkbnf) {
-    auto spec = pool::StrategySpec::Parse(config.strategy);
-    if (!spec.ok()) {
-      return absl::InvalidArgumentError(
-          absl::StrCat("strategy '", config.strategy, "': ", spec.status().message()));
-    }
-  }
+  ops = config.pool_ops;  // config.strategy: a parsed spec (engine.h), nothing to check here
   if (config.mbuf_cache > RTE_MEMPOOL_CACHE_MAX_SIZE) {
     return absl::InvalidArgumentError(absl::StrCat(
         "mbuf cache ", config.mbuf_cache, " is too big; write 0..", RTE_MEMPOOL_CACHE_MAX_SIZE));

@@ -103,7 +103,11 @@ struct RouteSpec {
 
 struct EngineConfig {
   ForwardingMode mode = ForwardingMode::kIo;
-  std::string strategy = "magazine";
+  // The start-up strategy, parsed once where its text arrives (the --strategy flag in
+  // daemon_flags.cc, the config file's strategy line in server/ops/config.cc), carried down to
+  // the pool as is: neither the engine nor the start-up checks parse it again. Default
+  // `magazine` with its tunables at their defaults.
+  pool::StrategySpec strategy{.layers = pool::LayerBit(pool::Layer::kMagazine)};
   // skbnf or ring_mp_mc (the baseline): parsed once where the text arrives (the --pool-ops flag,
   // the config file's pool_ops line: ParsePoolOps, common/pool_ops.h).
   PoolOps pool_ops = PoolOps::kSkbnf;

@@ -77,9 +77,20 @@ bool EnvFlag(const char* name) {
   return v != nullptr && v[0] != '\0' && std::strcmp(v, "0") != 0;
 }
 
+// A foreign application's pool (the plugin): SKBNF_STRATEGY, default magazine. The error names
+// the variable and what to write.
+absl::StatusOr<pool::StrategySpec> EnvStrategy(const rte_mempool* mp) {
+  const char* s = std::getenv("SKBNF_STRATEGY");
+  const std::string text = s != nullptr && s[0] != '\0' ? s : "magazine";
+  absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(text);
+  if (spec.ok()) return spec;
+  return absl::InvalidArgumentError(absl::StrCat(
+      "skbnf mempool '", mp->name, "': bad strategy '", text, "': ", spec.status().message(),
+      " (write e.g. SKBNF_STRATEGY=magazine or recycle+headpool)"));
+}
+
 MempoolOptions EnvOptions() {
   MempoolOptions o;
-  if (const char* s = std::getenv("SKBNF_STRATEGY"); s != nullptr && s[0] != '\0') o.strategy = s;
   o.colour = EnvFlag("SKBNF_COLOUR");
   o.debug = EnvFlag("SKBNF_DEBUG");
   if (const char* v = std::getenv("SKBNF_STORE_STRIDE");
@@ -168,13 +179,10 @@ bool IsMbufPool(const rte_mempool* mp) {
 int OpAlloc(rte_mempool* mp) {
   const ConfigBlock* host = HostConfig(mp);
   const MempoolOptions opt = host != nullptr ? host->options : EnvOptions();
-  auto spec = pool::StrategySpec::Parse(opt.strategy);
+  // skbnfd's spec comes parsed (MempoolOptions::strategy); only the plugin's is text.
+  absl::StatusOr<pool::StrategySpec> spec = host != nullptr ? opt.strategy : EnvStrategy(mp);
   if (!spec.ok()) {
-    Fail(mp,
-         absl::InvalidArgumentError(absl::StrCat(
-             "skbnf mempool '", mp->name, "': bad strategy '", opt.strategy,
-             "': ", spec.status().message(), " (write e.g. ",
-             host != nullptr ? "magazine" : "SKBNF_STRATEGY=magazine", " or recycle+headpool)")));
+    Fail(mp, spec.status());
     return -EINVAL;
   }
   auto dp = std::make_unique<DriverPool>();

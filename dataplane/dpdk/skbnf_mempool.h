@@ -91,7 +91,9 @@ inline constexpr char kSkbnfOpsName[] = "skbnf";
 // Per-pool options, passed to the ops through the mempool's pool_config (what DPDK gives a
 // handler for that: rte_mempool_set_ops_byname's third argument). No process-wide state.
 struct MempoolOptions {
-  std::string strategy = "magazine";
+  // skbnfd's pools: the spec as parsed where its text arrived (EngineConfig::strategy). The
+  // plugin's (no options: a foreign application's pool) parse SKBNF_STRATEGY instead.
+  pool::StrategySpec strategy{.layers = pool::LayerBit(pool::Layer::kMagazine)};
   bool colour = false;
   bool debug = false;
   // The slab store's objects this many bytes apart (0: packed; pool::SlabStoreConfig::stride,

@@ -222,6 +222,13 @@ inline constexpr MetricDef kConfigWatchPollsTotal{
     "Polls of the --config watcher's inotify queue (one per 20 ms) by whether "
     "they found events (events) or not (quiet)"};
 
+inline constexpr MetricDef kConfigDrift{
+    "skbnf_config_drift", kGauge,
+    "1 while the running state differs from the last applied --config file, by part (strategy: "
+    "the strategy in force is not the file's; routes: the live route table is not the file's), "
+    "e.g. after a change over the API; a restart would go back to the file. 0 otherwise and "
+    "without --config"};
+
 // Every family above.
 inline constexpr std::array kAll = {&kPortRingMbufs,
                                     &kPortPacketsTotal,
@@ -284,7 +291,8 @@ inline constexpr std::array kAll = {&kPortRingMbufs,
                                     &kConfigLastReloadSuccessTimestampSeconds,
                                     &kConfigRestartRequired,
                                     &kConfigWatched,
-                                    &kConfigWatchPollsTotal};
+                                    &kConfigWatchPollsTotal,
+                                    &kConfigDrift};
 
 }  // namespace metric
 }  // namespace skbnf::control

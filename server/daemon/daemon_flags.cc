@@ -182,7 +182,6 @@ absl::Status ApplyEngineFlags(dpdk::EngineConfig& c) {
     }
     c.mode = *mode;
   }
-  if (const std::string s = absl::GetFlag(FLAGS_strategy); !s.empty()) c.strategy = s;
   if (const std::string p = absl::GetFlag(FLAGS_pool_ops); !p.empty()) {
     absl::StatusOr<dpdk::PoolOps> ops = dpdk::ParsePoolOps(p);  // parsed once, here
     if (!ops.ok()) {
@@ -191,17 +190,21 @@ absl::Status ApplyEngineFlags(dpdk::EngineConfig& c) {
     }
     c.pool_ops = *ops;
   }
-  if (c.pool_ops == dpdk::PoolOps::kSkbnf) {
-    auto spec = pool::StrategySpec::Parse(c.strategy);
+  // --strategy: parsed once, here (the config file's line is parsed by server/ops/config.cc);
+  // the spec travels down to the pool as is (EngineConfig::strategy).
+  if (const std::string s = absl::GetFlag(FLAGS_strategy); !s.empty()) {
+    if (c.pool_ops != dpdk::PoolOps::kSkbnf) {
+      return absl::InvalidArgumentError(
+          "--strategy applies to --pool-ops=skbnf; the ring_mp_mc baseline has DPDK's own cache: "
+          "write --mbuf-cache=N instead");
+    }
+    absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(s);
     if (!spec.ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--strategy=", c.strategy, ": ", spec.status().message(),
+          absl::StrCat("--strategy=", s, ": ", spec.status().message(),
                        "; write e.g. --strategy=magazine or --strategy=recycle+headpool"));
     }
-  } else if (!absl::GetFlag(FLAGS_strategy).empty()) {
-    return absl::InvalidArgumentError(
-        "--strategy applies to --pool-ops=skbnf; the ring_mp_mc baseline has DPDK's own cache: "
-        "write --mbuf-cache=N instead");
+    c.strategy = *spec;
   }
   if (c.pool_ops == dpdk::PoolOps::kSkbnf && absl::GetFlag(FLAGS_mbuf_cache) >= 0) {
     return absl::InvalidArgumentError(

@@ -37,6 +37,7 @@
 #include "server/daemon/flag_help.h"
 #include "server/daemon/startup_checks.h"
 #include "server/daemon/test_hooks.h"
+#include "server/daemon/unclean_stop.h"
 #include "server/ops/config_reload.h"
 #include "server/telemetry/multi_process.h"
 #include "server/telemetry/telemetry_commands.h"
@@ -116,6 +117,9 @@ int Run(int argc, char** argv) {
     return *exit_code;  // --preflight, or an error: EAL never runs
   }
   if (!pci_args.ok()) return Fail(pci_args.status());
+  // A predecessor's control socket left by a kill: said before the listener replaces it.
+  const std::optional<std::string> stale = StaleControlSocket();
+  if (stale) std::fprintf(stderr, "skbnfd: %s\n", stale->c_str());
   demo.Finish(dc->engine);
   if (absl::Status st = dpdk::EalInit(eal_args); !st.ok()) return Fail(st);
   // Secondaries (dpdk-proc-info, dpdk-dumpcap) and capture: server/telemetry/multi_process.h.
@@ -154,6 +158,9 @@ int Run(int argc, char** argv) {
         return Fail(started.status());
       }
       reloader = std::move(*started);
+      std::fprintf(
+          stderr, "skbnfd: %s\n",
+          ConfigStateLine(ConfigPath(), engine.strategy(), engine.Routes().size(), stale).c_str());
     }
     // DPDK telemetry's /skbnf/* (dpdk-telemetry.py): server/telemetry/telemetry_commands.h.
     auto tel_commands = telemetry::TelemetryCommands::Attach(backend);

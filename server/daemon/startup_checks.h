@@ -28,7 +28,10 @@
 //                         hold + workers x burst. The layers' capacity per core: lcache 1.5 x
 //                         size (DPDK flushes above that), recycle its limit (0: the RX ring),
 //                         headpool its hot list, magazine 2 x size (loaded + previous); the
-//                         ring_mp_mc baseline 1.5 x --mbuf-cache.
+//                         ring_mp_mc baseline 1.5 x --mbuf-cache. An RX queue of a net_af_xdp
+//                         port (a config `port net_af_xdp*`, else a --vdev=net_af_xdp*) counts
+//                         the 2,048 mbufs the PMD takes per queue (preflight.h,
+//                         kAfXdpRxQueueMbufs), not its ring size.
 // Checks that do not apply (no VF, --no-huge) report nothing or ok, so the demo and vdev
 // set-ups start as before.
 #ifndef SKBNF_SERVER_DAEMON_STARTUP_CHECKS_H_
@@ -46,8 +49,13 @@ namespace skbnf::control {
 bool PreflightOnly();  // --preflight
 bool SkipPreflight();  // --skip-preflight
 
-// The pool sizing inputs for `c` (after flags) with `ports` ports and `workers` workers.
-preflight::PoolNeeds PoolNeedsOf(const dpdk::EngineConfig& c, uint64_t ports, uint64_t workers);
+// The pool sizing inputs for `c` (after flags) with `ports` ports and `workers` workers, of which
+// ports `af_xdp_ports` are net_af_xdp (preflight::kAfXdpRxQueueMbufs per RX queue).
+preflight::PoolNeeds PoolNeedsOf(const dpdk::EngineConfig& c, uint64_t ports, uint64_t workers,
+                                 uint64_t af_xdp_ports = 0);
+// The net_af_xdp ports among the engine's: the config's `port` lines when it has some, else
+// every --vdev=net_af_xdp* of `eal`.
+uint64_t CountAfXdpPorts(const dpdk::EngineConfig& c, const std::vector<std::string>& eal);
 // The mbufs the engine creates for `c` (dataplane/dpdk/mbuf_pool.cc: --mbufs, or sized from the
 // rings).
 uint64_t PopulatedMbufs(const dpdk::EngineConfig& c, uint64_t ports, uint64_t workers);

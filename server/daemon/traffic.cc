@@ -109,24 +109,4 @@ absl::Status WritePcap(const std::string& path, const std::vector<Frame>& frames
   return ok ? absl::OkStatus() : absl::InternalError(absl::StrCat("short write to ", path));
 }
 
-absl::StatusOr<std::vector<Frame>> ReadPcap(const std::string& path) {
-  FILE* f = std::fopen(path.c_str(), "rb");
-  if (f == nullptr) return absl::NotFoundError(absl::StrCat("cannot read ", path));
-  PcapHeader h;
-  std::vector<Frame> out;
-  if (std::fread(&h, sizeof(h), 1, f) != 1 || (h.magic != 0xa1b2c3d4 && h.magic != 0xa1b23c4d)) {
-    std::fclose(f);
-    return absl::InvalidArgumentError(absl::StrCat(path, ": not a pcap file"));
-  }
-  PcapRecord r;
-  while (std::fread(&r, sizeof(r), 1, f) == 1) {
-    Frame fr;
-    fr.bytes.resize(r.caplen);
-    if (r.caplen > 0 && std::fread(fr.bytes.data(), r.caplen, 1, f) != 1) break;
-    out.push_back(std::move(fr));
-  }
-  std::fclose(f);
-  return out;
-}
-
 }  // namespace skbnf::dpdk

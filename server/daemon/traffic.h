@@ -1,6 +1,7 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // Test and demo traffic: IPv4/UDP frames written as a pcap file (classic libpcap format,
-// written directly; net_pcap replays it, with infinite_rx=1 for the demo).
+// written directly; net_pcap replays it, with infinite_rx=1 for the demo). Reading a capture is
+// the tests' (tests/integration/pcap_reader.h, with libpcap): skbnfd never reads one.
 #ifndef SKBNF_SERVER_DAEMON_TRAFFIC_H_
 #define SKBNF_SERVER_DAEMON_TRAFFIC_H_
 
@@ -9,7 +10,6 @@
 #include <vector>
 
 #include "absl/status/status.h"
-#include "absl/status/statusor.h"
 
 namespace skbnf::dpdk {
 
@@ -29,7 +29,6 @@ std::vector<Frame> DemoFrames(uint32_t count,
                               uint64_t seed);
 
 absl::Status WritePcap(const std::string& path, const std::vector<Frame>& frames);
-absl::StatusOr<std::vector<Frame>> ReadPcap(const std::string& path);
 
 }  // namespace skbnf::dpdk
 

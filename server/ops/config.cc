@@ -17,6 +17,7 @@
 #include "absl/strings/strip.h"
 #include "common/net_text.h"
 #include "common/pool_ops.h"
+#include "dataplane/pool/strategy_spec.h"
 #include "server/ops/pci_env.h"
 
 namespace skbnf::dpdk {
@@ -138,7 +139,13 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
     c.mode = *m;
   } else if (key == "strategy") {
     if (auto st = need(1); !st.ok()) return st;
-    c.strategy = std::string(w[1]);
+    // Parsed here, at the line that says it; the spec travels down as is (EngineConfig).
+    absl::StatusOr<pool::StrategySpec> spec = pool::StrategySpec::Parse(w[1]);
+    if (!spec.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("strategy ", w[1], ": ", spec.status().message()));
+    }
+    c.strategy = *spec;
   } else if (key == "pool_ops") {
     if (auto st = need(1); !st.ok()) return st;
     auto ops = ParsePoolOps(w[1]);  // refused here, at the line that says it

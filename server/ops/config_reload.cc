@@ -19,6 +19,7 @@
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "dataplane/pool/strategy_spec.h"
+#include "server/core/metric_families.h"
 #include "server/core/pool_share.h"
 
 namespace skbnf::control {
@@ -158,20 +159,15 @@ double Now() {
 absl::Status CheckStrategyChange(const std::string& text, const dpdk::DaemonConfig& next,
                                  const dpdk::DaemonConfig& applied, Backend& backend,
                                  std::optional<pool::StrategySpec>& spec) {
-  if (next.engine.strategy != applied.engine.strategy) {
-    absl::StatusOr<pool::StrategySpec> s = pool::StrategySpec::Parse(next.engine.strategy);
-    if (!s.ok()) {
-      return absl::InvalidArgumentError(absl::StrCat(
-          LineOf(text, "strategy"), "strategy ", next.engine.strategy, ": ", s.status().message()));
+  // The file's line was parsed by ParseConfig (a bad spec refused the file there, naming the line).
+  const pool::StrategySpec& s = next.engine.strategy;
+  if (s != applied.engine.strategy && s != backend.GetStrategy()) {
+    // The backend's own check and the same pool-share bound as SetStrategy (pool_share.h).
+    if (absl::Status v = CheckStrategy(backend, s); !v.ok()) {
+      return absl::InvalidArgumentError(
+          absl::StrCat(LineOf(text, "strategy"), "strategy ", s.ToString(), ": ", v.message()));
     }
-    if (*s != backend.GetStrategy()) {
-      // The backend's own check and the same pool-share bound as SetStrategy (pool_share.h).
-      if (absl::Status v = CheckStrategy(backend, *s); !v.ok()) {
-        return absl::InvalidArgumentError(absl::StrCat(LineOf(text, "strategy"), "strategy ",
-                                                       next.engine.strategy, ": ", v.message()));
-      }
-      spec = *s;
-    }
+    spec = s;
   }
   return absl::OkStatus();
 }
@@ -195,6 +191,32 @@ void DiffRoutes(const RouteTable& live, const std::map<Ipv4Prefix, NextHop>& wan
 }
 
 }  // namespace
+
+ConfigDrift DriftOf(const dpdk::DaemonConfig& applied, const Backend& backend) {
+  ConfigDrift d;
+  std::vector<std::string> parts;
+  const Info info = backend.GetInfo();
+  if (!info.pool.native && backend.GetStrategy() != applied.engine.strategy) {
+    d.strategy = true;
+    parts.push_back(absl::StrCat("strategy ", backend.GetStrategy().ToString(),
+                                 " (file: ", applied.engine.strategy.ToString(), ")"));
+  }
+  if (info.mode == ForwardingMode::kL3) {
+    absl::StatusOr<std::map<Ipv4Prefix, NextHop>> want =
+        ResolveRoutes("", applied.engine.routes, backend.ListPorts());
+    if (want.ok()) {
+      std::vector<std::pair<Ipv4Prefix, NextHop>> extra, missing;
+      DiffRoutes(backend.ListRoutes(), *want, extra, missing);
+      if (!extra.empty() || !missing.empty()) {
+        d.routes = true;
+        parts.push_back(absl::StrCat("routes: ", extra.size(), " not in the file, ", missing.size(),
+                                     " of the file's missing or different"));
+      }
+    }
+  }
+  d.summary = absl::StrJoin(parts, "; ");
+  return d;
+}
 
 const char* ReloadResultName(ReloadResult::Kind k) {
   switch (k) {
@@ -334,6 +356,12 @@ void ConfigReloadMetrics::SetWatched(bool watched) {
   watched_ = watched;
 }
 
+void ConfigReloadMetrics::SetDrift(const ConfigDrift& d) {
+  absl::MutexLock l(&mu_);
+  drift_strategy_ = d.strategy;
+  drift_routes_ = d.routes;
+}
+
 void ConfigReloadMetrics::RecordPoll(bool events) {
   absl::MutexLock l(&mu_);
   ++polls_[events ? 1 : 0];
@@ -341,63 +369,44 @@ void ConfigReloadMetrics::RecordPoll(bool events) {
 
 std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
   absl::MutexLock l(&mu_);
-  using prometheus::ClientMetric;
-  using prometheus::MetricFamily;
-  using prometheus::MetricType;
-  std::vector<MetricFamily> out;
-  MetricFamily reloads{"skbnf_config_reloads_total",
-                       "Reloads of the --config file (inotify or SIGHUP) by result: ok (applied), "
-                       "error (refused whole, nothing applied), unchanged (nothing to apply)",
-                       MetricType::Counter,
-                       {}};
-  for (int k = 0; k < 3; ++k) {
-    ClientMetric m;
-    m.label = {{"result", ReloadResultName(static_cast<ReloadResult::Kind>(k))}};
-    m.counter.value = static_cast<double>(count_[k]);
-    reloads.metric.push_back(m);
-  }
-  out.push_back(std::move(reloads));
-  auto gauge = [&](const char* name, const char* help, double v) {
-    MetricFamily f{name, help, MetricType::Gauge, {}};
-    ClientMetric m;
-    m.gauge.value = v;
-    f.metric.push_back(m);
+  // The families are server/core/metric_families.h's; the samples are this collector's.
+  std::vector<prometheus::MetricFamily> out;
+  auto one = [&](const MetricDef& d, double v) {
+    prometheus::MetricFamily f = NewFamily(d);
+    prometheus::ClientMetric& m = f.metric.emplace_back();
+    (d.type == metric::kCounter ? m.counter.value : m.gauge.value) = v;
     out.push_back(std::move(f));
   };
-  MetricFamily rollbacks{"skbnf_config_rollback_failures_total",
-                         "Reloads whose half-applied changes could not all be put back (the log "
-                         "line names them); the next reload repairs the live route table",
-                         MetricType::Counter,
-                         {}};
-  rollbacks.metric.emplace_back();
-  rollbacks.metric.back().counter.value = static_cast<double>(rollback_failures_);
-  out.push_back(std::move(rollbacks));
-  gauge("skbnf_config_last_reload_successful",
-        "1 when the last reload of the --config file was applied (or had nothing to apply), 0 "
-        "when it was refused",
-        last_ok_ ? 1 : 0);
-  gauge("skbnf_config_last_reload_success_timestamp_seconds",
-        "Unix time of the last successful load of the --config file (start-up included)",
-        last_success_);
-  gauge("skbnf_config_restart_required",
-        "1 when the --config file changes a setting only a restart applies (mode, pools, rings, "
-        "ports, workers, eal)",
-        restart_required_ ? 1 : 0);
-  gauge("skbnf_config_watched",
-        "1 while skbnfd watches its --config file for changes (inotify, SIGHUP), 0 without one",
-        watched_ ? 1 : 0);
-  MetricFamily polls{"skbnf_config_watch_polls_total",
-                     "Polls of the --config watcher's inotify queue (one per 20 ms) by whether "
-                     "they found events (events) or not (quiet)",
-                     MetricType::Counter,
-                     {}};
-  for (int k = 0; k < 2; ++k) {
-    ClientMetric m;
-    m.label = {{"result", k == 1 ? "events" : "quiet"}};
-    m.counter.value = static_cast<double>(polls_[k]);
-    polls.metric.push_back(m);
+  auto by_result = [&](const MetricDef& d, const std::vector<std::pair<std::string, double>>& v) {
+    prometheus::MetricFamily f = NewFamily(d);
+    for (const auto& [result, value] : v) {
+      prometheus::ClientMetric& m = f.metric.emplace_back();
+      m.label = {{"result", result}};
+      m.counter.value = value;
+    }
+    out.push_back(std::move(f));
+  };
+  std::vector<std::pair<std::string, double>> reloads;
+  for (int k = 0; k < 3; ++k) {
+    reloads.emplace_back(ReloadResultName(static_cast<ReloadResult::Kind>(k)),
+                         static_cast<double>(count_[k]));
   }
-  out.push_back(std::move(polls));
+  by_result(metric::kConfigReloadsTotal, reloads);
+  one(metric::kConfigRollbackFailuresTotal, static_cast<double>(rollback_failures_));
+  one(metric::kConfigLastReloadSuccessful, last_ok_ ? 1 : 0);
+  one(metric::kConfigLastReloadSuccessTimestampSeconds, last_success_);
+  one(metric::kConfigRestartRequired, restart_required_ ? 1 : 0);
+  one(metric::kConfigWatched, watched_ ? 1 : 0);
+  by_result(metric::kConfigWatchPollsTotal, {{"quiet", static_cast<double>(polls_[0])},
+                                             {"events", static_cast<double>(polls_[1])}});
+  prometheus::MetricFamily drift = NewFamily(metric::kConfigDrift);
+  for (const auto& [part, on] :
+       {std::pair{"strategy", drift_strategy_}, {"routes", drift_routes_}}) {
+    prometheus::ClientMetric& m = drift.metric.emplace_back();
+    m.label = {{"part", part}};
+    m.gauge.value = on ? 1 : 0;
+  }
+  out.push_back(std::move(drift));
   return out;
 }
 
@@ -453,7 +462,9 @@ void ConfigReloader::Loop() {
   // The file may have changed between skbnfd reading it and this watch starting (EAL and port
   // start take seconds with real NICs): one pass now, silent when nothing changed.
   Reload("start", true, /*quiet_unchanged=*/true);
+  CheckDrift();
   metrics_->SetWatched(true);
+  auto next_drift = Clock::now() + std::chrono::seconds(1);
   while (!stop_.load()) {
     pollfd p{inotify_fd_, POLLIN, 0};
     const int n = ::poll(&p, 1, 20);
@@ -466,12 +477,37 @@ void ConfigReloader::Loop() {
       due = Clock::now() + kSettle;
     }
     metrics_->RecordPoll(events);  // after the events are taken in: see the metric's comment
-    if (g_reload_requested.exchange(false)) Reload("SIGHUP", true);
+    if (g_reload_requested.exchange(false)) {
+      Reload("SIGHUP", true);
+      next_drift = Clock::now();
+    }
     if (due && Clock::now() >= *due) {
       due.reset();
       Reload("inotify", false);
+      next_drift = Clock::now();
+    }
+    if (Clock::now() >= next_drift) {
+      CheckDrift();
+      next_drift = Clock::now() + std::chrono::seconds(1);
     }
   }
+}
+
+void ConfigReloader::CheckDrift() {
+  ConfigDrift d;
+  // Under the mutation lock: no RPC's change is half-applied while the state is read.
+  control_.Mutate(ChangeSource::kConfig,
+                  [&](Change& change) { d = DriftOf(applied_, change.backend()); });
+  metrics_->SetDrift(d);
+  if (d.summary == last_drift_) return;
+  if (d.any()) {
+    std::fprintf(stderr, "skbnfd: config drift: the running state differs from %s: %s\n",
+                 path_.c_str(), d.summary.c_str());
+  } else {
+    std::fprintf(stderr, "skbnfd: config drift: none, the running state is %s's again\n",
+                 path_.c_str());
+  }
+  last_drift_ = d.summary;
 }
 
 void ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchanged) {

@@ -50,6 +50,11 @@
 //   skbnf_config_watched                                      gauge 1 once the watcher runs
 //                                                             (after its first pass), 0
 //                                                             without --config
+//   skbnf_config_drift{part="strategy|routes"}                gauge 1 while the running state
+//                                                             differs from the last applied
+//                                                             file (checked every second and
+//                                                             after each reload; logged when
+//                                                             it changes), 0 without --config
 //   skbnf_config_watch_polls_total{result="events|quiet"}     counter: the watcher's polls of
 //                                                             its inotify queue (one per 20 ms)
 //                                                             by whether they found events.
@@ -106,6 +111,19 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
                              const dpdk::DaemonConfig& started, dpdk::DaemonConfig& applied,
                              Change& change, const ConfigResolver& resolve = nullptr);
 
+// How the running state differs from the last applied file (`applied`, as `resolve` left it):
+// the strategy in force (not on DPDK's native pool, which has none to swap) and, in l3 mode, the
+// live route table against the file's routes (as a reload would apply them). `summary` says
+// what differs, for the log: "strategy headpool (file: recycle+magazine); routes: 1 not in the
+// file, 1 of the file's missing or different".
+struct ConfigDrift {
+  bool strategy = false;
+  bool routes = false;
+  std::string summary;
+  bool any() const { return strategy || routes; }
+};
+ConfigDrift DriftOf(const dpdk::DaemonConfig& applied, const Backend& backend);
+
 // The skbnf_config_* families. Register with ControlPlane::AddMetrics.
 class ConfigReloadMetrics : public prometheus::Collectable {
  public:
@@ -113,6 +131,7 @@ class ConfigReloadMetrics : public prometheus::Collectable {
   void Record(ReloadResult::Kind k, bool restart_required, bool rollback_failed = false);
   void SetWatched(bool watched);
   void RecordPoll(bool events);  // one poll of the inotify queue
+  void SetDrift(const ConfigDrift& d);  // skbnf_config_drift{part}
   std::vector<prometheus::MetricFamily> Collect() const override;
 
  private:
@@ -124,6 +143,8 @@ class ConfigReloadMetrics : public prometheus::Collectable {
   bool watched_ ABSL_GUARDED_BY(mu_) = false;
   uint64_t rollback_failures_ ABSL_GUARDED_BY(mu_) = 0;
   uint64_t polls_[2] ABSL_GUARDED_BY(mu_) = {};  // [quiet, events]
+  bool drift_strategy_ ABSL_GUARDED_BY(mu_) = false;
+  bool drift_routes_ ABSL_GUARDED_BY(mu_) = false;
 };
 
 class ConfigReloader {
@@ -146,6 +167,9 @@ class ConfigReloader {
   void Loop();
   // always: re-read even when no event says the bytes changed (SIGHUP, the first pass).
   void Reload(const char* trigger, bool always, bool quiet_unchanged = false);
+  // The running state against applied_ (under the mutation lock): the gauge, and a log line
+  // when what differs changes.
+  void CheckDrift();
 
   const std::string path_;
   const dpdk::DaemonConfig started_;
@@ -155,6 +179,7 @@ class ConfigReloader {
   const int inotify_fd_;
   std::shared_ptr<ConfigReloadMetrics> metrics_;
   const ConfigResolver resolve_;
+  std::string last_drift_;  // the summary last logged ("" = none)
   std::atomic<bool> stop_{false};
   std::thread thread_;
 };

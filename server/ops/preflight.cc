@@ -1,7 +1,11 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "server/ops/preflight.h"
 
+#include <fcntl.h>
+#include <fnmatch.h>
+#include <sys/file.h>
 #include <sys/resource.h>
+#include <sys/stat.h>
 #include <unistd.h>
 
 #include <algorithm>
@@ -55,11 +59,7 @@ std::string LinkName(const std::string& path) {
   return ec ? std::string() : target.filename().string();
 }
 
-std::string Mib(uint64_t bytes) {
-  if (bytes < (1u << 20)) return absl::StrCat(bytes >> 10, " KiB");
-  if (bytes % (1u << 20) == 0) return absl::StrCat(bytes >> 20, " MiB");
-  return absl::StrFormat("%.1f MiB", static_cast<double>(bytes) / (1u << 20));
-}
+std::string Mib(uint64_t bytes) { return FormatMib(bytes); }
 
 std::string PageSizeName(uint64_t bytes) {
   return bytes >= (1u << 30) ? absl::StrCat(bytes >> 30, "G") : absl::StrCat(bytes >> 20, "M");
@@ -297,18 +297,32 @@ absl::StatusOr<std::vector<int>> AllowedCpus(const Host& h) {
   return ParseCpuList(*online);
 }
 
+std::string FormatMib(uint64_t bytes) {
+  if (bytes < (1u << 20)) return absl::StrCat(bytes >> 10, " KiB");
+  if (bytes % (1u << 20) == 0) return absl::StrCat(bytes >> 20, " MiB");
+  return absl::StrFormat("%.1f MiB", static_cast<double>(bytes) / (1u << 20));
+}
+
 uint64_t MinPoolObjects(const PoolNeeds& n) {
-  return n.ports * n.rx_queues_per_port * n.rx_ring + n.ports * n.tx_queues_per_port * n.tx_ring +
-         n.workers * n.per_core_capacity + n.workers * n.burst;
+  const uint64_t xdp = std::min(n.af_xdp_ports, n.ports);
+  return (n.ports - xdp) * n.rx_queues_per_port * n.rx_ring +
+         xdp * n.rx_queues_per_port * kAfXdpRxQueueMbufs +
+         n.ports * n.tx_queues_per_port * n.tx_ring + n.workers * n.per_core_capacity +
+         n.workers * n.burst;
 }
 
 Finding CheckPoolSizing(const PoolNeeds& n, uint64_t populated) {
   const uint64_t need = MinPoolObjects(n);
-  std::string why =
-      absl::StrCat(need, " needed = RX ", n.ports, " ports x ", n.rx_queues_per_port, " queues x ",
-                   n.rx_ring, " + TX ", n.ports, " x ", n.tx_queues_per_port, " x ", n.tx_ring,
-                   " + ", n.workers, " workers x ", n.per_core_capacity, " per-core layers + ",
-                   n.workers, " workers x ", n.burst, " burst");
+  const uint64_t xdp = std::min(n.af_xdp_ports, n.ports);
+  std::string why = absl::StrCat(
+      need, " needed = RX ", n.ports - xdp, " ports x ", n.rx_queues_per_port, " queues x ",
+      n.rx_ring,
+      xdp == 0 ? ""
+               : absl::StrCat(" + AF_XDP RX ", xdp, " ports x ", n.rx_queues_per_port, " queues x ",
+                              kAfXdpRxQueueMbufs, " (the PMD's fill-ring reserve)"),
+      " + TX ", n.ports, " x ", n.tx_queues_per_port, " x ", n.tx_ring, " + ", n.workers,
+      " workers x ", n.per_core_capacity, " per-core layers + ", n.workers, " workers x ", n.burst,
+      " burst");
   if (populated < need) {
     return {Severity::kError, "pool_sizing",
             absl::StrCat("pool of ", populated, " objects < ", why, ": raise --mbufs to at least ",
@@ -347,6 +361,15 @@ class Checks {
   std::pair<uint64_t, bool> HugeMount() const;
   void HugetlbLimit(uint64_t page_size);
   void FreeHugepages(uint64_t page_size);
+  std::string HowToReserve(uint64_t page_size, const std::set<int>& nodes, uint64_t more);
+  // Stale hugepage files in the mounts EAL will use for `page_size` (the --huge-dir, else every
+  // mount of that size): bytes they hold and their paths. Filled by Hugepages, read by the
+  // limit and free-page checks as reclaimable.
+  void FindStaleHugepageFiles(uint64_t page_size);
+  uint64_t stale_bytes_ = 0;
+  std::vector<std::string> stale_files_;
+  // Bytes the hugepage checks need: Request::hugepage_memory, else pool_memory.
+  uint64_t HugepageNeed() const { return std::max(req_.hugepage_memory, req_.pool_memory); }
 
   const Host& h_;
   const Request& req_;
@@ -671,6 +694,51 @@ std::pair<uint64_t, bool> Checks::HugeMount() const {
   return {page_size, mounted};
 }
 
+// As EAL's walk_hugedir: files matching "*map_*" whose flock(LOCK_EX | LOCK_NB) succeeds belong
+// to no running DPDK process (a running one holds a shared lock on each of its files); EAL's
+// clear_hugedir unlinks them, and with them the pages they hold (st_blocks: allocated, a
+// --single-file-segments file is sparse).
+void Checks::FindStaleHugepageFiles(uint64_t page_size) {
+  if (req_.in_memory) return;
+  std::string dir = req_.huge_dir;
+  while (dir.size() > 1 && dir.back() == '/') dir.pop_back();
+  std::vector<std::string> dirs;
+  if (auto m = ReadFile(Path(h_, "/proc/mounts"))) {
+    for (absl::string_view line : absl::StrSplit(*m, '\n', absl::SkipEmpty())) {
+      std::vector<absl::string_view> f = absl::StrSplit(line, ' ');
+      if (f.size() < 4 || f[2] != "hugetlbfs" || (!dir.empty() && f[1] != dir)) continue;
+      uint64_t size = 0;
+      for (absl::string_view o : absl::StrSplit(f[3], ',')) {
+        if (absl::ConsumePrefix(&o, "pagesize=")) size = ParseSize(o).value_or(0);
+      }
+      if (size == 0 || size == page_size) dirs.emplace_back(f[1]);
+    }
+  }
+  for (const std::string& d : dirs) {
+    std::error_code ec;
+    for (const fs::directory_entry& e : fs::directory_iterator(Path(h_, d), ec)) {
+      const std::string name = e.path().filename().string();
+      if (fnmatch("*map_*", name.c_str(), 0) != 0) continue;
+      const int fd = ::open(e.path().c_str(), O_RDONLY | O_CLOEXEC);
+      if (fd < 0) continue;
+      struct stat st;
+      if (::flock(fd, LOCK_EX | LOCK_NB) == 0 && ::fstat(fd, &st) == 0) {
+        stale_bytes_ += static_cast<uint64_t>(st.st_blocks) * 512;
+        stale_files_.push_back(absl::StrCat(d, "/", name));
+      }
+      ::close(fd);  // drops the lock
+    }
+  }
+  if (!stale_files_.empty()) {
+    Add(Severity::kRisk, "hugepages",
+        absl::StrCat(Mib(stale_bytes_), " of ", PageSizeName(page_size),
+                     " pages in stale hugepage files (", absl::StrJoin(stale_files_, ", "),
+                     "): no running process holds them (DPDK 22.11 leaves its page files when it "
+                     "stops, and a killed one leaves all it had); EAL removes them at start, so "
+                     "they count as free here"));
+  }
+}
+
 void Checks::Hugepages() {
   if (!req_.hugepages) return;
   const auto [page_size, mounted] = HugeMount();
@@ -691,6 +759,7 @@ void Checks::Hugepages() {
                      "i and request hugepages-", want, "i in the limits (or run with --no-huge)"));
     return;
   }
+  FindStaleHugepageFiles(page_size);
   HugetlbLimit(page_size);
   FreeHugepages(page_size);
 }
@@ -728,17 +797,37 @@ void Checks::HugetlbLimit(uint64_t page_size) {
     break;
   }
   if (!room) return;  // no hugetlb controller, or no limit anywhere
+  *room += stale_bytes_;  // charged in the hierarchy until EAL unlinks them at start
   const std::string want = PageSizeName(page_size);
-  if (req_.pool_memory > 0 && *room < req_.pool_memory) {
+  const uint64_t need = HugepageNeed();
+  if (need > 0 && *room < need) {
     Add(Severity::kError, "hugepages",
         absl::StrCat("the pod's hugetlb cgroup allows ", Mib(*room), " of ", want, " pages (",
-                     where, ") < ", Mib(req_.pool_memory),
-                     " the pool needs (EAL would get SIGBUS past it): raise hugepages-", want,
-                     "i in the container's limits (requests = limits), or lower --mbufs"));
+                     where, ") < ", Mib(need),
+                     " skbnfd needs (EAL would get SIGBUS past it): raise hugepages-", want,
+                     "i to at least ", (need + page_size - 1) / page_size * (page_size >> 20),
+                     "Mi in the container's limits (requests = limits), or lower --mbufs"));
   } else {
     Add(Severity::kOk, "hugepages",
         absl::StrCat("hugetlb cgroup: ", Mib(*room), " of ", want, " pages (", where, ")"));
   }
+}
+
+// How to reserve `more` pages of `page_size` where the free ones were counted: the sysfs file
+// of the one node counted (the workers' or the pool's), else the machine-wide one (both are
+// the kernel's: Documentation/admin-guide/mm/hugetlbpage.rst), with the value to write when
+// the current reservation can be read.
+std::string Checks::HowToReserve(uint64_t page_size, const std::set<int>& nodes, uint64_t more) {
+  const uint64_t kb = page_size >> 10;
+  std::string file = absl::StrCat("/sys/kernel/mm/hugepages/hugepages-", kb, "kB/nr_hugepages");
+  if (nodes.size() == 1) {
+    const std::string node_file = absl::StrCat("/sys/devices/system/node/node", *nodes.begin(),
+                                               "/hugepages/hugepages-", kb, "kB/nr_hugepages");
+    if (ReadInt(Path(h_, node_file))) file = node_file;
+  }
+  const std::optional<int64_t> now = ReadInt(Path(h_, file));
+  if (!now) return absl::StrCat("raise ", file, " by ", more);
+  return absl::StrCat("echo ", *now + static_cast<int64_t>(more), " > ", file, " (now ", *now, ")");
 }
 
 void Checks::FreeHugepages(uint64_t page_size) {
@@ -748,12 +837,14 @@ void Checks::FreeHugepages(uint64_t page_size) {
   std::vector<std::string> per_node;
   std::set<int> nodes = worker_nodes_;
   if (req_.pool_socket >= 0) nodes = {req_.pool_socket};
+  std::set<int> counted;
   for (int n : nodes) {
     auto v = ReadInt(Path(h_, absl::StrCat("/sys/devices/system/node/node", n,
                                            "/hugepages/hugepages-", kb, "kB/free_hugepages")));
     if (v) {
       free_pages += static_cast<uint64_t>(*v);
       per_node.push_back(absl::StrCat(*v, " on node ", n));
+      counted.insert(n);
     }
   }
   if (per_node.empty()) {  // no NUMA information: the machine-wide count
@@ -764,18 +855,33 @@ void Checks::FreeHugepages(uint64_t page_size) {
       per_node.push_back(absl::StrCat(*v, " machine-wide"));
     }
   }
+  if (stale_bytes_ > 0) {
+    const uint64_t stale_pages = stale_bytes_ / page_size;
+    free_pages += stale_pages;
+    per_node.push_back(absl::StrCat(stale_pages, " in stale files EAL removes"));
+  }
   const uint64_t free_bytes = free_pages * page_size;
-  if (req_.pool_memory > 0 && free_bytes < req_.pool_memory) {
+  const uint64_t need = HugepageNeed();
+  if (need > 0 && free_bytes < need) {
+    const uint64_t need_pages = (need + page_size - 1) / page_size;
     Add(Severity::kError, "hugepages",
         absl::StrCat("free ", want, " pages: ", absl::StrJoin(per_node, ", "), " = ",
-                     Mib(free_bytes), " < ", Mib(req_.pool_memory),
-                     " the pool needs on the workers' node: raise hugepages-", want,
-                     "i in the pod's limits (and the node's reserved pages on that node), or "
-                     "lower --mbufs"));
+                     Mib(free_bytes), " < ", Mib(need), " skbnfd needs = ", need_pages, " pages",
+                     req_.hugepage_memory_parts.empty()
+                         ? std::string()
+                         : absl::StrCat(" (", req_.hugepage_memory_parts, ")"),
+                     " on the workers' node: reserve ", need_pages - free_pages,
+                     " more: ", HowToReserve(page_size, counted, need_pages - free_pages),
+                     "; in a pod raise hugepages-", want, "i to at least ",
+                     need_pages * (page_size >> 20),
+                     "Mi in the container's limits (requests = "
+                     "limits; the node must have them reserved); or lower --mbufs"));
   } else {
     Add(Severity::kOk, "hugepages",
         absl::StrCat("hugetlbfs ", want, " mounted; free pages: ",
-                     per_node.empty() ? std::string("unknown") : absl::StrJoin(per_node, ", ")));
+                     per_node.empty() ? std::string("unknown") : absl::StrJoin(per_node, ", "),
+                     need > 0 ? absl::StrCat(" (", (need + page_size - 1) / page_size, " needed)")
+                              : std::string()));
   }
 }
 

@@ -27,8 +27,16 @@
 //   hugepages    /proc/mounts has hugetlbfs with the asked page      not mounted / the hugetlb
 //                size; the pod's hugetlb cgroup limit for that size  cgroup limit or the free
 //                (v2 hugetlb.<size>.max, v1 .limit_in_bytes, minus   pages on the node below
-//                usage, the lowest of the cgroup and its parents);   the pool
-//                free pages on the workers' NUMA nodes
+//                usage, the lowest of the cgroup and its parents);   what skbnfd needs
+//                free pages on the workers' NUMA nodes; against      (Request::hugepage_memory:
+//                what skbnfd puts on hugepages, the error naming it  pool + tables + EAL), in
+//                in pages and the nr_hugepages command that gets     pages, with the command
+//                them (sysfs, the node's file when one node counts)  and the pod's limit
+//                Stale hugepage files (*map_* in the mount EAL uses, no process holding their
+//                flock: left by a DPDK process that stopped, or was killed with its pages
+//                still in them) count as free:
+//                EAL removes them at start (DPDK 22.11 lib/eal/linux/eal_hugepage_info.c,
+//                clear_hugedir, not with --in-memory); a warning names them.
 //   numa         NIC numa_node vs worker cores' nodes vs pool socket  -            / they differ
 //   cpuset       the cgroup's effective cpuset (v2 or v1): lcores     -l names a CPU outside it
 //                from it when no list is given (first = main)        (error) / one CPU only
@@ -102,6 +110,16 @@ struct Request {
                                       // (no huge_dir) of any hugetlbfs mount, the default first
   std::string huge_dir;               // EAL --huge-dir: must be a hugetlbfs mount point
   uint64_t pool_memory = 0;           // bytes the mbuf pool and rings need
+  // Bytes skbnfd puts on hugepages: the pool and what EAL, the rings, caches and l3 tables take
+  // besides (skbnfd's estimate: server/daemon/startup_checks.cc), with its parts for the
+  // message ("pool 14464 mbufs 33.5 MiB + EAL, rings and caches 8 MiB"); 0: pool_memory. The
+  // hugepage checks (free pages, the hugetlb cgroup) need this much, and an error names it in
+  // pages and how to get them.
+  uint64_t hugepage_memory = 0;
+  std::string hugepage_memory_parts;
+  // EAL --in-memory: its pages are memfd, not files, and EAL leaves the mount's files alone
+  // (so stale ones are not counted as reclaimable, see Hugepages in the table above).
+  bool in_memory = false;
   std::vector<int> lcores;            // -l list; empty: EAL's default (the cpuset)
   int pool_socket = -1;               // NUMA node of the pool; -1: the workers' node
 };
@@ -136,7 +154,22 @@ absl::StatusOr<std::vector<int>> ParseCpuList(absl::string_view text);
 // <root>/sys/devices/system/cpu/online.
 absl::StatusOr<std::vector<int>> AllowedCpus(const Host& host);
 
+// "512 KiB", "38 MiB", "2.3 MiB": how the checks print a size.
+std::string FormatMib(uint64_t bytes);
+
 // Pool sizing: the objects a pool needs so that RX refill never starves by construction.
+//
+// An RX queue holds its ring's descriptors (rx_ring), except on net_af_xdp: DPDK 22.11's PMD
+// (drivers/net/af_xdp/rte_eth_af_xdp.c at v22.11.11) takes ETH_AF_XDP_DFLT_NUM_DESCS =
+// XSK_RING_CONS__DEFAULT_NUM_DESCS = 2,048 mbufs per queue whatever the ring size asked for:
+// xsk_configure allocates `reserve_size = ETH_AF_XDP_DFLT_NUM_DESCS` mbufs
+// (rte_pktmbuf_alloc_bulk) and puts them on the fill ring (reserve_fill_queue; the fill ring
+// itself is `fill_size = ETH_AF_XDP_DFLT_NUM_DESCS * 2` entries, xdp_umem_configure), and
+// af_xdp_rx_zc replaces every mbuf it hands over one for one (rte_pktmbuf_alloc_bulk of nb_pkts,
+// then reserve_fill_queue of nb_pkts), so fill ring + kernel + RX ring hold those 2,048 from
+// queue set-up to close. kAfXdpRxQueueMbufs is that figure; the XDP socket's TX ring (the
+// port's TX term) stays as it is.
+inline constexpr uint64_t kAfXdpRxQueueMbufs = 2048;
 struct PoolNeeds {
   uint64_t ports = 0;
   uint64_t rx_queues_per_port = 1;
@@ -146,10 +179,14 @@ struct PoolNeeds {
   uint64_t workers = 1;
   uint64_t per_core_capacity = 0;  // what one core's layers can hold (strategy's tunables)
   uint64_t burst = 32;             // in flight per worker between RX and TX
+  uint64_t af_xdp_ports = 0;       // of `ports`, those on net_af_xdp (kAfXdpRxQueueMbufs per
+                                   // RX queue instead of rx_ring)
 };
 uint64_t MinPoolObjects(const PoolNeeds& n);
 // ok, or an error naming every number: "pool of 8192 objects < 10304 needed = RX 2 ports x 1
-// queue x 1024 + TX 2 x 1 x 1024 + 2 workers x 1024 per-core layers + 2 workers x 32 burst".
+// queue x 1024 + TX 2 x 1 x 1024 + 2 workers x 1024 per-core layers + 2 workers x 32 burst"
+// (with AF_XDP ports: "RX 0 ports x 1 queues x 1024 + AF_XDP RX 2 ports x 1 queues x 2048 (the
+// PMD's fill-ring reserve) + TX ...").
 Finding CheckPoolSizing(const PoolNeeds& n, uint64_t populated);
 
 // Every check above except pool sizing (which needs the engine's numbers).

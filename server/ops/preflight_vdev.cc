@@ -10,9 +10,6 @@
 
 namespace skbnf::preflight {
 
-namespace {
-
-// The argument of every --vdev (both spellings), in order.
 std::vector<std::string> VdevArgs(const std::vector<std::string>& eal) {
   std::vector<std::string> out;
   for (size_t i = 0; i < eal.size(); ++i) {
@@ -24,6 +21,8 @@ std::vector<std::string> VdevArgs(const std::vector<std::string>& eal) {
   }
   return out;
 }
+
+namespace {
 
 std::vector<std::string> VirtioUserArgs(const std::vector<std::string>& eal) {
   std::vector<std::string> virtio;  // vhost-user virtio_user vdevs, their full argument

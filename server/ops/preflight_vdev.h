@@ -38,6 +38,10 @@ namespace skbnf::preflight {
 // vdev_memif (only when net_memif vdevs are given): kRisk naming those with zero-copy=yes.
 std::vector<Finding> CheckVdevs(const std::vector<std::string>& eal);
 
+// The argument of every --vdev in `eal` (both spellings, `--vdev X` and `--vdev=X`), in order:
+// "net_af_xdp0,iface=xa".
+std::vector<std::string> VdevArgs(const std::vector<std::string>& eal);
+
 }  // namespace skbnf::preflight
 
 #endif  // SKBNF_SERVER_OPS_PREFLIGHT_VDEV_H_

@@ -191,7 +191,12 @@ class SriovNodeTest(unittest.TestCase):
         self.node.hugepages(1)
         rc, out, _ = skbnfd("--preflight", *self.args, env=self.env)
         self.assertEqual(rc, 1)
-        self.assertRegex(out, r"error +hugepages +free 2M pages: 1 on node 0 = 2 MiB < 2.3 MiB")
+        # what skbnfd puts on hugepages (the pool and EAL's own), in pages, and how to get them
+        self.assertRegex(out, r"error +hugepages +free 2M pages: 1 on node 0 = 2 MiB < 10.4 MiB "
+                              r"skbnfd needs = 6 pages \(pool 1024 mbufs 2.4 MiB \+ EAL, rings "
+                              r"and caches 8 MiB\) on the workers' node: reserve 5 more: raise "
+                              r"/sys/kernel/mm/hugepages/hugepages-2048kB/nr_hugepages by 5; in a "
+                              r"pod raise hugepages-2Mi to at least 12Mi")
         self.node.write("/proc/mounts", "proc /proc proc rw 0 0\n")
         rc, out, _ = skbnfd("--preflight", *self.args, env=self.env)
         self.assertEqual(rc, 1)
@@ -334,7 +339,7 @@ class RealNodeShapesTest(unittest.TestCase):
         self.assertEqual(rc, 1, out + err)
         self.assertRegex(out, r"error +hugepages +the pod's hugetlb cgroup allows 2 MiB of 2M "
                               r"pages \(hugetlb.2MB.max 2097152 in /sys/fs/cgroup/kubepods/podX/ctr\) "
-                              r"< 2.3 MiB the pool needs")
+                              r"< 10.4 MiB skbnfd needs .*: raise hugepages-2Mi to at least 12Mi")
         # v1: hugetlb.2MB.limit_in_bytes (cgroup-v1/hugetlb.rst)
         self.node.write("/proc/self/cgroup", "9:hugetlb:/kubepods/pod1/c\n4:cpuset:/kubepods/pod1/c\n")
         self.node.write("/sys/fs/cgroup/cpuset/kubepods/pod1/c/cpuset.cpus", "2-3\n")

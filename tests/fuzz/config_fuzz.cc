@@ -38,7 +38,7 @@ std::string Print(const DaemonConfig& dc) {
   const EngineConfig& c = dc.engine;
   std::string s;
   absl::StrAppend(&s, "mode ", skbnf::dpdk::ForwardingModeName(c.mode), "\n");
-  if (!c.strategy.empty()) absl::StrAppend(&s, "strategy ", c.strategy, "\n");
+  absl::StrAppend(&s, "strategy ", c.strategy.ToString(), "\n");
   absl::StrAppend(&s, "pool_ops ", skbnf::dpdk::PoolOpsName(c.pool_ops), "\n");
   absl::StrAppend(&s, "mbuf_cache ", c.mbuf_cache, "\nmbufs ", c.mbufs, "\nburst ", c.burst,
                   "\nrx_ring ", c.rx_ring, "\ntx_ring ", c.tx_ring, "\nrx_queues ", c.rx_queues,

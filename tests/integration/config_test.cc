@@ -2,6 +2,7 @@
 // skbnfd's configuration file and the demo's generators (no EAL needed).
 #include "server/ops/config.h"
 
+#include <cstdio>
 #include <set>
 
 #include "absl/strings/match.h"
@@ -9,6 +10,7 @@
 #include "common/pool_ops.h"
 #include "gtest/gtest.h"
 #include "server/daemon/traffic.h"
+#include "tests/integration/pcap_reader.h"
 
 namespace skbnf::dpdk {
 namespace {
@@ -17,7 +19,7 @@ TEST(ConfigTest, ExampleFileParses) {
   auto c = LoadConfig(std::string(SKBNF_SOURCE_DIR) + "/server/daemon/skbnfd.conf.example");
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->engine.mode, ForwardingMode::kL3);
-  EXPECT_EQ(c->engine.strategy, "recycle+magazine");
+  EXPECT_EQ(c->engine.strategy.ToString(), "recycle+magazine");
   EXPECT_EQ(c->engine.mbufs, 16384u);
   ASSERT_EQ(c->engine.ports.size(), 2u);
   EXPECT_EQ(c->engine.ports[0].peer, "net_null1");
@@ -203,14 +205,18 @@ TEST(TrafficTest, DemoFramesHaveDistinctDestinationsAndValidChecksums) {
   EXPECT_EQ(dst.size(), 4096u);
 }
 
+// The demo's pcap writer, read back by libpcap (the reader net_pcap uses to replay it).
 TEST(TrafficTest, PcapRoundTrip) {
   std::vector<Frame> frames = {UdpFrame(1, 2, 64), UdpFrame(3, 4, 5, 100)};
   const std::string path = ::testing::TempDir() + "/skbnf_roundtrip.pcap";
   ASSERT_TRUE(WritePcap(path, frames).ok());
   auto back = ReadPcap(path);
-  ASSERT_TRUE(back.ok());
+  ASSERT_TRUE(back.ok()) << back.status();
   ASSERT_EQ(back->size(), 2u);
+  EXPECT_EQ((*back)[0].bytes, frames[0].bytes);
   EXPECT_EQ((*back)[1].bytes, frames[1].bytes);
+  std::remove(path.c_str());
+  EXPECT_EQ(ReadPcap(path).status().code(), absl::StatusCode::kNotFound);
 }
 
 }  // namespace

@@ -48,6 +48,7 @@
 #include "tests/integration/allocate_all.h"
 #include "tests/integration/eal_environment.h"
 #include "tests/integration/engine_mempool.h"
+#include "tests/integration/pcap_reader.h"
 #include "tests/unit/test_pool.h"  // testing::AllSpecs
 
 namespace skbnf::dpdk {
@@ -166,7 +167,7 @@ class DataplaneTest : public ::testing::Test {
                       std::vector<WorkerSpec> workers, const std::string& strategy = "magazine") {
     EngineConfig c;
     c.mode = mode;
-    c.strategy = strategy;
+    c.strategy = pool::StrategySpec::Parse(strategy).value();
     c.ports = std::move(ports);
     c.workers = std::move(workers);
     c.pool_debug = true;  // double and foreign frees are counted (and fail the audit)
@@ -1116,7 +1117,8 @@ TEST_F(DataplaneTest, WorkerSlotCacheServesAPoolMadeWhereAFreedOneWas) {
   const int core = static_cast<int>(rte_lcore_id());
   const auto make = [&] {
     auto mp = CreatePktmbufPool("wscache", kMbufs, RTE_MBUF_DEFAULT_BUF_SIZE,
-                                static_cast<int>(rte_socket_id()), {.strategy = "headpool"});
+                                static_cast<int>(rte_socket_id()),
+                                {.strategy = pool::StrategySpec::Parse("headpool").value()});
     EXPECT_TRUE(mp.ok()) << mp.status();
     if (!mp.ok()) return static_cast<rte_mempool*>(nullptr);
     EXPECT_TRUE(PoolOf(*mp)->RegisterWorker(core).ok());

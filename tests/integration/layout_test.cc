@@ -109,7 +109,8 @@ class LayoutTest : public ::testing::Test {
     EngineConfig c;
     c.mode = ForwardingMode::kIo;
     c.pool_ops = ParsePoolOps(pool_ops).value();
-    c.strategy = "lcache+headpool";  // bench/run layout's skbnf arm
+    // bench/run layout's skbnf arm
+    c.strategy = pool::StrategySpec::Parse("lcache+headpool").value();
     c.mbufs = kMbufs;
     c.ports = {{a, b, ""}, {b, a, ""}};
     c.workers = {{1, {{a, 0}, {b, 0}}}};

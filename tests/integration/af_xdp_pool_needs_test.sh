@@ -1,0 +1,90 @@
+#!/usr/bin/env bash
+# SPDX-License-Identifier: BSD-3-Clause
+# The preflight's pool sizing counts what net_af_xdp really holds per RX queue (issue 34 item 4a):
+# DPDK 22.11's PMD (drivers/net/af_xdp/rte_eth_af_xdp.c, v22.11.11) takes
+# ETH_AF_XDP_DFLT_NUM_DESCS = XSK_RING_CONS__DEFAULT_NUM_DESCS = 2,048 mbufs per queue at queue
+# set-up (xsk_configure: rte_pktmbuf_alloc_bulk of reserve_size, reserve_fill_queue) and keeps
+# them there (af_xdp_rx_zc refills one for one), whatever RX ring size was asked for; the old
+# formula counted the ring (1,024). Checked against the real PMD, on veth pairs in a network
+# namespace the script creates and removes:
+#   1. `skbnfd --preflight` with two --vdev=net_af_xdp ports and --rx-ring=512 names the term
+#      "AF_XDP RX 2 ports x 1 queues x 2048" and a minimum N;
+#   2. skbnfd --mbufs=N-1 is refused before EAL (exit 2) with the same numbers;
+#   3. skbnfd --mbufs=N starts; with its worker parked (layers flushed, nothing moving) each
+#      port's RX side (fill + RX ring, read from the XDP rings' indices: skbnfctl stats,
+#      af_xdp_rings) holds exactly the preflight's per-queue figure, not the 512 of its ring;
+#      SIGTERM: exit 0, exact audit.
+# Usage: af_xdp_pool_needs_test.sh <skbnfd> <skbnfctl>
+set -euo pipefail
+SKBNFD=$1
+CTL=$2
+HERE=$(cd "$(dirname "$0")" && pwd)
+NS=skbnf-xpn-$$
+T=$(mktemp -d /tmp/skbnf-xpn.XXXXXX)
+. "$HERE/peer_restart_lib.sh"
+cleanup() {
+  [ -n "$PID" ] && kill -KILL "$PID" 2>/dev/null || true
+  ip netns del "$NS" 2>/dev/null || true
+  rm -rf "$T"
+}
+trap cleanup EXIT
+fail() { echo "FAIL: $*"; grep -v "^libxdp\|^libbpf" "$T/skb.log" 2>/dev/null | tail -15; exit 1; }
+if ! err=$(ip netns add "$NS" 2>&1); then
+  echo "SKIP: cannot create a network namespace here: $err"
+  exit 77
+fi
+in_ns() { ip netns exec "$NS" "$@"; }
+ip -n "$NS" link set lo up
+for p in "xa ka" "xb kb"; do
+  set -- $p
+  ip -n "$NS" link add "$1" type veth peer name "$2"
+  for i in "$1" "$2"; do
+    in_ns sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
+    ip -n "$NS" link set "$i" up
+  done
+done
+EAL=(-l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-xpn-$$"
+     --vdev=net_af_xdp0,iface=xa --vdev=net_af_xdp1,iface=xb)
+FLAGS=(--mode=io --rx-ring=512 --listen=127.0.0.1:0 --metrics-addr=off --stats=0)
+
+# 1. The preflight's figure.
+set +e
+in_ns "$SKBNFD" --preflight "${FLAGS[@]}" --mbufs=1024 -- "${EAL[@]}" >"$T/pre.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 1 ] || { cat "$T/pre.log"; fail "--preflight with --mbufs=1024 exited $rc, not 1"; }
+line=$(grep "pool_sizing" "$T/pre.log") || { cat "$T/pre.log"; fail "no pool_sizing line"; }
+echo "$line" | grep -q "RX 0 ports x 1 queues x 512 + AF_XDP RX 2 ports x 1 queues x 2048 (the PMD's fill-ring reserve)" ||
+  fail "pool_sizing does not count 2048 per AF_XDP RX queue: $line"
+NEED=$(echo "$line" | sed -n 's/.*< \([0-9]*\) needed.*/\1/p')
+PER_QUEUE=$(echo "$line" | sed -n 's/.*AF_XDP RX 2 ports x 1 queues x \([0-9]*\) .*/\1/p')
+[ -n "$NEED" ] && [ "$PER_QUEUE" = 2048 ] || fail "cannot read the figures from: $line"
+echo "ok: preflight: $NEED needed, $PER_QUEUE per AF_XDP RX queue (ring 512)"
+
+# 2. One short: refused before EAL, naming the numbers.
+set +e
+in_ns "$SKBNFD" "${FLAGS[@]}" --mbufs=$((NEED - 1)) --duration=1 -- "${EAL[@]}" >"$T/skb.log" 2>&1
+rc=$?
+set -e
+[ "$rc" -eq 2 ] || fail "--mbufs=$((NEED - 1)) exited $rc, not 2"
+grep -q "preflight error: pool_sizing: pool of $((NEED - 1)) objects < $NEED needed" "$T/skb.log" ||
+  fail "--mbufs=$((NEED - 1)): no pool_sizing refusal naming $NEED"
+grep -q "EAL:" "$T/skb.log" && fail "--mbufs=$((NEED - 1)): EAL ran"
+echo "ok: --mbufs=$((NEED - 1)) refused before EAL (exit 2)"
+
+# 3. The minimum runs, and the PMD holds what the preflight counted.
+start_skbnfd "af_xdp pool needs" "${FLAGS[@]}" --mbufs="$NEED" -- "${EAL[@]}"
+skbnfd_address "af_xdp pool needs"
+in_ns "$CTL" --addr="$ADDR" worker pause 1 >/dev/null || fail "skbnfctl worker pause"
+in_ns "$CTL" --addr="$ADDR" stats >"$T/stats" 2>&1 || fail "skbnfctl stats"
+in_ns "$CTL" --addr="$ADDR" worker resume 1 >/dev/null || fail "skbnfctl worker resume"
+python3 - "$T/stats" "$PER_QUEUE" <<'PY' || { cat "$T/stats"; fail "RX side != the preflight's figure"; }
+import re, sys
+text = open(sys.argv[1]).read()
+rx = [int(a) for a in re.findall(r"ring mbufs: rx (\d+) tx \d+ \(af_xdp_rings\)", text)]
+print(f"ok: worker parked: RX side per port {rx} (fill + RX ring), preflight counts {sys.argv[2]}")
+sys.exit(0 if len(rx) == 2 and all(r == int(sys.argv[2]) for r in rx) else 1)
+PY
+stop_skbnfd "af_xdp pool needs"
+grep -q "$((2 * PER_QUEUE)) mbufs taken back" "$T/skb.log" ||
+  fail "stop: not both fill reserves ($((2 * PER_QUEUE))) taken back"
