@@ -78,9 +78,6 @@ class HealthOnlyFallback : public grpc::CallbackGenericService {
   }
 };
 
-std::atomic<bool> g_signalled{false};
-void OnSignal(int) { g_signalled.store(true); }
-
 }  // namespace
 
 struct ControlPlane::Impl {
@@ -340,15 +337,6 @@ void ControlPlane::Shutdown() {
   if (i.health_server != nullptr) i.health_server->Wait();
   stop_exposer.join();
   i.sampler.reset();
-}
-
-void WaitForSignal() {
-  struct sigaction sa = {};
-  sa.sa_handler = OnSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  while (!g_signalled.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 }  // namespace skbnf::control
