@@ -62,7 +62,7 @@ ABSL_FLAG(int64_t, unix_connections, 64,
 ABSL_FLAG(int64_t, calls_per_identity, 16,
           "Most unary reads one identity (a uid, a certificate, all of loopback) may have in "
           "flight (1..4096); more: RESOURCE_EXHAUSTED.");
-ABSL_FLAG(int64_t, mutations_per_identity, 2,
+ABSL_FLAG(int64_t, mutations_per_identity, 4,
           "Most changes one identity may have in flight or waiting for the change lock "
           "(1..1024); more: RESOURCE_EXHAUSTED.");
 ABSL_FLAG(int64_t, watch_streams_per_client, 8,

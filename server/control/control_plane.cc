@@ -78,9 +78,6 @@ class HealthOnlyFallback : public grpc::CallbackGenericService {
   }
 };
 
-std::atomic<bool> g_signalled{false};
-void OnSignal(int) { g_signalled.store(true); }
-
 }  // namespace
 
 struct ControlPlane::Impl {
@@ -94,8 +91,14 @@ struct ControlPlane::Impl {
   std::unique_ptr<Access> access;
   std::unique_ptr<UnixAcceptor> unix;
   std::unique_ptr<StatsSampler> sampler;
-  std::unique_ptr<ControlService> service;
+  std::unique_ptr<Mutations> mutations;  // shared by both services
+  std::unique_ptr<Tuner> tuner;
+  std::unique_ptr<ControlService> service;       // on `server` (TCP listeners)
+  std::unique_ptr<ControlService> unix_service;  // on `unix_server`
   std::unique_ptr<grpc::Server> server;
+  // The unix-socket listeners' own server: its own threads and quota, so a flood on TCP (any
+  // process of the pod can reach loopback) never queues the local operator's calls.
+  std::unique_ptr<grpc::Server> unix_server;
   HealthOnlyFallback health_fallback;
   std::unique_ptr<grpc::Server> health_server;  // --health-listen: grpc.health.v1 only
   std::string health_address;
@@ -124,10 +127,13 @@ absl::Status StartControlServer(ControlPlane::Impl& impl, const ControlOptions& 
   grpc::ServerBuilder builder;
   ApplyServerLimits(o.limits, builder);
   std::vector<int> ports(ls.listeners.size(), 0);
+  bool unix_listeners = false;
   for (size_t i = 0; i < ls.listeners.size(); ++i) {
     const Listener& l = ls.listeners[i];
     if (l.kind == Listener::Kind::kTcp) {
       builder.AddListeningPort(l.address, l.credentials, &ports[i]);
+    } else {
+      unix_listeners = true;
     }
   }
   builder.RegisterService(impl.service.get());
@@ -139,6 +145,15 @@ absl::Status StartControlServer(ControlPlane::Impl& impl, const ControlOptions& 
   if (impl.server == nullptr) {
     return absl::UnavailableError(absl::StrCat("--listen: cannot listen on '", o.listen, "'"));
   }
+  if (unix_listeners) {
+    grpc::ServerBuilder ub;
+    ApplyServerLimits(o.limits, ub);
+    ub.RegisterService(impl.unix_service.get());
+    impl.unix_server = ub.BuildAndStart();
+    if (impl.unix_server == nullptr) {
+      return absl::UnavailableError(absl::StrCat("--listen: cannot serve '", o.listen, "'"));
+    }
+  }
   for (size_t i = 0; i < ls.listeners.size(); ++i) {
     const Listener& l = ls.listeners[i];
     if (l.kind != Listener::Kind::kTcp) {
@@ -146,13 +161,12 @@ absl::Status StartControlServer(ControlPlane::Impl& impl, const ControlOptions& 
       continue;
     }
     if (ports[i] == 0) {
-      impl.server->Shutdown();
       return absl::UnavailableError(absl::StrCat("--listen: cannot listen on '", l.address, "'"));
     }
     impl.addresses.push_back(
         absl::StrCat(l.address.substr(0, l.address.rfind(':')), ":", ports[i]));
   }
-  impl.unix->Start(impl.server.get());
+  if (impl.unix_server != nullptr) impl.unix->Start(impl.unix_server.get());
   return absl::OkStatus();
 }
 
@@ -241,8 +255,13 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
                                                  std::chrono::milliseconds(1000));
   impl->limits = std::make_shared<CallLimits>(o.limits);
   impl->access = std::make_unique<Access>(listeners->access, &impl->unix_peers);
-  impl->service = std::make_unique<ControlService>(backend, *impl->sampler, impl->swaps,
-                                                   *impl->access, *impl->changes, *impl->limits);
+  impl->mutations = std::make_unique<Mutations>(backend, impl->swaps, *impl->changes);
+  impl->tuner = std::make_unique<Tuner>(*impl->mutations);
+  for (std::unique_ptr<ControlService>* s : {&impl->service, &impl->unix_service}) {
+    *s = std::make_unique<ControlService>(backend, *impl->sampler, impl->swaps, *impl->access,
+                                          *impl->changes, *impl->limits, *impl->mutations,
+                                          *impl->tuner);
+  }
   if (!o.tls_cert.empty()) {  // logs every certificate change even when /metrics is off
     impl->tls_watch = std::make_shared<TlsCertificateWatch>(
         TlsFiles{o.tls_cert, o.tls_key, o.tls_client_ca}, o.tls_reload_interval);
@@ -254,6 +273,7 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   if (absl::Status s = StartHealthServer(i, o); !s.ok()) return s;
   if (absl::Status s = StartExposer(i, o, backend); !s.ok()) return s;
   std::vector<grpc::Server*> health_servers = {i.server.get()};
+  if (i.unix_server != nullptr) health_servers.push_back(i.unix_server.get());
   if (i.health_server != nullptr) health_servers.push_back(i.health_server.get());
   i.health = std::make_unique<HealthPublisher>(backend, std::move(health_servers));
 
@@ -303,26 +323,20 @@ void ControlPlane::Shutdown() {
   }
   if (i.unix != nullptr) i.unix->Stop();  // no new unix connections
   if (i.service != nullptr) i.service->Stop();
+  if (i.unix_service != nullptr) i.unix_service->Stop();
   // Idle client connections hold the server until the deadline; calls still running then are
   // cancelled.
   const auto deadline = std::chrono::system_clock::now() + std::chrono::milliseconds(300);
   if (i.health_server != nullptr) i.health_server->Shutdown(deadline);
-  if (i.server != nullptr) {
-    i.server->Shutdown(deadline);
-    i.server->Wait();
+  for (std::unique_ptr<grpc::Server>* s : {&i.server, &i.unix_server}) {
+    if (*s != nullptr) (*s)->Shutdown(deadline);
+  }
+  for (std::unique_ptr<grpc::Server>* s : {&i.server, &i.unix_server}) {
+    if (*s != nullptr) (*s)->Wait();
   }
   if (i.health_server != nullptr) i.health_server->Wait();
   stop_exposer.join();
   i.sampler.reset();
-}
-
-void WaitForSignal() {
-  struct sigaction sa = {};
-  sa.sa_handler = OnSignal;
-  sigemptyset(&sa.sa_mask);
-  sigaction(SIGINT, &sa, nullptr);
-  sigaction(SIGTERM, &sa, nullptr);
-  while (!g_signalled.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
 }
 
 }  // namespace skbnf::control

@@ -66,9 +66,6 @@ class ControlPlane {
   std::unique_ptr<Impl> impl_;
 };
 
-// Blocks until SIGINT or SIGTERM (installs handlers; call once, from main).
-void WaitForSignal();
-
 }  // namespace skbnf::control
 
 #endif  // SKBNF_SERVER_CONTROL_CONTROL_PLANE_H_

@@ -41,7 +41,8 @@ std::vector<int> WorkerCores(const Info& info) {
 }  // namespace
 
 ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps,
-                               const Access& access, ChangeLog& changes, CallLimits& limits)
+                               const Access& access, ChangeLog& changes, CallLimits& limits,
+                               Mutations& mutations, Tuner& tuner)
     : backend_(backend),
       sampler_(sampler),
       swaps_(swaps),
@@ -49,7 +50,9 @@ ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetr
       changes_(changes),
       limits_(limits),
       pool_(backend.GetInfo().pool),
-      lcores_(backend.GetInfo().lcores) {}
+      lcores_(backend.GetInfo().lcores),
+      mutations_(mutations),
+      tuner_(tuner) {}
 
 grpc::Status ControlService::Admit(grpc::ServerContext* ctx, absl::string_view rpc, Role needed,
                                    CallLimits::Kind kind, CallLimits::Slot* slot,

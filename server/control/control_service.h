@@ -43,8 +43,10 @@ namespace skbnf::control {
 
 class ControlService final : public v1::Control::Service {
  public:
+  // `mutations` and `tuner` are shared by every ControlService of the daemon (one per server:
+  // the unix-socket listeners have a server, and threads, of their own - control_plane.cc).
   ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps, const Access& access,
-                 ChangeLog& changes, CallLimits& limits);
+                 ChangeLog& changes, CallLimits& limits, Mutations& mutations, Tuner& tuner);
 
   // Makes streaming calls return promptly (server shutdown).
   void Stop() { stopping_.store(true); }
@@ -137,8 +139,8 @@ class ControlService final : public v1::Control::Service {
   CallLimits& limits_;
   const PoolInfo pool_;                  // native or not, ops name: fixed for the daemon's life
   const std::vector<LcoreInfo> lcores_;  // core -> lcore id for Stats: fixed as well
-  Mutations mutations_{backend_, swaps_, changes_};  // the one way every change is made
-  Tuner tuner_{mutations_};  // each of its swaps goes through Mutations (source tune)
+  Mutations& mutations_;  // the one way every change is made
+  Tuner& tuner_;          // each of its swaps goes through Mutations (source tune)
   std::atomic<bool> stopping_{false};
 };
 

@@ -20,7 +20,7 @@
 //     without data are strikes, 2 strikes close             max_ping_strikes)
 //   open connections per unix listener           64       --unix-connections
 //   in-flight unary reads per identity           16       --calls-per-identity
-//   changes in flight or queued per identity     2        --mutations-per-identity
+//   changes in flight or queued per identity     4        --mutations-per-identity
 //   WatchStats streams per identity              8        --watch-streams-per-client
 //   WatchStats streams in all                    16       --watch-streams-total (< threads)
 //   shortest WatchStats interval                 50 ms    --watch-min-interval-ms
@@ -69,7 +69,7 @@ struct LimitOptions {
   int64_t max_message_bytes = 1 << 20;
   int unix_connections = 64;
   int64_t calls_per_identity = 16;
-  int64_t mutations_per_identity = 2;
+  int64_t mutations_per_identity = 4;
 };
 
 // InvalidArgument naming the flag, the value and what to write instead.

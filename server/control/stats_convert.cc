@@ -21,8 +21,8 @@ void FillCorePool(const pool::CoreCountersSnapshot& now, const pool::CoreCounter
   out->set_store_locks(now.store_locks);
   out->set_depot_locks(now.depot_locks);
   if (before != nullptr) {
-    out->set_allocs_per_second(Rate(now.allocs, before->allocs, secs));
-    out->set_frees_per_second(Rate(now.frees, before->frees, secs));
+    out->set_host_allocs_per_second(Rate(now.allocs, before->allocs, secs));
+    out->set_host_frees_per_second(Rate(now.frees, before->frees, secs));
   }
   for (int i = 0; i < pool::kNumLayers; ++i) {
     const pool::LayerCountersSnapshot& l = now.layer[i];

@@ -93,6 +93,10 @@ bool Matches(const RoleBinding& b, const Caller& c) {
 std::string HowToGetRole(const Caller& c) {
   switch (c.transport) {
     case Caller::Transport::kUnix:
+      if (c.cred.has_value() && !c.cred->path_socket) {
+        return "on an abstract unix socket only --roles=uid:N=ROLE or gid:N=ROLE grants a role "
+               "(no file mode keeps anyone out, so skbnfd's own uid gets nothing by default)";
+      }
       return "--roles=uid:N=ROLE or gid:N=ROLE grants unix-socket peers a role";
     case Caller::Transport::kTcp:
       if (c.verified_cert) return "--roles=dns:NAME=ROLE or uri:URI=ROLE grants a certificate one";
@@ -301,8 +305,7 @@ void ResolveRole(const AccessPolicy& policy, Caller& c) {
     c.role = Role::kAdmin;
     c.granted_by = absl::StrCat("skbnfd's own uid ", policy.owner_uid);
   }
-  if (c.transport == Caller::Transport::kTcp && c.loopback && !c.verified_cert &&
-      policy.loopback_role > c.role) {
+  if (c.transport == Caller::Transport::kTcp && c.loopback && policy.loopback_role > c.role) {
     c.role = policy.loopback_role;
     c.granted_by = "--loopback-role";
   }

@@ -33,7 +33,8 @@ void Client::PrintStats(const v1::Stats& s) const {
            absl::StrCat(drops), absl::StrCat(nombuf),
            absl::StrFormat("%.0f%%", 100 * c.busy_ratio()),
            c.cycles_per_packet() > 0 ? absl::StrFormat("%.1f", c.cycles_per_packet()) : "-",
-           HumanRate(c.pool().allocs_per_second()), HumanRate(c.pool().frees_per_second()),
+           HumanRate(c.pool().host_allocs_per_second()),
+           HumanRate(c.pool().host_frees_per_second()),
            absl::StrCat(c.pool().alloc_failures())});
   }
   t.Print(std::cout);

@@ -178,8 +178,12 @@ class ConfigReloadTest(unittest.TestCase):
         self.assertEqual(self.reloads("error"), 0)
         err = self.daemon.read_stderr()
         self.assertIn("config reload (inotify): ok", err)
-        self.assertRegex(err, r"change rpc=SetStrategy what=\"magazine -> recycle\+magazine\" "
-                              r"peer=local:config .* result=ok source=config")
+        # the audit trail (server/core/change_log.h): JSON lines, begin before, end after
+        self.assertRegex(err, r'"event":"begin","rpc":"SetStrategy","source":"config",'
+                              r'"who":"local:config".*"what":"magazine -> recycle\+magazine"')
+        self.assertRegex(err, r'"event":"end","rpc":"SetStrategy","source":"config",'
+                              r'"who":"local:config".*"result":"ok",'
+                              r'"what":"magazine -> recycle\+magazine"')
         self.assert_flowing()
 
         # a comment-only edit changes nothing

@@ -44,6 +44,9 @@ class Daemon:
                 # AuditPool's rate limit (server/control/limits.h) is off here: these tests audit after
                 # each step; limits_test tests the limit. A test may pass its own value after.
                 ["--audit-min-interval-ms=0"] +
+                # loopback TCP grants no role (server/core/access.h) but with --loopback-role;
+                # a test may pass its own value after.
+                ["--loopback-role=admin"] +
                 list(extra) + DAEMON_ARGS[cut:])
         self.stderr = open(os.path.join(self.dir, "stderr"), "w+")
         self.proc = subprocess.Popen(args, stdout=subprocess.DEVNULL, stderr=self.stderr)

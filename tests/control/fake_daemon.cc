@@ -2,7 +2,12 @@
 // skbnf_fake_daemon: the control plane (gRPC + Prometheus) over FakeBackend. Takes every flag
 // skbnfd takes for its control plane (server/control/control_flags.cc) plus --sim-* flags for the
 // fake.
+#include <signal.h>
+
+#include <atomic>
+#include <chrono>
 #include <iostream>
+#include <thread>
 
 #include "absl/flags/flag.h"
 #include "common/flags.h"
@@ -24,6 +29,21 @@ ABSL_FLAG(std::string, sim_link_down_file, "",
           "fake: every port's link is down while this file exists (a link flap)");
 ABSL_FLAG(int, sim_port_not_started, -1,
           "fake: this port's start failed (PortInfo::started false; readiness NOT_SERVING)");
+
+namespace {
+std::atomic<bool> g_signalled{false};
+void OnSignal(int) { g_signalled.store(true); }
+
+// Blocks until SIGINT or SIGTERM (the test harness stops the daemon with SIGTERM).
+void WaitForSignal() {
+  struct sigaction sa = {};
+  sa.sa_handler = OnSignal;
+  sigemptyset(&sa.sa_mask);
+  sigaction(SIGINT, &sa, nullptr);
+  sigaction(SIGTERM, &sa, nullptr);
+  while (!g_signalled.load()) std::this_thread::sleep_for(std::chrono::milliseconds(50));
+}
+}  // namespace
 
 int main(int argc, char** argv) {
   std::vector<char*> args = skbnf::control::ParseFlags(argc, argv);
@@ -67,7 +87,7 @@ int main(int argc, char** argv) {
     std::cerr << "skbnf_fake_daemon: " << cp.status().message() << "\n";
     return 1;
   }
-  skbnf::control::WaitForSignal();
+  WaitForSignal();
   (*cp)->Shutdown();
   return 0;
 }

@@ -205,16 +205,22 @@ TEST(ChangeLogTest, ChangesAreLoggedAndCounted) {
     EXPECT_EQ(stub->DeleteRoute(&ctx, req, &resp).error_code(), StatusCode::INVALID_ARGUMENT);
   }
   const std::string log = d->Stderr();
-  EXPECT_TRUE(absl::StrContains(log, absl::StrCat("change rpc=SetStrategy what=\"", before.first,
-                                                  " -> ", next, "\" peer=ipv4:127.0.0.1:")))
+  // The audit trail (server/core/change_log.h): a begin and an end record per change, JSON.
+  const std::string swap = absl::StrCat("\"what\":\"", before.first, " -> ", next, "\"");
+  EXPECT_TRUE(absl::StrContains(log, "\"event\":\"begin\",\"rpc\":\"SetStrategy\",\"source\":"
+                                     "\"rpc\",\"who\":\"loopback 127.0.0.1\",\"peer\":\"ipv4:127.0.0.1:"))
       << log;
-  EXPECT_TRUE(absl::StrContains(log, "identity=\"-\" result=ok")) << log;
-  EXPECT_TRUE(absl::StrContains(log, "what=\"" + next + " -> headpool:hot_list_len=65536\""))
+  EXPECT_TRUE(absl::StrContains(log, "\"result\":\"ok\"," + swap)) << log;
+  EXPECT_TRUE(absl::StrContains(log, "\"what\":\"" + next + " -> headpool:hot_list_len=65536\""))
       << log;
-  EXPECT_TRUE(absl::StrContains(
-      log, "result=invalid_argument source=rpc detail=\"spec: headpool:hot_list_len"))
+  EXPECT_TRUE(absl::StrContains(log, "\"result\":\"invalid_argument\",\"what\":\"" + next +
+                                         " -> headpool:hot_list_len=65536\",\"detail\":\"spec: "
+                                         "headpool:hot_list_len"))
       << log;
-  EXPECT_TRUE(absl::StrContains(log, "change rpc=DeleteRoute what=\"not-a-prefix\"")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "\"rpc\":\"DeleteRoute\"")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "\"what\":\"not-a-prefix\"")) << log;
+  EXPECT_TRUE(absl::StrContains(log, "\"event\":\"validate\",\"rpc\":\"SetStrategy\""))
+      << "validate_only: one record, like a read";
   EXPECT_FALSE(absl::StrContains(log, "-> magazine\"")) << "validate_only is not a change";
   const int port = d->metrics_port();
   EXPECT_EQ(

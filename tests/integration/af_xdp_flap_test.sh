@@ -53,7 +53,7 @@ mode io
 port net_af_xdp0 peer=net_af_xdp1
 port net_af_xdp1 peer=net_af_xdp0
 CONF
-start_skbnfd "af_xdp" --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" --stats=0 \
+start_skbnfd "af_xdp" --listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off --config="$T/skb.conf" --stats=0 \
   -- -l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-xfl-$$" \
   --vdev=net_af_xdp0,iface=xa --vdev=net_af_xdp1,iface=xb
 skbnfd_address "af_xdp"

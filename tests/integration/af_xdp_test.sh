@@ -83,7 +83,7 @@ EAL=(-l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-xdp-$$"
 CTL=()
 "$SKBNFD" --helpfull >"$OUT" 2>&1 || true
 if grep -q -- "--listen" "$OUT"; then
-  CTL=(--listen=127.0.0.1:0 --metrics-addr=off)
+  CTL=(--listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off)
 fi
 audit_ok() {  # the exit line: exact audit, the rings taken back
   grep -q "audit OK (exact" "$OUT" || fail "$1: no exact audit"

@@ -64,7 +64,7 @@ mode io
 port net_memif0 peer=net_memif1
 port net_memif1 peer=net_memif0
 CONF
-  start_skbnfd "$case" --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" --stats=0 \
+  start_skbnfd "$case" --listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off --config="$T/skb.conf" --stats=0 \
     -- -l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-mfr-$$" \
     "$(memif 0 "$role")" "$(memif 1 "$role")"
   skbnfd_address "$case"

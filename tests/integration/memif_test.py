@@ -262,7 +262,7 @@ def one_run(a, ns, t, case, skb_role, mode):
                 f"port net_memif1 peer=net_memif0 dst_mac={kb}\n")
         if mode == "l3":
             f.write(f"route 10.1.0.0/16 net_memif1 {kb}\nroute 10.0.0.0/16 net_memif0 {ka}\n")
-    skb_argv = [a.skbnfd, "--listen=127.0.0.1:0", "--metrics-addr=off", f"--config={conf}",
+    skb_argv = [a.skbnfd, "--listen=127.0.0.1:0", "--loopback-role=admin", "--metrics-addr=off", f"--config={conf}",
                 "--stats=0", "--", "-l", "0,1", "--no-huge", "-m", "512", "--no-pci",
                 "--no-shconf", f"--file-prefix=skbnf-memif-skb-{os.getpid()}",
                 f"--vdev={memif(0, skb_role, sock)},mac={SKB_MAC[0]}",

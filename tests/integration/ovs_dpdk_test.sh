@@ -74,7 +74,7 @@ KI=$(cat "/sys/class/net/$SI/address"); KO=$(cat "/sys/class/net/$SO/address")
 M0=02:00:00:00:5b:00; M1=02:00:00:00:5b:01
 "$SKBNFD" --helpfull >"$T/skb.log" 2>&1 || true
 CTL=()
-grep -q -- "--listen" "$T/skb.log" && CTL=(--listen=127.0.0.1:0 --metrics-addr=off)
+grep -q -- "--listen" "$T/skb.log" && CTL=(--listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off)
 ports() { ovs-ofctl dump-ports "$OF"; }
 ovs-ofctl show "$OF" >"$T/show"
 

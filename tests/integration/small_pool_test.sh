@@ -67,7 +67,7 @@ mode io
 port net_af_xdp0 peer=net_af_xdp1
 port net_af_xdp1 peer=net_af_xdp0
 CONF
-start_skbnfd "--mbufs=$MBUFS" --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" \
+start_skbnfd "--mbufs=$MBUFS" --listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off --config="$T/skb.conf" \
   --stats=0 --mbufs="$MBUFS" --skip_preflight -- -l 0,1 --no-huge -m 512 --no-pci --no-shconf \
   --file-prefix="skbnf-spl-$$" --vdev=net_af_xdp0,iface=xa --vdev=net_af_xdp1,iface=xb
 skbnfd_address "--mbufs=$MBUFS"

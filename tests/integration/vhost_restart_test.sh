@@ -74,7 +74,7 @@ mode io
 port net_virtio_user0 peer=net_virtio_user1
 port net_virtio_user1 peer=net_virtio_user0
 CONF
-  start_skbnfd "$case" --listen=127.0.0.1:0 --metrics-addr=off --config="$T/skb.conf" --stats=0 \
+  start_skbnfd "$case" --listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off --config="$T/skb.conf" --stats=0 \
     -- -l 0,1 --no-pci --single-file-segments --huge-dir="$MNT" --file-prefix="skbnf-vhr-$$" \
     "--vdev=net_virtio_user0,path=$T/vh0.sock,server=$server,queues=1,queue_size=1024" \
     "--vdev=net_virtio_user1,path=$T/vh1.sock,server=$server,queues=1,queue_size=1024"
