@@ -375,7 +375,7 @@ class BasicPool final : public PoolCore {
       }
     }
   }
-  // The burst hit of the layer s.fast names, when it has one (WorkerBurstGet).
+  // The burst hit of the layer s.fast names, when it has one (Handle::GetBurst).
   template <size_t K>
   static bool BurstGetAt(Slot& s, void** objs, unsigned n) {
     if constexpr (K == kHits.size()) {
