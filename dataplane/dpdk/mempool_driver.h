@@ -52,9 +52,7 @@ struct DriverPool {
   HostCaches* caches = nullptr;
 };
 
-inline DriverPool* Driver(const rte_mempool* mp) {
-  return static_cast<DriverPool*>(mp->pool_data);
-}
+inline DriverPool* Driver(const rte_mempool* mp) { return static_cast<DriverPool*>(mp->pool_data); }
 
 // The calling thread's core: its lcore id, or kNoCore for non-EAL threads.
 inline int LcoreCore() {
@@ -118,10 +116,12 @@ inline bool IsCachedPool(const rte_mempool* const& key, const rte_mempool* mp) {
 inline constexpr size_t kHitKinds = pool::Pool::kHitKinds;
 template <size_t K>
 inline constexpr bool kCachedHit = !pool::Pool::kHitReadsPort<K>;
+template <size_t... K>
+constexpr std::array<bool, kHitKinds> CachedHits(std::index_sequence<K...>) {
+  return {kCachedHit<K>...};
+}
 inline constexpr std::array<bool, kHitKinds> kCachedHits =
-    []<size_t... K>(std::index_sequence<K...>) {
-      return std::array<bool, kHitKinds>{kCachedHit<K>...};
-    }(std::make_index_sequence<kHitKinds>());
+    CachedHits(std::make_index_sequence<kHitKinds>());
 inline bool IsCachedHit(int k) { return k >= 0 && kCachedHits[static_cast<size_t>(k)]; }
 
 // The threads' slot caches of type T (the build's ThreadSlots), for clearing a pool's entries.

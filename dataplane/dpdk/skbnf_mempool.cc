@@ -70,8 +70,8 @@ void Fail(rte_mempool* mp, absl::Status st) {
 void ClassifyMbufs(void* ctx, void* const* objs, unsigned n, int16_t* ports) {
   const uint32_t min_len = static_cast<const DriverPool*>(ctx)->min_buf_len;
   for (unsigned i = 0; i < n; ++i) {
-    ports[i] = static_cast<int16_t>(
-        driver::RecyclePort(static_cast<const rte_mbuf*>(objs[i]), min_len));
+    ports[i] =
+        static_cast<int16_t>(driver::RecyclePort(static_cast<const rte_mbuf*>(objs[i]), min_len));
   }
 }
 
@@ -89,8 +89,8 @@ absl::Status RegisterForeignLcores(DriverPool& dp) {
   RTE_LCORE_FOREACH(lc) {
     if (lc >= static_cast<unsigned>(kMaxCores)) continue;
     if (absl::Status st = dp.pool->RegisterForeignCore(static_cast<int>(lc)); !st.ok()) {
-      return absl::InternalError(absl::StrCat("skbnf mempool '", dp.mp->name, "': lcore ", lc,
-                                              ": ", st.message()));
+      return absl::InternalError(
+          absl::StrCat("skbnf mempool '", dp.mp->name, "': lcore ", lc, ": ", st.message()));
     }
   }
   return absl::OkStatus();

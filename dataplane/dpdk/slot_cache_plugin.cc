@@ -63,8 +63,8 @@ using Registry = ThreadRegistry<ThreadSlots>;
 
 // Through the thread's entry of kind K (the first that holds mp), else the full path.
 template <size_t K>
-[[gnu::always_inline]] inline int EnqueueCached(ThreadSlots& t, rte_mempool* mp,
-                                                void* const* objs, unsigned n) {
+[[gnu::always_inline]] inline int EnqueueCached(ThreadSlots& t, rte_mempool* mp, void* const* objs,
+                                                unsigned n) {
   if constexpr (K == kHitKinds) {
     if (!IsCachedPool(t.none_mp, mp)) return EnqueueMiss(mp, objs, n);
     return EnqueueSlow(mp, objs, n);

@@ -259,12 +259,12 @@ absl::Status StartHost(DriverPool& dp) {
   // All disabled (size and flush threshold 0) until the adopt hook sizes a worker's; DPDK sees
   // them once mp->cache_size is 1 (CreatePktmbufPool made that safe: see there).
   constexpr size_t kBytes = sizeof(rte_mempool_cache) * RTE_MAX_LCORE;
-  auto* caches = static_cast<rte_mempool_cache*>(rte_zmalloc_socket(
-      "skbnf_lcore_caches", kBytes, RTE_CACHE_LINE_SIZE, dp.mp->socket_id));
+  auto* caches = static_cast<rte_mempool_cache*>(
+      rte_zmalloc_socket("skbnf_lcore_caches", kBytes, RTE_CACHE_LINE_SIZE, dp.mp->socket_id));
   if (caches == nullptr) {
-    return absl::ResourceExhaustedError(absl::StrCat(
-        "skbnf mempool '", dp.mp->name, "': no memory for ", RTE_MAX_LCORE, " lcore caches (",
-        kBytes, " bytes); give EAL more memory (-m)"));
+    return absl::ResourceExhaustedError(
+        absl::StrCat("skbnf mempool '", dp.mp->name, "': no memory for ", RTE_MAX_LCORE,
+                     " lcore caches (", kBytes, " bytes); give EAL more memory (-m)"));
   }
   auto* h = new HostCaches;
   h->caches = caches;

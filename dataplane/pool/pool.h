@@ -141,8 +141,7 @@ class BasicPool final : public PoolCore {
         Exit(s);
         return __builtin_expect(ok, 1) || pool_->GetAfterReclaim(s, objs, n);
       } else {
-        return __builtin_expect(pool_->TryGet(s, objs, n), 1) ||
-               pool_->GetAfterReclaim(s, objs, n);
+        return __builtin_expect(pool_->TryGet(s, objs, n), 1) || pool_->GetAfterReclaim(s, objs, n);
       }
     }
     void Put(void* const* objs, unsigned n) const {
@@ -250,9 +249,7 @@ class BasicPool final : public PoolCore {
     }
     // The hosted lcache layer's counters on this core, where the host counts its cache's
     // refills, flushes and transfers (alloc_misses, free_misses, bulk) as they happen.
-    LayerCounters& HostedCounters() const
-      requires(O == Owner::kHostCache)
-    {
+    LayerCounters& HostedCounters() const requires(O == Owner::kHostCache) {
       return s_->counters.layer[static_cast<int>(kHostedLayer)];
     }
 

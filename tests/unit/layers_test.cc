@@ -512,9 +512,8 @@ TEST(FastPathTest, ForeignSlotPairServesAndCountsAsTheFullPath) {
     ASSERT_TRUE(t->Get(0, o, 3)) << spec;
     const CoreCountersSnapshot before = t->CoreStats(0);
     for (void* obj : o) {
-      EXPECT_TRUE(kind == Pool::kHitOf<HeadPool>
-                      ? s.PutOneOf<Pool::kHitOf<HeadPool>>(obj)
-                      : s.PutOneOf<Pool::kHitOf<MagazineLayer>>(obj))
+      EXPECT_TRUE(kind == Pool::kHitOf<HeadPool> ? s.PutOneOf<Pool::kHitOf<HeadPool>>(obj)
+                                                 : s.PutOneOf<Pool::kHitOf<MagazineLayer>>(obj))
           << spec;
     }
     CoreCountersSnapshot c = t->CoreStats(0);
