@@ -11,8 +11,9 @@
 //   populate         Pool::Populate: slabs (optionally coloured); each object is announced to
 //                    DPDK's per-object callback (mempool_add_elem) as
 //                    rte_mempool_op_populate_helper does, and is then in the store
-//   enqueue/dequeue  Pool::Put/Get with core = rte_lcore_id() (non-EAL threads: kNoCore); in
-//                    a foreign application ForeignPut/ForeignGet (see "Two hosts")
+//   enqueue/dequeue  the calling thread's pool handle (Pool::Handle: Get/Put, one/burst), on
+//                    core rte_lcore_id() (non-EAL threads: kNoCore): skbnfd's workers' and
+//                    the plugin's foreign owners' (see "Two hosts")
 //   get_count        store + per-core layers + depots
 //   free             destroys the Pool (the memory is DPDK's)
 //
@@ -41,13 +42,14 @@
 // crosses a page boundary on 2 MiB / 1 GiB hugepages; objects per slab = 64 KiB / elt size (with
 // a store stride, MempoolOptions::store_stride: 64 KiB / stride).
 //
-// Two hosts, one source:
-//   skbnfd   links this file and creates its pool with CreatePktmbufPool; the engine
+// Two hosts, one driver per build: the common ops (skbnf_mempool.cc) and the build's slot
+// cache (mempool_driver.h: slot_cache_skbnfd.cc or slot_cache_plugin.cc).
+//   skbnfd   links skbnf_mempool_ops and creates its pool with CreatePktmbufPool; the engine
 //            registers its workers (Pool::RegisterWorker with their RX ports) and calls
 //            Pool::Quiesce at the top of each poll loop, so strategies can be swapped while
 //            traffic flows, and a failing Get reclaims from other workers through their
 //            quiescent points (pool.h, "No stranded objects"). Each worker thread caches its
-//            slot (Pool::WorkerSlot; skbnf_mempool.cc, ThreadSlots): a call compares `mp` and
+//            worker handle (Pool::For<kWorker>; slot_cache_skbnfd.cc): a call compares `mp` and
 //            goes straight to the top layer's hit, whatever strategy the slot runs now.
 //   plugin   libskbnf_mempool.so, loaded by any DPDK 22.11 application with `-d` and chosen
 //            with `--mbuf-pool-ops-name=skbnf`. Nobody registers workers there, so every EAL
@@ -56,10 +58,10 @@
 //            operations is marked so that another lcore whose Get fails can take what this
 //            lcore's layers hold (membarrier(2); pool_core.h), except the head pool's
 //            single-object free, around which a reclaimer steals (headpool.h). Each thread
-//            caches its slot of the last pool it used (per fast-path kind), so a
-//            single-object call compares `mp` and goes straight to the layer; threads that are
-//            not EAL lcores are not cached and take the full path (skbnf_mempool.cc,
-//            ThreadSlots). Environment:
+//            caches its foreign handle of the last pool it used (per hit kind), so a
+//            single-object call compares `mp` and goes straight to the layer; threads that
+//            are not EAL lcores are not cached and take the full path (slot_cache_plugin.cc).
+//            Environment:
 //              SKBNF_STRATEGY=<spec>  (default `magazine`; a bad spec is reported on stderr
 //                                     and the pool creation fails)
 //              SKBNF_COLOUR=1         slab colouring

@@ -65,7 +65,7 @@ struct alignas(64) CoreSlot {
   GetFn get = nullptr;
   PutFn put = nullptr;
   int32_t rx_port = -1;  // RX port being refilled (recycle); set by the worker
-  // Single-object fast path (Pool::GetOneFast/PutOneFast): 0 = none, else 1 + the position in
+  // Single-object fast path (Pool::Handle::GetOne/PutOne): 0 = none, else 1 + the position in
   // the pool's layer list of the top layer, whose hit is taken inline without the indirect call
   // (drivers such as net_null free one mbuf per call).
   uint8_t fast = 0;

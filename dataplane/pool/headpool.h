@@ -133,7 +133,7 @@ struct HeadPool {
 
   // The hit: the whole request from the hot list, most recent first, counted as this layer's
   // hits; false, with nothing done, when the list holds fewer than n. Also the hosts' inline
-  // burst on a cached slot (Pool::ForeignBurstGet, Pool::WorkerBurstGet).
+  // burst on a cached slot (Pool::Handle::GetBurst, GetBurstOf).
   template <class S>
   static bool GetBurst(S& s, void** objs, unsigned n) {
     State& st = StateOf<HeadPool>(s);
@@ -212,7 +212,7 @@ struct HeadPool {
     s.counters.layer[kIndex].fast_alloc_hits.Add(1);
     return true;
   }
-  // Safe for a foreign owner without the operation marks (Pool::ForeignPutOne; see the top):
+  // Safe for a foreign owner without the operation marks (Pool::Handle<kForeign>::PutOneOf; see the top):
   // the object is in the list before `top` says so.
   template <class S, class PortOf>
   static bool PutOne(S& s, void* obj, const PortOf& /*port_of*/) {

@@ -38,7 +38,7 @@
 //                                      at registration on the control thread (not on a worker)
 //   static void Detach(State&)         give back what it borrowed from a generation (the
 //                                      magazines of a depot); runs after Flush
-//   the single-object hit (all three, see Pool::GetOneFast/PutOneFast):
+//   the single-object hit (all three, see Pool::Handle::GetOne/PutOne):
 //   static constexpr int kSingleHitRank;    order of the inline tests, lowest first: the fast
 //                                      path is a chain of compares, one instruction each per
 //                                      packet, so the most common top layer goes first
@@ -54,7 +54,7 @@
 //                                      the burst hit: what Get does when the layer's own state
 //                                      holds all n (counted as its hits), false with nothing
 //                                      done otherwise; lets a host that caches its slot skip
-//                                      the chain's indirect call (Pool::WorkerBurstGet)
+//                                      the chain's indirect call (Pool::Handle::GetBurst)
 //   static uint64_t Steal(State&, CoreCounters&, FlushSink to_below)
 //                                      a layer with a single-object hit whose PutOne a foreign
 //                                      owner may run without the operation marks

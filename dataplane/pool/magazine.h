@@ -197,7 +197,7 @@ struct MagazineLayer {
   }
 
   // The burst a PMD refills with, when the loaded magazine holds all of it: what Get does
-  // then, counted as its hits; false, with nothing done, otherwise (Pool::WorkerBurstGet).
+  // then, counted as its hits; false, with nothing done, otherwise (Pool::Handle::GetBurst).
   template <class S>
   static bool GetBurst(S& s, void** objs, unsigned n) {
     State& st = StateOf<MagazineLayer>(s);

@@ -31,6 +31,9 @@
 
 namespace skbnf::pool {
 
+// Who holds a handle on a slot (BasicPool::Handle).
+enum class Owner : uint8_t { kWorker, kForeign, kHostCache };
+
 // The host's recycle check through Shared, for one object: what the pool's own Put uses for
 // a single-object hit of a recycling layer. Out of line, so that Put stays frameless.
 struct SharedRecycleCheck {
@@ -60,33 +63,237 @@ class BasicPool final : public PoolCore {
   }
   ~BasicPool() override { Shutdown(); }
 
-  // ---- packet path
-  // Takes exactly n objects or none. A failed Get hands out nothing; objects it pulled up from
-  // a lower layer may stay in the upper one (still in the pool, still reachable).
-  // A Get that cannot be served reclaims stranded objects before it fails (pool_core.h).
+  // Positions in List of the layers with a single-object hit, in the order they are tested
+  // (kSingleHitRank). A handle's hit kind (Handle::Hit) is a position in this array.
+  static constexpr auto kHits = List::SingleHitOrder();
+  static constexpr size_t kHitKinds = kHits.size();
+  template <size_t K>
+  using HitLayer = typename List::template At<kHits[K]>;
+  // Whether hit K's single-object free reads the host's recycle check (a host without one
+  // cannot take it), and whether it has a burst hit (GetBurst).
+  template <size_t K>
+  static constexpr bool kHitReadsPort = SingleHitReadsPort<HitLayer<K>>;
+  template <size_t K>
+  static constexpr bool kHitHasBurst = HasBurstHit<HitLayer<K>>;
+  // The hit kind of layer L (its position in kHits), or -1 when it has no single-object hit.
+  template <class L>
+  static constexpr int kHitOf = [] {
+    for (size_t k = 0; k < kHits.size(); ++k) {
+      if (kHits[k] == List::template IndexOf<L>()) return static_cast<int>(k);
+    }
+    return -1;
+  }();
+
+  // A host that frees one object per call (DPDK's net_null, PMDs' TX completion without fast
+  // free) hands a recycling layer's single-object hit the object's RX port through `port_of`
+  // (the host's recycle check inlined: the RX port, or -1), so that the hit stays call-free and
+  // its caller needs no stack frame. Hosts without an inline check pass NoRecycleCheck: a
+  // recycling top layer then takes Put.
+  struct NoRecycleCheck {
+    int operator()(const void*) const { return -1; }
+  };
+
+  // ---- packet path: a thread's handle on one core's slot
+  // The only way objects enter or leave the pool. Who holds the handle decides, at compile
+  // time, how each call is marked and counted:
+  //   kWorker     a registered worker (quiescent points: Quiesce), or any thread on a slot
+  //               nobody owns (For(kNoCore), a core that is not registered: the "other
+  //               threads" slot, counted atomically)
+  //   kForeign    a foreign owner (RegisterForeignCore): each call is marked so that a
+  //               reclaimer can take the slot's objects whenever the owner is outside one
+  //   kHostCache  the host's own cache on a core playing the lcache layer
+  //               (PoolConfig::host_lcache), refilling from and flushing into the layers below
+  //               it (its own thread, or control for a parked worker): the layers count as
+  //               always, the core's allocs/frees do not (the cache has handed nothing to the
+  //               host yet: CountHostLcache counts that when the host knows)
+  // Four calls: Get/Put, the full path (a burst or one object); GetOne/PutOne/GetBurst, the
+  // top layer's hit inline (no indirect call, no stack frame: true when served, counted as the
+  // full path counts it; false with nothing done, then take Get/Put). A host that knows its
+  // slot's hit kind (Hit(), e.g. remembered per thread) may take that kind's hit without the
+  // compares of the kind: PutOneOf<K>/GetOneOf<K>/GetBurstOf<K>.
+  // A handle is two pointers. One that Owns() its slot may be kept across calls (the plugin's
+  // and skbnfd's per-thread caches, dataplane/dpdk): the slot's address holds for the pool's
+  // life, and only its owner (or control while it is parked or unregistered) changes what
+  // runs on it, at quiescent points; so the inline hits read the slot's kind on every call and
+  // decline whenever it does not name a hit (after an unregistration, with the debug switch or
+  // a hosted lcache: kind 0). A foreign owner's kind is fixed while it is registered (Swap and
+  // PauseWorker refuse, and nothing unregisters it before the pool is destroyed).
+  template <Owner O>
+  class Handle {
+   public:
+    Handle() = default;
+    // Whether the slot is a registered owner of O's kind (kWorker: a worker; kForeign: a
+    // foreign owner).
+    bool Owns() const {
+      return s_ != nullptr && Owned(*s_) && s_->foreign == (O == Owner::kForeign);
+    }
+    // Exactly n objects or none. A failed Get hands out nothing; objects it pulled up from a
+    // lower layer may stay in the upper one (still in the pool, still reachable). A Get that
+    // cannot be served reclaims stranded objects before it fails (pool_core.h).
+    bool Get(void** objs, unsigned n) const {
+      Slot& s = *s_;
+      if constexpr (O == Owner::kHostCache) {
+        return __builtin_expect(s.get(pool_->shared_, s, objs, n), 1) ||
+               pool_->GetAfterReclaim(s, objs, n, /*count_allocs=*/false);
+      } else if constexpr (O == Owner::kForeign) {
+        Enter(s);
+        const bool ok = pool_->TryGet(s, objs, n);
+        Exit(s);
+        return __builtin_expect(ok, 1) || pool_->GetAfterReclaim(s, objs, n);
+      } else {
+        return __builtin_expect(pool_->TryGet(s, objs, n), 1) || pool_->GetAfterReclaim(s, objs, n);
+      }
+    }
+    void Put(void* const* objs, unsigned n) const {
+      Slot& s = *s_;
+      if constexpr (O == Owner::kHostCache) {
+        if (n != 0) s.put(pool_->shared_, s, objs, n);
+      } else if constexpr (O == Owner::kForeign) {
+        Enter(s);
+        pool_->PutTo(s, objs, n);
+        Exit(s);
+      } else {
+        pool_->PutTo(s, objs, n);
+      }
+    }
+    // The top layer's single-object hit (one compare per hit kind, in kSingleHitRank order).
+    // A foreign owner's never waits: while a reclaimer is at work it backs off (false) and the
+    // caller takes the full path, whose Enter waits.
+    bool GetOne(void** obj) const {
+      Slot& s = *s_;
+      static_assert(O != Owner::kHostCache, "a host's cache refills with Get");
+      if constexpr (O == Owner::kForeign) {
+        if (s.fast == 0 || !TryEnter(s)) return false;
+        const bool ok = BasicPool::GetOne(s, obj);
+        Exit(s);
+        return ok;
+      } else {
+        return s.fast != 0 && BasicPool::GetOne(s, obj);
+      }
+    }
+    template <class PortOf = NoRecycleCheck>
+    bool PutOne(void* obj, const PortOf& port_of = PortOf()) const {
+      static_assert(O == Owner::kWorker, "a foreign owner frees one object with PutOneOf<K>");
+      Slot& s = *s_;
+      return PutOneAt<0, /*kLastUntested=*/false>(s, s.fast, obj, port_of);
+    }
+    // A burst wholly from the top layer's own state when it has a burst hit (the head pool's
+    // hot list, the loaded magazine): what Get does then (the layer's hit, the core's allocs,
+    // the prefetch modifier), without the chain's indirect call.
+    bool GetBurst(void** objs, unsigned n) const {
+      static_assert(O == Owner::kWorker, "a foreign owner takes a burst hit with GetBurstOf<K>");
+      Slot& s = *s_;
+      if (!BurstGetAt<0>(s, objs, n)) return false;
+      CountBurstHit(s, objs, n);
+      return true;
+    }
+    // The slot's hit kind at this moment (a position in kHits), or -1: none.
+    int Hit() const {
+      for (size_t k = 0; k < kHits.size(); ++k) {
+        if (s_->fast == kHits[k] + 1) return static_cast<int>(k);
+      }
+      return -1;
+    }
+    // Hit K's single-object pair and burst, on a slot whose kind the caller knows to be K
+    // without reading it: a foreign owner's (fixed), or a worker's that the host remembers per
+    // thread and forgets in the adopt hook (PoolConfig::adopt_hook), which runs before every
+    // change of a registered worker's kind (Adopt, a parked worker's swap done on its behalf,
+    // UnregisterWorker) and after RegisterWorker's. The same hits, counted the same way, as
+    // GetOne/PutOne/GetBurst's on that kind. A foreign owner's free of a layer whose reclaimer
+    // steals around it (UnmarkedPutOne: layer.h) takes no marks at all, reclaimer or not.
+    template <size_t K>
+    bool PutOneOf(void* obj) const {
+      using L = HitLayer<K>;
+      static_assert(!SingleHitReadsPort<L>, "a hit that needs no recycle check");
+      Slot& s = *s_;
+      if constexpr (O == Owner::kForeign && !UnmarkedPutOne<L>) {
+        if (!TryEnter(s)) return false;
+        const bool ok = L::PutOne(s, obj, NoRecycleCheck());
+        Exit(s);
+        return ok;
+      } else {
+        SKBNF_DCHECK(s.fast == kHits[K] + 1, "the caller's kind is the slot's");
+        return L::PutOne(s, obj, NoRecycleCheck());
+      }
+    }
+    template <size_t K>
+    bool GetOneOf(void** obj) const {
+      Slot& s = *s_;
+      SKBNF_DCHECK(s.fast == kHits[K] + 1, "the caller's kind is the slot's");
+      if constexpr (O == Owner::kForeign) {
+        if (!TryEnter(s)) return false;
+        const bool ok = TakeOne<K>(s, obj);
+        Exit(s);
+        return ok;
+      } else {
+        return TakeOne<K>(s, obj);
+      }
+    }
+    template <size_t K>
+    bool GetBurstOf(void** objs, unsigned n) const {
+      using L = HitLayer<K>;
+      static_assert(HasBurstHit<L>, "a layer with a burst hit (GetBurst)");
+      Slot& s = *s_;
+      SKBNF_DCHECK(s.fast == kHits[K] + 1, "the caller's kind is the slot's");
+      if constexpr (O == Owner::kForeign) {
+        if (!TryEnter(s)) return false;
+        const bool hit = L::GetBurst(s, objs, n);
+        if (__builtin_expect(hit, 1)) CountBurstHit(s, objs, n);
+        Exit(s);
+        return hit;
+      } else {
+        if (!L::GetBurst(s, objs, n)) return false;
+        CountBurstHit(s, objs, n);
+        return true;
+      }
+    }
+    // The hosted lcache layer's counters on this core, where the host counts its cache's
+    // refills, flushes and transfers (alloc_misses, free_misses, bulk) as they happen.
+    LayerCounters& HostedCounters() const requires(O == Owner::kHostCache) {
+      return s_->counters.layer[static_cast<int>(kHostedLayer)];
+    }
+
+   private:
+    friend class BasicPool;
+    friend struct HandleTestPeer;  // tests/unit/test_peers.h: the slot's protocol words
+    Handle(BasicPool* pool, Slot* s) : pool_(pool), s_(s) {}
+    template <size_t K>
+    static bool TakeOne(Slot& s, void** obj) {
+      if (!HitLayer<K>::GetOne(s, obj)) return false;
+      if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
+      return true;
+    }
+    static void CountBurstHit(Slot& s, void** objs, unsigned n) {
+      s.counters.allocs.Add(n);
+      if (__builtin_expect(s.fast_prefetch, 0)) {
+        for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
+      }
+    }
+    BasicPool* pool_ = nullptr;
+    Slot* s_ = nullptr;
+  };
+  // `core`'s slot (kNoCore or out of range: the "other threads" slot) as O sees it.
+  template <Owner O>
+  Handle<O> For(int core) {
+    return Handle<O>(this, &SlotFor(core));
+  }
+  // The full path by core id, for hosts that keep no handle: a foreign owner's slot takes the
+  // marks, any other the worker's path.
   bool Get(int core, void** objs, unsigned n) {
     Slot& s = SlotFor(core);
-    return __builtin_expect(TryGet(s, objs, n), 1) || GetAfterReclaim(s, objs, n);
+    if (__builtin_expect(s.foreign, 0)) return Handle<Owner::kForeign>(this, &s).Get(objs, n);
+    return Handle<Owner::kWorker>(this, &s).Get(objs, n);
   }
-  void Put(int core, void* const* objs, unsigned n) { PutTo(SlotFor(core), objs, n); }
-  // host_lcache: the host's cache on `core` (its own thread, or control for a parked worker)
-  // refilling from / flushing into the layers below it. The layers count as always; the core's
-  // allocs/frees do not (the cache has not handed anything to the host yet): CountHostLcache
-  // counts those when the host knows what its cache handed out and took back.
-  bool HostGet(int core, void** objs, unsigned n) {
+  void Put(int core, void* const* objs, unsigned n) {
     Slot& s = SlotFor(core);
-    return __builtin_expect(s.get(shared_, s, objs, n), 1) ||
-           GetAfterReclaim(s, objs, n, /*count_allocs=*/false);
-  }
-  void HostPut(int core, void* const* objs, unsigned n) {
-    Slot& s = SlotFor(core);
-    if (n != 0) s.put(shared_, s, objs, n);
+    if (__builtin_expect(s.foreign, 0)) return Handle<Owner::kForeign>(this, &s).Put(objs, n);
+    Handle<Owner::kWorker>(this, &s).Put(objs, n);
   }
   // The host's count for its cache on `core` (its own thread): `gets` objects handed to it and
   // `puts` taken back, of which `get_misses` came from a refill (the part of a request the
   // cache did not hold) or straight from below, and `put_bypass` went straight below. The
   // cache's refills, flushes and transfers (alloc_misses, free_misses, bulk) the host counts
-  // itself in HostLcacheCounters as they happen.
+  // itself in Handle<kHostCache>::HostedCounters as they happen.
   void CountHostLcache(int core, uint64_t gets, uint64_t puts, uint64_t get_misses,
                        uint64_t put_bypass) {
     CoreCounters& c = slots_[core].counters;
@@ -95,166 +302,6 @@ class BasicPool final : public PoolCore {
     c.frees.Add(puts);
     l.alloc_hits.Add(gets - (get_misses < gets ? get_misses : gets));
     l.free_hits.Add(puts - (put_bypass < puts ? put_bypass : puts));
-  }
-  LayerCounters& HostLcacheCounters(int core) {
-    return slots_[core].counters.layer[static_cast<int>(kHostedLayer)];
-  }
-  // The same for a foreign owner (RegisterForeignCore): each call is marked so that a
-  // reclaimer can take the slot's objects whenever the owner is outside one.
-  bool ForeignGet(int core, void** objs, unsigned n) {
-    return ForeignGetOn(SlotFor(core), objs, n);
-  }
-  // The same on a slot from ForeignFastSlot.
-  bool ForeignGetOn(CoreSlot& base, void** objs, unsigned n) {
-    Slot& s = static_cast<Slot&>(base);
-    Enter(s);
-    const bool ok = TryGet(s, objs, n);
-    Exit(s);
-    return __builtin_expect(ok, 1) || GetAfterReclaim(s, objs, n);
-  }
-  void ForeignPut(int core, void* const* objs, unsigned n) {
-    Slot& s = SlotFor(core);
-    Enter(s);
-    PutTo(s, objs, n);
-    Exit(s);
-  }
-  // The single-object hit of the top layer, inline and without the chain's indirect call, for
-  // hosts that free one object per call (DPDK's net_null, PMDs' TX completion without fast
-  // free): true when it was served (counted as Put/Get count it); false when nothing happened
-  // and the caller must take Put/Get (or the Foreign pair). The slot's `fast` is 0 for
-  // threads that are not owners, with the debug switch, and when the top layer has no such hit.
-  // A recycling layer's free needs the object's RX port: `port_of(obj)` is the host's recycle
-  // check inlined (what Shared::classify does for one object: the RX port, or -1), so that this
-  // stays call-free and its caller needs no stack frame. Hosts without an inline check pass
-  // NoRecycleCheck: recycle then takes Put.
-  struct NoRecycleCheck {
-    int operator()(const void*) const { return -1; }
-  };
-  template <class PortOf = NoRecycleCheck>
-  bool PutOneFast(int core, void* obj, const PortOf& port_of = PortOf()) {
-    Slot& s = SlotFor(core);
-    return PutOneAt<0, /*kLastUntested=*/false>(s, s.fast, obj, port_of);
-  }
-  bool GetOneFast(int core, void** obj) {
-    Slot& s = SlotFor(core);
-    return s.fast != 0 && GetOne(s, obj);
-  }
-  // The fast-path kind (CoreSlot::fast) of layer L's single-object hit.
-  template <class L>
-  static constexpr int kSingleHit = 1 + static_cast<int>(List::template IndexOf<L>());
-  // The foreign single-object pair, on a slot from ForeignFastSlot (the plugin's per-thread
-  // cache) whose kind is kSingleHit<L>. It never waits: when a reclaimer is at work it backs
-  // off and the caller takes the full path, whose Enter waits. So it makes no call and needs
-  // no stack frame either. The free of a layer whose reclaimer steals around it
-  // (UnmarkedPutOne: the head pool) takes no marks at all, reclaimer or not.
-  template <class L>
-  static bool ForeignPutOne(CoreSlot& base, void* obj) {
-    Slot& s = static_cast<Slot&>(base);
-    if constexpr (UnmarkedPutOne<L>) {
-      return L::PutOne(s, obj, NoRecycleCheck());
-    } else {
-      if (!TryEnter(s)) return false;
-      const bool ok = L::PutOne(s, obj, NoRecycleCheck());
-      Exit(s);
-      return ok;
-    }
-  }
-  static bool ForeignGetOneOn(CoreSlot& base, void** obj) {
-    Slot& s = static_cast<Slot&>(base);
-    if (!TryEnter(s)) return false;
-    const bool ok = GetOne(s, obj);
-    Exit(s);
-    return ok;
-  }
-  // A burst from layer L's own state on a foreign owner, inline (the plugin, on a cached slot
-  // whose kind is kSingleHit<L>; L HasBurstHit, layer.h): exactly what ForeignGetOn does when
-  // that state holds the whole request, without the chain's indirect call. false, with nothing
-  // done, when it does not or while a reclaimer is at work: then take ForeignGetOn.
-  template <class L>
-  static bool ForeignBurstGet(CoreSlot& base, void** objs, unsigned n) {
-    static_assert(HasBurstHit<L>, "a layer with a burst hit (GetBurst)");
-    Slot& s = static_cast<Slot&>(base);
-    if (!TryEnter(s)) return false;
-    const bool hit = L::GetBurst(s, objs, n);
-    if (__builtin_expect(hit, 1)) {
-      s.counters.allocs.Add(n);
-      if (__builtin_expect(s.fast_prefetch, 0)) {
-        for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
-      }
-    }
-    Exit(s);
-    return hit;
-  }
-  // For a host that caches its thread's slot (the plugin, per thread): `core`'s slot if it is
-  // a registered foreign owner whose top layer has a single-object hit, with that hit's kind
-  // (kSingleHit<L>); nullptr otherwise. A foreign owner's strategy is fixed while it is
-  // registered (Swap and PauseWorker refuse, and nothing unregisters it before the pool is
-  // destroyed), so the answer holds for the pool's lifetime.
-  CoreSlot* ForeignFastSlot(int core, int* kind) {
-    if (static_cast<unsigned>(core) >= kMaxCores) return nullptr;
-    Slot& s = slots_[core];
-    if (!Owned(s) || !s.foreign || s.fast == 0) return nullptr;
-    *kind = s.fast;
-    return &s;
-  }
-  // ---- a host that caches its worker's slot (skbnfd's ops, per thread; skbnf_mempool.cc)
-  // Finding the caller's slot from its core id (the bound, the other-threads slot, the
-  // multiply) is a third of a single-object free; a host whose threads keep their slot can
-  // skip it. `core`'s slot while `core` is a registered worker (not a foreign owner), else
-  // nullptr. The address holds for the pool's life, and only the worker itself (or control,
-  // while it is parked or unregistered) changes what runs on the slot, at quiescent points: so
-  // the calls below read the slot's fast-path kind on every call (WorkerRememberedPutOne: see
-  // there), and decline (false, nothing done) whenever it does not name the hit they serve:
-  // after an unregistration (ResetSlot: kind 0), with the debug switch or a hosted lcache
-  // (kind 0), or when another layer is on top. They are the same hits as PutOneFast/GetOneFast and
-  // the top layer's burst hit (hot list, loaded magazine), counted the same way; the caller must be
-  // the slot's worker.
-  CoreSlot* WorkerSlot(int core) {
-    if (static_cast<unsigned>(core) >= kMaxCores) return nullptr;
-    Slot& s = slots_[core];
-    return Owned(s) && !s.foreign ? &s : nullptr;
-  }
-  template <class PortOf = NoRecycleCheck>
-  static bool WorkerPutOne(CoreSlot& base, void* obj, const PortOf& port_of = PortOf()) {
-    Slot& s = static_cast<Slot&>(base);
-    return PutOneAt<0, /*kLastUntested=*/false>(s, s.fast, obj, port_of);
-  }
-  static bool WorkerGetOne(CoreSlot& base, void** obj) {
-    Slot& s = static_cast<Slot&>(base);
-    return s.fast != 0 && GetOne(s, obj);
-  }
-  // Whether the slot's single-object hit is layer L's (its kind at this moment).
-  template <class L>
-  static bool WorkerHitIs(const CoreSlot& base) {
-    return static_cast<const Slot&>(base).fast == kSingleHit<L>;
-  }
-  // Layer L's single-object free (one whose hit reads no recycle check), on a worker slot
-  // whose kind the caller knows to be kSingleHit<L> without reading it: a host that remembers
-  // WorkerHitIs<L>'s answer per thread and forgets it in the adopt hook
-  // (PoolConfig::adopt_hook), which runs before every change of a registered worker's kind
-  // (Adopt, a parked worker's swap done on its behalf, UnregisterWorker) and after
-  // RegisterWorker's (skbnf_mempool.cc). The same hit, counted the same way, as WorkerPutOne's
-  // on that kind; without the compares of the kind.
-  template <class L>
-  static bool WorkerRememberedPutOne(CoreSlot& base, void* obj) {
-    static_assert(HasSingleHit<L> && !SingleHitReadsPort<L>,
-                  "layers whose hit needs no recycle check");
-    Slot& s = static_cast<Slot&>(base);
-    SKBNF_DCHECK(s.fast == kSingleHit<L>, "the caller's remembered kind is the slot's");
-    return L::PutOne(s, obj, NoRecycleCheck());
-  }
-  // A burst wholly from the top layer's own state when it has a burst hit (GetBurst: the head
-  // pool's hot list, the loaded magazine): what Get does then (the layer's hit, the core's
-  // allocs, the prefetch modifier), without the chain's indirect call. One compare per layer
-  // with a burst hit, in kSingleHitRank order.
-  static bool WorkerBurstGet(CoreSlot& base, void** objs, unsigned n) {
-    Slot& s = static_cast<Slot&>(base);
-    if (!BurstGetAt<0>(s, objs, n)) return false;
-    s.counters.allocs.Add(n);
-    if (__builtin_expect(s.fast_prefetch, 0)) {
-      for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
-    }
-    return true;
   }
   // The RX port the worker is about to refill (recycle). -1: none.
   void SetRxPort(int core, int port) { slots_[core].rx_port = port; }
@@ -269,9 +316,6 @@ class BasicPool final : public PoolCore {
   }
 
  private:
-  // Positions in List of the layers with a single-object hit, in the order they are tested.
-  static constexpr auto kHits = List::SingleHitOrder();
-
   // (PoolCore keeps pointers to the slots, and initialises them in Start.)
   BasicPool(const PoolConfig& config, std::unique_ptr<SlabStore> store,
             std::unique_ptr<Slot[]> slots)
@@ -328,7 +372,7 @@ class BasicPool final : public PoolCore {
       }
     }
   }
-  // The burst hit of the layer s.fast names, when it has one (WorkerBurstGet).
+  // The burst hit of the layer s.fast names, when it has one (Handle::GetBurst).
   template <size_t K>
   static bool BurstGetAt(Slot& s, void** objs, unsigned n) {
     if constexpr (K == kHits.size()) {

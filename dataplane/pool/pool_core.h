@@ -45,7 +45,7 @@
 //      fail at once do not wait for each other;
 //   3. foreign owners (RegisterForeignCore: lcores of an application that has no quiescent
 //      point, e.g. any DPDK app loading the plugin) are robbed directly. Each of their
-//      operations (ForeignGet/ForeignPut) marks its slot with a plain store to `in_op` and then
+//      operations (Pool::Handle<kForeign>: Get/Put) marks its slot with a plain store to `in_op` and then
 //      reads `steal`; the reclaimer sets `steal`, issues membarrier(2)
 //      MEMBARRIER_CMD_PRIVATE_EXPEDITED (a full barrier on every running thread of the process,
 //      the asymmetric fence of userspace RCU and tcmalloc) and then reads `in_op`: either the
@@ -54,7 +54,7 @@
 //      membarrier(2) is unavailable (an old kernel, a seccomp profile), owners use a full fence
 //      per operation instead (PoolConfig::asymmetric_fence = false forces that).
 //      One operation takes no marks: the single-object free of a top layer with Steal
-//      (layer.h, UnmarkedPutOne: the head pool; Pool::ForeignPutOne), which is per packet
+//      (layer.h, UnmarkedPutOne: the head pool; Pool::Handle<kForeign>::PutOneOf), which is per packet
 //      with PMDs that free one mbuf per call. It only pushes, and publishes the push last;
 //      the reclaimer takes that layer's objects with Steal, which writes only what the push
 //      never touches (headpool.h: the list's base), so the two may overlap: a push the
@@ -116,7 +116,7 @@ inline constexpr Layer kHostedLayer = Layer::kLcache;
 // core's thread uses the pool (`next` is the current spec, nothing to flush).
 // A host that keeps a cache of its own in front of the pool (DPDK's lcore cache playing the
 // `lcache` layer) flushes it into the pool with Put(core, ...) here and resizes it for `next`.
-// A host that remembers a worker's fast-path kind (Pool::WorkerRememberedPutOne) forgets it here:
+// A host that remembers a worker's fast-path kind (Pool::Handle<kWorker>::PutOneOf) forgets it here:
 // every change of a registered worker's kind comes after this call (at registration, before the
 // core's thread uses the pool).
 using AdoptHookFn = void (*)(void* ctx, int core, const StrategySpec& next);
@@ -139,7 +139,7 @@ struct PoolConfig {
   // The host implements the `lcache` layer in front of the pool (DPDK's own lcore cache); the
   // pool's stacks then leave it out, for every spec HostsLcache() accepts (the others keep the
   // pool's own lcache layer). Needs adopt_hook. The host reaches the pool below its cache with
-  // HostGet/HostPut (not counted as the core's allocs/frees) and counts what its cache hands
+  // its kHostCache handle (Pool::Handle<kHostCache>: not counted as the core's allocs/frees) and counts what its cache hands
   // out and takes back with CountHostLcache.
   bool host_lcache = false;
   AdoptHookFn adopt_hook = nullptr;
@@ -237,7 +237,7 @@ class PoolCore {
   // Makes `core` a worker (before its thread uses the pool) with the RX ports it refills.
   absl::Status RegisterWorker(int core, const std::vector<RxPort>& rx_ports = {});
   // Makes `core` a foreign owner: a core with layers but no quiescent point, which uses
-  // ForeignGet/ForeignPut only (the plugin's lcores). Its strategy is fixed: Swap and
+  // its kForeign handle only (the plugin's lcores). Its strategy is fixed: Swap and
   // PauseWorker refuse while a foreign owner is registered. Call from the core's own thread.
   absl::Status RegisterForeignCore(int core);
   // Flushes the worker's layers to the store and makes it an "other" thread again. Call from

@@ -77,8 +77,8 @@ void PoolCore::Configure(CoreSlot& s, const Generation* g) {
   s.put = g->put;
   // With host_lcache the host's own cache plays the lcache layer in front of the pool: the
   // chain leaves it out. The debug switch checks every object: no inline path then
-  // (PutOneFast needs no test). A hosted lcache calls the pool only to refill and flush
-  // (HostGet/HostPut), which the inline path, counting allocs and frees, must not serve.
+  // (Handle::PutOne needs no test). A hosted lcache calls the pool only to refill and flush
+  // (its kHostCache handle's Get/Put), which the inline path, counting allocs and frees, must not serve.
   const bool hosted = HostsLcache(g->spec);
   ConfigureLayers(s, ChainSpec(g->spec), g->depot.get(), !debug_ && !hosted);
   s.fast_prefetch = g->spec.prefetch;

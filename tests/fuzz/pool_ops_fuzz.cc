@@ -13,7 +13,7 @@
 //   Register / Unregister a worker (from this thread: the worker itself)
 //   bad Put            (debug pools) a double free or a foreign pointer: counted and dropped
 //   DrainDepots
-//   Register / Unregister a foreign owner (core 2: ForeignGet/ForeignPut, no quiescent point;
+//   Register / Unregister a foreign owner (core 2: Get/Put marked, no quiescent point;
 //                      reclaimers rob it; swaps are refused while it is registered)
 // Both workers are driven by this one thread, so a Get on one of them cannot wait for the
 // other to serve its reclaim request (reclaim_wait is 1 us, as in tests/unit/model_test.cc).
@@ -268,8 +268,7 @@ class Interpreter {
 
   void DoGet(int core, unsigned n) {
     std::vector<void*> got(n);
-    const bool ok =
-        core == kForeign ? pool_->ForeignGet(core, got.data(), n) : pool_->Get(core, got.data(), n);
+    const bool ok = pool_->Get(core, got.data(), n);  // (a foreign owner's slot: marked)
     if (ok) {
       for (void* o : got) {
         FUZZ_CHECK(pool_->store().IndexOf(o) >= 0, "op %d: Get returned a foreign %p", op_, o);
@@ -310,7 +309,7 @@ class Interpreter {
       held_.pop_back();
     }
     if (core == kForeign) {
-      pool_->ForeignPut(core, out.data(), n);
+      pool_->Put(core, out.data(), n);
     } else {
       pool_->Put(core, out.data(), n);
     }

@@ -11,6 +11,7 @@
 #include <thread>
 #include <vector>
 
+#include "tests/unit/test_peers.h"
 #include "tests/unit/test_pool.h"
 
 namespace skbnf::pool {
@@ -457,7 +458,7 @@ TEST(FastPathTest, SingleObjectRecycleKeepsBoundsAndPorts) {
 // The ops' inline single-object free (skbnf_mempool.cc's OpEnqueue): recycle is served with
 // the host's check inlined, within the same bounds as the full path; what it declines (over
 // the bound, not an RX port of this core, no inline check) is left untouched for Put.
-TEST(FastPathTest, PutOneFastServesRecycleThroughTheHostsInlineCheck) {
+TEST(FastPathTest, PutOneServesRecycleThroughTheHostsInlineCheck) {
   auto t = testing::MakePool("recycle+magazine", {.n = 64});
   ASSERT_TRUE(t->RegisterWorker(0, {{.port = 1, .ring_size = 2}}).ok());
   t->SetRxPort(0, 1);
@@ -474,19 +475,20 @@ TEST(FastPathTest, PutOneFastServesRecycleThroughTheHostsInlineCheck) {
   SetTag(o[2], 1);
   SetTag(o[3], 2);
   SetTag(o[4], -1);                      // the check's "not recyclable"
-  EXPECT_FALSE(t->PutOneFast(0, o[0]));  // no inline check: recycle takes Put
-  EXPECT_TRUE(t->PutOneFast(0, o[0], tag));
-  EXPECT_TRUE(t->PutOneFast(0, o[1], tag));
-  EXPECT_FALSE(t->PutOneFast(0, o[2], tag));  // over the bound of 2
-  EXPECT_FALSE(t->PutOneFast(0, o[3], tag));  // not an RX port of this core
-  EXPECT_FALSE(t->PutOneFast(0, o[4], tag));
+  const auto h = t->For<Owner::kWorker>(0);
+  EXPECT_FALSE(h.PutOne(o[0]));  // no inline check: recycle takes Put
+  EXPECT_TRUE(h.PutOne(o[0], tag));
+  EXPECT_TRUE(h.PutOne(o[1], tag));
+  EXPECT_FALSE(h.PutOne(o[2], tag));  // over the bound of 2
+  EXPECT_FALSE(h.PutOne(o[3], tag));  // not an RX port of this core
+  EXPECT_FALSE(h.PutOne(o[4], tag));
   CoreCountersSnapshot c = t->CoreStats(0);
   EXPECT_EQ(c.frees - before.frees, 2u);
   EXPECT_EQ(c.layer[kRc].free_hits - before.layer[kRc].free_hits, 2u);
   EXPECT_EQ(t->CoreGauges(0).objects[kRc], 2u);
   for (int i = 2; i < 5; ++i) t->Put(0, &o[i], 1);  // the declined ones, by the full path
   void* back;
-  ASSERT_TRUE(t->GetOneFast(0, &back));
+  ASSERT_TRUE(h.GetOne(&back));
   EXPECT_EQ(back, o[1]);  // LIFO, as the burst path
   t->Put(0, &back, 1);
   AuditReport r = t->Audit(0);
@@ -494,46 +496,47 @@ TEST(FastPathTest, PutOneFastServesRecycleThroughTheHostsInlineCheck) {
   EXPECT_EQ(t->CoreStats(0).frees - before.frees, 6u);
 }
 
-// The plugin's cached foreign pair (ForeignPutOne<L> / ForeignGetOneOn on the slot
-// ForeignFastSlot gives) serves and counts exactly as the full foreign path, for both kinds.
+// The plugin's cached foreign pair (a foreign handle's PutOneOf<K> / GetOne, K its Hit())
+// serves and counts exactly as the full foreign path, for both kinds.
 TEST(FastPathTest, ForeignSlotPairServesAndCountsAsTheFullPath) {
   for (const char* spec : {"headpool:hot_list_len=4+magazine", "magazine:size=4"}) {
     auto t = testing::MakePool(spec, {.n = 64});
     ASSERT_TRUE(t->RegisterForeignCore(0).ok());
-    int kind = 0;
-    CoreSlot* s = t->ForeignFastSlot(0, &kind);
-    ASSERT_NE(s, nullptr) << spec;
-    const int top = kind == Pool::kSingleHit<HeadPool> ? kHp : kMg;
+    const auto s = t->For<Owner::kForeign>(0);
+    ASSERT_TRUE(s.Owns()) << spec;
+    const int kind = s.Hit();
+    ASSERT_GE(kind, 0) << spec;
+    const int top = kind == Pool::kHitOf<HeadPool> ? kHp : kMg;
     EXPECT_EQ(top, std::string(spec).rfind("headpool", 0) == 0 ? kHp : kMg) << spec;
     void* o[3];
-    ASSERT_TRUE(t->ForeignGet(0, o, 3)) << spec;
+    ASSERT_TRUE(t->Get(0, o, 3)) << spec;
     const CoreCountersSnapshot before = t->CoreStats(0);
     for (void* obj : o) {
-      EXPECT_TRUE(kind == Pool::kSingleHit<HeadPool> ? Pool::ForeignPutOne<HeadPool>(*s, obj)
-                                                     : Pool::ForeignPutOne<MagazineLayer>(*s, obj))
+      EXPECT_TRUE(kind == Pool::kHitOf<HeadPool> ? s.PutOneOf<Pool::kHitOf<HeadPool>>(obj)
+                                                 : s.PutOneOf<Pool::kHitOf<MagazineLayer>>(obj))
           << spec;
     }
     CoreCountersSnapshot c = t->CoreStats(0);
     EXPECT_EQ(c.frees - before.frees, 3u) << spec;
     EXPECT_EQ(c.layer[top].free_hits - before.layer[top].free_hits, 3u) << spec;
     void* back;
-    ASSERT_TRUE(Pool::ForeignGetOneOn(*s, &back)) << spec;
+    ASSERT_TRUE(s.GetOne(&back)) << spec;
     EXPECT_EQ(back, o[2]) << spec;
     EXPECT_EQ(t->CoreStats(0).allocs - c.allocs, 1u) << spec;
     EXPECT_EQ(t->CoreStats(0).layer[top].alloc_hits - c.layer[top].alloc_hits, 1u) << spec;
-    t->ForeignPut(0, &back, 1);
+    t->Put(0, &back, 1);
     AuditReport r = t->Audit(0);
     EXPECT_TRUE(r.ok) << spec << ": " << r.message;
     EXPECT_EQ(r.handed_out, 0u) << spec;
   }
 }
 
-// skbnfd's ops cache each worker thread's slot (skbnf_mempool.cc, ThreadSlots) and call
-// WorkerPutOne / WorkerGetOne / WorkerBurstGet on it, taking Put/Get when they decline. Two
+// skbnfd's ops cache each worker thread's handle (slot_cache_skbnfd.cc, ThreadSlots) and call
+// PutOne / GetOne / GetBurst on it, taking Put/Get when they decline. Two
 // pools fed the same random operations, one through the full path only, one through the
 // cached slot first, swapped together through every spec: after every operation they must have
 // handed out the same objects (by populate index) and hold and count exactly the same.
-TEST(FastPathTest, WorkerSlotCallsAreTheFullPathAcrossSwaps) {
+TEST(FastPathTest, WorkerHandleCallsAreTheFullPathAcrossSwaps) {
   const std::vector<StrategySpec> specs = testing::AllSpecs();
   auto full = MakePool("slab", {.n = 256});
   auto fast = MakePool("slab", {.n = 256});
@@ -541,11 +544,11 @@ TEST(FastPathTest, WorkerSlotCallsAreTheFullPathAcrossSwaps) {
     ASSERT_TRUE((*t)->RegisterWorker(kCore, {{.port = 1, .ring_size = 8}}).ok());
     (*t)->SetRxPort(kCore, 1);
   }
-  EXPECT_EQ(fast->WorkerSlot(1), nullptr) << "not registered";
-  EXPECT_EQ(fast->WorkerSlot(-1), nullptr);
-  EXPECT_EQ(fast->WorkerSlot(kMaxCores), nullptr);
-  CoreSlot* s = fast->WorkerSlot(kCore);
-  ASSERT_NE(s, nullptr);
+  EXPECT_FALSE(fast->For<Owner::kWorker>(1).Owns()) << "not registered";
+  EXPECT_FALSE(fast->For<Owner::kWorker>(-1).Owns());
+  EXPECT_FALSE(fast->For<Owner::kWorker>(kMaxCores).Owns());
+  const auto s = fast->For<Owner::kWorker>(kCore);
+  ASSERT_TRUE(s.Owns());
   const auto tag = [](const void* obj) {
     int16_t port;
     std::memcpy(&port, obj, sizeof(port));
@@ -573,7 +576,7 @@ TEST(FastPathTest, WorkerSlotCallsAreTheFullPathAcrossSwaps) {
       std::vector<void*> a(n), b(n);
       const bool ok_a = full->Get(kCore, a.data(), n);
       bool ok_b;
-      if (n == 1 ? Pool::WorkerGetOne(*s, b.data()) : Pool::WorkerBurstGet(*s, b.data(), n)) {
+      if (n == 1 ? s.GetOne(b.data()) : s.GetBurst(b.data(), n)) {
         ok_b = true;
         ++served_inline;
       } else {
@@ -601,7 +604,7 @@ TEST(FastPathTest, WorkerSlotCallsAreTheFullPathAcrossSwaps) {
         b.push_back(ob);
       }
       full->Put(kCore, a.data(), n);
-      if (n == 1 && Pool::WorkerPutOne(*s, b[0], tag)) {
+      if (n == 1 && s.PutOne(b[0], tag)) {
         ++served_inline;
       } else {
         fast->Put(kCore, b.data(), n);
@@ -633,17 +636,18 @@ TEST(FastPathTest, WorkerSlotCallsAreTheFullPathAcrossSwaps) {
   ASSERT_TRUE(fast->Get(kCore, o, 4));
   fast->Put(kCore, o, 4);
   ASSERT_TRUE(fast->UnregisterWorker(kCore).ok());
-  EXPECT_EQ(fast->WorkerSlot(kCore), nullptr);
+  EXPECT_FALSE(fast->For<Owner::kWorker>(kCore).Owns());
   const uint64_t in_store = fast->in_store();
   void* x;
-  EXPECT_FALSE(Pool::WorkerGetOne(*s, &x));
-  EXPECT_FALSE(Pool::WorkerBurstGet(*s, o, 4));
-  EXPECT_FALSE(Pool::WorkerPutOne(*s, fast.objects[0], tag));
+  EXPECT_FALSE(s.GetOne(&x));
+  EXPECT_FALSE(s.GetBurst(o, 4));
+  EXPECT_FALSE(s.PutOne(fast.objects[0], tag));
   EXPECT_EQ(fast->in_store(), in_store);
   // A foreign owner's slot is never a worker's.
   auto foreign = MakePool("headpool", {.n = 64});
   ASSERT_TRUE(foreign->RegisterForeignCore(kCore).ok());
-  EXPECT_EQ(foreign->WorkerSlot(kCore), nullptr);
+  EXPECT_FALSE(foreign->For<Owner::kWorker>(kCore).Owns());
+  EXPECT_TRUE(foreign->For<Owner::kForeign>(kCore).Owns());
 }
 
 // PopInto (every layer's burst get) against the plain reverse copy, for every length around
@@ -668,72 +672,69 @@ TEST(FastPathTest, PopIntoHandsOutTheMostRecentFirstForEveryLength) {
   g_pop_avx2 = avx2;
 }
 
-// What the plugin's per-thread slot cache relies on: ForeignFastSlot answers for registered
-// foreign owners whose top layer has a single-object hit only, and the inline burst from the
-// hot list (ForeignBurstGet<HeadPool>) is the chain's answer: most recent first, counted, all or
-// nothing, and declined while a reclaimer would be at work.
-TEST(FastPathTest, ForeignFastSlotAndTheInlineHotListBurst) {
+// What the plugin's per-thread slot cache relies on: a foreign handle Owns() registered
+// foreign owners' slots only, its Hit() names the top layer's single-object hit (-1: none),
+// and the inline burst from the hot list (GetBurstOf<K>) is the chain's answer: most recent
+// first, counted, all or nothing, and declined while a reclaimer would be at work.
+TEST(FastPathTest, ForeignHandleAndTheInlineHotListBurst) {
   struct Case {
     const char* spec;
-    int kind;  // 0: no slot to cache
+    int kind;  // -1: no hit to cache
   };
-  for (const Case& c : {Case{"headpool:hot_list_len=64", Pool::kSingleHit<HeadPool>},
-                        Case{"headpool+magazine", Pool::kSingleHit<HeadPool>},
-                        Case{"magazine:size=8", Pool::kSingleHit<MagazineLayer>},
-                        Case{"lcache+headpool", 0}, Case{"slab", 0}}) {
+  for (const Case& c : {Case{"headpool:hot_list_len=64", Pool::kHitOf<HeadPool>},
+                        Case{"headpool+magazine", Pool::kHitOf<HeadPool>},
+                        Case{"magazine:size=8", Pool::kHitOf<MagazineLayer>},
+                        Case{"lcache+headpool", -1}, Case{"slab", -1}}) {
     auto t = MakePool(c.spec, {.n = 256});
     ASSERT_TRUE(t->RegisterForeignCore(0).ok()) << c.spec;
-    int kind = 0;
-    CoreSlot* s = t->ForeignFastSlot(0, &kind);
-    EXPECT_EQ(s != nullptr, c.kind != 0) << c.spec;
-    if (s != nullptr) {
-      EXPECT_EQ(kind, c.kind) << c.spec;
-    }
-    EXPECT_EQ(t->ForeignFastSlot(5, &kind), nullptr) << c.spec << ": not registered";
-    EXPECT_EQ(t->ForeignFastSlot(-1, &kind), nullptr) << c.spec;
-    EXPECT_EQ(t->ForeignFastSlot(kMaxCores, &kind), nullptr) << c.spec;
+    const auto s = t->For<Owner::kForeign>(0);
+    EXPECT_TRUE(s.Owns()) << c.spec;
+    EXPECT_EQ(s.Hit(), c.kind) << c.spec;
+    EXPECT_FALSE(t->For<Owner::kForeign>(5).Owns()) << c.spec << ": not registered";
+    EXPECT_FALSE(t->For<Owner::kForeign>(-1).Owns()) << c.spec;
+    EXPECT_FALSE(t->For<Owner::kForeign>(kMaxCores).Owns()) << c.spec;
   }
   {
     auto t = MakePool("headpool:hot_list_len=64", {.n = 256});
     ASSERT_TRUE(t->RegisterWorker(1).ok());
-    int kind = 0;
-    EXPECT_EQ(t->ForeignFastSlot(1, &kind), nullptr) << "a worker's slot is not cached";
+    EXPECT_FALSE(t->For<Owner::kForeign>(1).Owns()) << "a worker's slot is not a foreign one";
   }
 
   auto t = MakePool("headpool:hot_list_len=64", {.n = 256});
   ASSERT_TRUE(t->RegisterForeignCore(0).ok());
-  int kind = 0;
-  CoreSlot* s = t->ForeignFastSlot(0, &kind);
-  ASSERT_NE(s, nullptr);
+  constexpr size_t kHit = Pool::kHitOf<HeadPool>;
+  const auto s = t->For<Owner::kForeign>(0);
+  ASSERT_TRUE(s.Owns());
+  CoreSlot& slot = HandleTestPeer::SlotOf(s);
   void* o[40];
-  ASSERT_TRUE(t->ForeignGet(0, o, 40));
-  for (void* obj : o) ASSERT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, obj));
+  ASSERT_TRUE(t->Get(0, o, 40));
+  for (void* obj : o) ASSERT_TRUE(s.PutOneOf<kHit>(obj));
   const CoreCountersSnapshot before = t->CoreStats(0);
   EXPECT_EQ(before.frees, 40u);
   EXPECT_EQ(before.layer[kHp].free_hits, 40u);
   void* out[40] = {};
-  ASSERT_TRUE(Pool::ForeignBurstGet<HeadPool>(*s, out, 32));
+  ASSERT_TRUE(s.GetBurstOf<kHit>(out, 32));
   for (int k = 0; k < 32; ++k) EXPECT_EQ(out[k], o[39 - k]) << k;
   CoreCountersSnapshot after = t->CoreStats(0);
   EXPECT_EQ(after.allocs - before.allocs, 32u);
   EXPECT_EQ(after.layer[kHp].alloc_hits - before.layer[kHp].alloc_hits, 32u);
   EXPECT_EQ(t->CoreGauges(0).objects[kHp], 8u);
-  // More than the hot list holds: nothing happens (the host then takes ForeignGetOn).
-  EXPECT_FALSE(Pool::ForeignBurstGet<HeadPool>(*s, out + 32, 9));
+  // More than the hot list holds: nothing happens (the host then takes Get).
+  EXPECT_FALSE(s.GetBurstOf<kHit>(out + 32, 9));
   EXPECT_EQ(t->CoreGauges(0).objects[kHp], 8u);
   EXPECT_EQ(t->CoreStats(0).allocs, after.allocs);
-  ASSERT_TRUE(t->ForeignGetOn(*s, out + 32, 8));
+  ASSERT_TRUE(s.Get(out + 32, 8));
   for (int k = 0; k < 8; ++k) EXPECT_EQ(out[32 + k], o[7 - k]) << k;
   // A raised steal (a reclaimer at work) declines the inline burst without touching anything;
   // the head pool's single-object free takes no marks (the reclaimer steals around it) and is
   // served all the same.
-  t->ForeignPut(0, out, 39);
-  s->steal.store(1);
-  EXPECT_FALSE(Pool::ForeignBurstGet<HeadPool>(*s, out, 4));
-  EXPECT_EQ(s->in_op.load(), 0) << "a declined call leaves no mark";
-  EXPECT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, out[39]));
-  EXPECT_EQ(s->in_op.load(), 0) << "the head pool's free takes no mark";
-  s->steal.store(0);
+  t->Put(0, out, 39);
+  slot.steal.store(1);
+  EXPECT_FALSE(s.GetBurstOf<kHit>(out, 4));
+  EXPECT_EQ(slot.in_op.load(), 0) << "a declined call leaves no mark";
+  EXPECT_TRUE(s.PutOneOf<kHit>(out[39]));
+  EXPECT_EQ(slot.in_op.load(), 0) << "the head pool's free takes no mark";
+  slot.steal.store(0);
   EXPECT_EQ(t->CoreGauges(0).objects[kHp], 40u);
   AuditReport r = t->Audit(0);
   EXPECT_TRUE(r.ok) << r.message;
@@ -748,54 +749,54 @@ TEST(HeadPoolTest, RobbedForeignListRebasesOnTheOwnersNextMarkedCall) {
   auto t = MakePool("headpool:hot_list_len=8", {.n = 16});
   ASSERT_TRUE(t->RegisterForeignCore(0).ok());
   ASSERT_TRUE(t->RegisterForeignCore(1).ok());
-  int kind = 0;
-  CoreSlot* s = t->ForeignFastSlot(0, &kind);
-  ASSERT_NE(s, nullptr);
-  ASSERT_EQ(kind, Pool::kSingleHit<HeadPool>);
+  constexpr size_t kHit = Pool::kHitOf<HeadPool>;
+  const auto s = t->For<Owner::kForeign>(0);
+  ASSERT_TRUE(s.Owns());
+  ASSERT_EQ(s.Hit(), static_cast<int>(kHit));
   void* o[16];
-  ASSERT_TRUE(t->ForeignGet(0, o, 16));
-  for (int k = 0; k < 5; ++k) ASSERT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, o[k]));
+  ASSERT_TRUE(t->Get(0, o, 16));
+  for (int k = 0; k < 5; ++k) ASSERT_TRUE(s.PutOneOf<kHit>(o[k]));
   // Core 1 finds the store empty and robs core 0's five.
   void* r[5];
-  ASSERT_TRUE(t->ForeignGet(1, r, 5));
+  ASSERT_TRUE(t->Get(1, r, 5));
   EXPECT_EQ(t->reclaims(), 1u);
   EXPECT_EQ(t->CoreGauges(0).objects[kHp], 0u);
   // Three slots left above the robbed bottom: three unmarked frees, then the fourth declines.
-  for (int k = 5; k < 8; ++k) ASSERT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, o[k])) << k;
-  EXPECT_FALSE(Pool::ForeignPutOne<HeadPool>(*s, o[8]));
+  for (int k = 5; k < 8; ++k) ASSERT_TRUE(s.PutOneOf<kHit>(o[k])) << k;
+  EXPECT_FALSE(s.PutOneOf<kHit>(o[8]));
   EXPECT_EQ(t->CoreGauges(0).objects[kHp], 3u);
   // The full path (marked) rebases and keeps it: the list holds four, o[8] on top.
-  t->ForeignPut(0, &o[8], 1);
+  t->Put(0, &o[8], 1);
   EXPECT_EQ(t->CoreGauges(0).objects[kHp], 4u);
   CoreCountersSnapshot c = t->CoreStats(0);
   EXPECT_EQ(c.frees, 9u);
   EXPECT_EQ(c.layer[kHp].free_hits, 9u);
   EXPECT_EQ(c.layer[kHp].free_misses, 0u);
-  for (int k = 9; k < 13; ++k) ASSERT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, o[k])) << k;
+  for (int k = 9; k < 13; ++k) ASSERT_TRUE(s.PutOneOf<kHit>(o[k])) << k;
   EXPECT_EQ(t->CoreGauges(0).objects[kHp], 8u);
   void* back[8];
-  ASSERT_TRUE(t->ForeignGet(0, back, 8));
+  ASSERT_TRUE(t->Get(0, back, 8));
   const void* want[8] = {o[12], o[11], o[10], o[9], o[8], o[7], o[6], o[5]};
   for (int k = 0; k < 8; ++k) EXPECT_EQ(back[k], want[k]) << k;
   // Robbed again, then a Get the list cannot serve whole rebases too (GetMissing).
-  t->ForeignPut(0, back, 3);  // back[0..2] in the list
+  t->Put(0, back, 3);  // back[0..2] in the list
   void* r2[3];
-  ASSERT_TRUE(t->ForeignGet(1, r2, 3));  // the store is empty: robs those three
+  ASSERT_TRUE(t->Get(1, r2, 3));  // the store is empty: robs those three
   EXPECT_EQ(t->reclaims(), 2u);
-  ASSERT_TRUE(Pool::ForeignPutOne<HeadPool>(*s, back[3]));  // hot[3], above base 3
+  ASSERT_TRUE(s.PutOneOf<kHit>(back[3]));  // hot[3], above base 3
   EXPECT_EQ(t->CoreGauges(0).objects[kHp], 1u);
   t->Put(kNoCore, r2, 3);  // straight to the store (a thread that owns no core)
   void* two[2];
   // Not whole from the list: GetMissing moves the list's one object to hot[0], hands it out
   // first, and takes the other from the store.
-  ASSERT_TRUE(t->ForeignGet(0, two, 2));
+  ASSERT_TRUE(t->Get(0, two, 2));
   EXPECT_EQ(two[0], back[3]);
   EXPECT_EQ(t->reclaims(), 2u);
   EXPECT_EQ(t->CoreGauges(0).objects[kHp], 0u);
-  t->ForeignPut(0, two, 2);
-  t->ForeignPut(0, back + 4, 4);
-  t->ForeignPut(0, o + 13, 3);
-  t->ForeignPut(1, r, 5);
+  t->Put(0, two, 2);
+  t->Put(0, back + 4, 4);
+  t->Put(0, o + 13, 3);
+  t->Put(1, r, 5);
   AuditReport a = t->Audit(0);
   EXPECT_TRUE(a.ok) << a.message;
   EXPECT_EQ(a.handed_out, 0u);

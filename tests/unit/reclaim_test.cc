@@ -235,8 +235,8 @@ TEST_P(ForeignReclaimTest, IdleAndGoneOwnersAreRobbed) {
       std::thread b([&] {
         ASSERT_TRUE(pool.RegisterForeignCore(1).ok());
         void* o[kObjects];
-        for (uint32_t i = 0; i < kObjects; ++i) ASSERT_TRUE(pool.ForeignGet(1, &o[i], 1));
-        for (uint32_t i = 0; i < kObjects; ++i) pool.ForeignPut(1, &o[i], 1);
+        for (uint32_t i = 0; i < kObjects; ++i) ASSERT_TRUE(pool.Get(1, &o[i], 1));
+        for (uint32_t i = 0; i < kObjects; ++i) pool.Put(1, &o[i], 1);
         filled.store(true);
         while (!gone && !stop.load()) std::this_thread::yield();  // waiting on its ring
       });
@@ -245,9 +245,9 @@ TEST_P(ForeignReclaimTest, IdleAndGoneOwnersAreRobbed) {
       ASSERT_TRUE(pool.RegisterForeignCore(0).ok());
       std::vector<void*> held(kObjects);
       for (uint32_t i = 0; i < kObjects; ++i) {
-        ASSERT_TRUE(pool.ForeignGet(0, &held[i], 1)) << "object " << i;
+        ASSERT_TRUE(pool.Get(0, &held[i], 1)) << "object " << i;
       }
-      for (void* o : held) pool.ForeignPut(0, &o, 1);
+      for (void* o : held) pool.Put(0, &o, 1);
       stop.store(true);
       if (!gone) b.join();
       // get_count's view: everything is available.
@@ -282,7 +282,7 @@ TEST_P(ForeignReclaimTest, BusyOwnersRobbedConcurrentlyLoseAndDuplicateNothing) 
         if ((x >> 16) % 2 == 0 && mine.size() < 40) {
           void* o[8];
           const unsigned n = 1 + (x >> 20) % 8;
-          if (!pool.ForeignGet(c, o, n)) continue;
+          if (!pool.Get(c, o, n)) continue;
           for (unsigned i = 0; i < n; ++i) {
             int expected = -1;
             if (!owner[pool.store().IndexOf(o[i])].compare_exchange_strong(expected, c)) {
@@ -297,12 +297,12 @@ TEST_P(ForeignReclaimTest, BusyOwnersRobbedConcurrentlyLoseAndDuplicateNothing) 
           if (!owner[pool.store().IndexOf(o)].compare_exchange_strong(expected, -1)) {
             violations.fetch_add(1);
           }
-          pool.ForeignPut(c, &o, 1);
+          pool.Put(c, &o, 1);
         }
       }
       for (void* o : mine) {
         owner[pool.store().IndexOf(o)].store(-1);
-        pool.ForeignPut(c, &o, 1);
+        pool.Put(c, &o, 1);
       }
     });
   }
@@ -316,7 +316,7 @@ TEST_P(ForeignReclaimTest, BusyOwnersRobbedConcurrentlyLoseAndDuplicateNothing) 
   EXPECT_EQ(pool.in_store(), kObjects);
 }
 
-// The plugin's per-packet free (Pool::ForeignPutOne<HeadPool> on the thread's cached slot)
+// The plugin's per-packet free (a foreign handle's PutOneOf<K>, K the head pool's hit kind)
 // takes no operation marks: reclaimers steal around it (headpool.h). Owners that free one
 // object at a time through it, and allocate through the marked path, while the others rob
 // them: no object is handed out twice, none is lost, every free and alloc is counted once.
@@ -334,19 +334,19 @@ TEST_P(ForeignReclaimTest, UnmarkedHeadPoolFreesRobbedConcurrentlyLoseAndDuplica
     for (int c = 0; c < kThreads; ++c) {
       threads.emplace_back([&, c] {
         ASSERT_TRUE(pool.RegisterForeignCore(c).ok());
-        int kind = 0;
-        CoreSlot* slot = pool.ForeignFastSlot(c, &kind);
-        if (kind != TestedPool::kSingleHit<HeadPool>) slot = nullptr;  // (the toy build's top)
+        constexpr size_t kHit = TestedPool::kHitOf<HeadPool>;
+        const auto h = pool.For<pool::Owner::kForeign>(c);
+        const bool cached = h.Owns() && h.Hit() == static_cast<int>(kHit);  // (the toy's top)
         const auto free_one = [&](void* o) {
           int expected = c;
           if (!owner[pool.store().IndexOf(o)].compare_exchange_strong(expected, -1)) {
             violations.fetch_add(1);
           }
           frees.fetch_add(1);
-          if (slot != nullptr && TestedPool::ForeignPutOne<HeadPool>(*slot, o)) {
+          if (cached && h.PutOneOf<kHit>(o)) {
             unmarked.fetch_add(1);
           } else {
-            pool.ForeignPut(c, &o, 1);
+            pool.Put(c, &o, 1);
           }
         };
         std::vector<void*> mine;
@@ -356,7 +356,7 @@ TEST_P(ForeignReclaimTest, UnmarkedHeadPoolFreesRobbedConcurrentlyLoseAndDuplica
           if ((x >> 16) % 2 == 0 && mine.size() < 40) {
             void* o[8];
             const unsigned n = 1 + (x >> 20) % 8;
-            if (!pool.ForeignGet(c, o, n)) continue;
+            if (!pool.Get(c, o, n)) continue;
             allocs.fetch_add(n);
             for (unsigned i = 0; i < n; ++i) {
               int expected = -1;

@@ -30,6 +30,14 @@ struct PoolCoreTestPeer {
   }
 };
 
+// A handle's slot (BasicPool::Handle): its protocol words, which only tests poke.
+struct HandleTestPeer {
+  template <class H>
+  static CoreSlot& SlotOf(const H& h) {
+    return *h.s_;
+  }
+};
+
 struct SlabListCounts {
   uint32_t partial = 0, full = 0, empty = 0;
 };
