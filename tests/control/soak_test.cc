@@ -116,7 +116,10 @@ void ExpectCleanExit(Daemon& d) { EXPECT_EQ(d.Stop(), 0) << d.Stderr(); }
 // 200 ms) are lifted here: these tests audit between steps and stream at 10 ms; limits_test and
 // listener_test test the limits themselves.
 std::vector<std::string> Unlimited() {
-  return {"--watch-min-interval-ms=10", "--audit-min-interval-ms=0"};
+  // The per-identity limits (limits_test tests them) off too: every client here is loopback,
+  // one identity, and the soak is about the engine under concurrent changes.
+  return {"--watch-min-interval-ms=10", "--audit-min-interval-ms=0",
+          "--mutations-per-identity=1024", "--calls-per-identity=4096"};
 }
 
 TEST(Soak, SwapStorm) {

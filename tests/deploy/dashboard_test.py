@@ -84,7 +84,7 @@ class DashboardTest(unittest.TestCase):
         ready = os.path.join(cls.dir, "ready.json")
         cls.d_log = open(os.path.join(cls.dir, "skbnfd.log"), "w+")
         cls.daemon = subprocess.Popen(
-            [SKBNFD, "--stats=0", "--listen=127.0.0.1:0", "--metrics-addr=127.0.0.1:0",
+            [SKBNFD, "--stats=0", "--listen=127.0.0.1:0", "--loopback-role=admin", "--metrics-addr=127.0.0.1:0",
              "--ready-file=" + ready], stdout=cls.d_log, stderr=subprocess.STDOUT)
         for _ in range(3000):
             if os.path.exists(ready):

@@ -37,7 +37,7 @@ free_pages() { awk '/^HugePages_Free:/ {print $2}' /proc/meminfo; }
 stale_pages() { find "$MNT" -type f -printf '%b\n' | awk '{s += $1} END {print int(s * 512 / 2097152)}'; }
 CTL=()
 if "$SKBNFD" --helpfull 2>&1 | grep -q -- "--listen"; then
-  CTL=(--listen=127.0.0.1:0 --metrics-addr=off)
+  CTL=(--listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off)
 fi
 
 run() {  # mode, extra flags...: skbnfd on the mount for 2 s, log $T/skb.log; returns its exit code

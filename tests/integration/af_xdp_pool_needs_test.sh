@@ -45,7 +45,7 @@ for p in "xa ka" "xb kb"; do
 done
 EAL=(-l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-xpn-$$"
      --vdev=net_af_xdp0,iface=xa --vdev=net_af_xdp1,iface=xb)
-FLAGS=(--mode=io --rx-ring=512 --listen=127.0.0.1:0 --metrics-addr=off --stats=0)
+FLAGS=(--mode=io --rx-ring=512 --listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off --stats=0)
 
 # 1. The preflight's figure.
 set +e

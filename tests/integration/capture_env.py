@@ -107,7 +107,7 @@ class Primary:
         mem = (["-m", "256", f"--huge-dir={self.huge}"] if self.hugepages else [])
         eal = self.eal_extra if self.eal_extra is not None else mem
         self.proc = subprocess.Popen(
-            [self.skbnfd, "--mode=io", "--listen=127.0.0.1:0", "--metrics-addr=127.0.0.1:0",
+            [self.skbnfd, "--mode=io", "--listen=127.0.0.1:0", "--loopback-role=admin", "--metrics-addr=127.0.0.1:0",
              "--stats=0", f"--ready-file={ready}", "--", "--lcores=0@0,1@1", "--no-pci", *eal,
              f"--file-prefix={self.prefix}",
              *(self.vdevs or [f"--vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1", "--vdev=net_null0"])],

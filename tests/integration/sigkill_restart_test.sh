@@ -81,7 +81,12 @@ WANT_ROUTES="10.1.0.0/16 1 02:00:00:00:01:01
 ARGS=(--config="$CONF" --listen="unix:$T/ctl.sock" --metrics-addr=127.0.0.1:0 --stats=0)
 
 # The pages skbnfd needs (its preflight), and a reservation that leaves it a few more than that.
-NEED=$("$SKBNFD" "${ARGS[@]}" --preflight | sed -n 's/^ok .*hugepages .*(\([0-9]*\) needed)$/\1/p')
+# On a machine with too few free pages the check is an error saying "= N pages"; with enough, ok
+# "(N needed)": either way the figure.
+NEED=$("$SKBNFD" "${ARGS[@]}" --preflight 2>&1 | python3 -c '
+import re, sys
+m = re.search(r"^(?:ok|error)\s+hugepages\s.*?(?:\((\d+) needed\)|= (\d+) pages)", sys.stdin.read(), re.M)
+print((m.group(1) or m.group(2)) if m else "")' || true)
 [ -n "$NEED" ] || fail "no hugepage need in skbnfd --preflight"
 echo $(($(cat "$NR") - $(free_pages) + NEED + 6)) >"$NR"
 
@@ -105,7 +110,7 @@ forwarding() { local t; t=$(tx1 2>/dev/null) || return 1; [ "$t" -gt $((TX0 + 10
 routes() { ctl routes list | awk 'NR > 1 {print $1, $3, $4}' | sort; }
 drift() {  # part: skbnf_config_drift{part} on /metrics (server/ops/config_reload.h)
   local port
-  port=$(grep -o "metrics on port [0-9]*" "$T/skb.log" | awk '{print $4}')
+  port=$(grep -o "metrics on [^ ]*:[0-9]* /metrics" "$T/skb.log" | tail -1 | sed 's/.*:\([0-9]*\) .*/\1/')
   curl -sf "http://127.0.0.1:$port/metrics" | awk -v p="skbnf_config_drift{part=\"$1\"}" '$1 == p {print $2}'
 }
 drift_is() { [ "$(drift strategy) $(drift routes)" = "$1" ]; }

@@ -14,7 +14,7 @@ trap 'rm -f "$OUT"' EXIT
 fail() { echo "FAIL: $*"; cat "$OUT"; exit 1; }
 CTL=()
 if "$BIN" --helpfull 2>&1 | grep -q -- "--listen"; then
-  CTL=(--listen=127.0.0.1:0 --metrics-addr=off)
+  CTL=(--listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off)
 fi
 
 # absl wraps the help text: compare with the whitespace folded.

@@ -92,7 +92,7 @@ def main():
     log = os.path.join(tmp, "skbnfd.log")
     ready = os.path.join(tmp, "ready.json")
     proc = subprocess.Popen(
-        [SKBNFD, "--mode=io", "--listen=127.0.0.1:0", "--metrics-addr=127.0.0.1:0", "--stats=0",
+        [SKBNFD, "--mode=io", "--listen=127.0.0.1:0", "--loopback-role=admin", "--metrics-addr=127.0.0.1:0", "--stats=0",
          f"--ready-file={ready}", "--", "--lcores=0@0,1@1", "--no-huge", "-m", "512", "--no-pci",
          "--no-shconf", f"--file-prefix={PREFIX}", "--vdev=net_null0", "--vdev=net_null1"],
         stdout=open(log, "w"), stderr=subprocess.STDOUT)

@@ -45,7 +45,7 @@ for _ in $(seq 100); do [ -S "$SOCK" ] && break; sleep 0.1; done
 
 "$SKBNFD" --helpfull >"$T/out" 2>&1 || true
 CTL=()
-grep -q -- "--listen" "$T/out" && CTL=(--listen=127.0.0.1:0 --metrics-addr=off)
+grep -q -- "--listen" "$T/out" && CTL=(--listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off)
 run() {  # EAL memory flags...: skbnfd for 2 s on the virtio_user port
   set +e
   "$SKBNFD" "${CTL[@]}" --mode=io --duration=2 --stats=0 -- -l 0,1 --no-pci \
