@@ -119,7 +119,8 @@ MPORT=$(python3 -c 'import json,sys; print(json.load(open(sys.argv[1]))["metrics
   "$T/ready.json")
 wait_for "readiness SERVING at start" 600 ready
 
-counted_drops() {  # skbnfd's drops + rx_nombuf, OVS's dropped + errors on its four interfaces
+counted_drops() {  # skbnfd's drops + rx_nombuf, OVS's dropped + errors on its four interfaces,
+                  # the kernel's drops on the two internal ports
   local s o
   s=$("$CTL" --addr="$ADDR" --json stats | python3 -c '
 import json, sys
@@ -133,6 +134,13 @@ print(sum(int(d.get("packets", 0)) for c in r["cores"] for p in c.get("ports", [
     for v in $("${VSCTL[@]}" get Interface "$i" statistics 2>/dev/null | tr -d '{}' | tr ',' '\n' |
                grep -E '^ *(rx_dropped|tx_dropped|rx_errors|tx_errors)=' | cut -d= -f2); do
       o=$((o + v))
+    done
+  done
+  # the kernel's side of the internal ports (tap devices): frames it dropped before OVS read
+  # them or before the raw socket did (/sys/class/net/*/statistics)
+  for i in "$SI" "$SO"; do
+    for v in rx_dropped tx_dropped; do
+      o=$((o + $(cat "/sys/class/net/$i/statistics/$v" 2>/dev/null || echo 0)))
     done
   done
   echo $((s + o))
