@@ -224,6 +224,6 @@ exitline=$(grep "^skbnfd: " "$T/skb.log" | tail -1 || true)
   echo "# reloads written $reloads, OVS restarts $restarts"
 } >>"$CSV"
 cp "$T/client.json" "$OUT/client.json"
-python3 "$HERE/churn_report.py" --csv "$CSV" --client "$OUT/client.json" --exit-status "$rc" \
+/usr/bin/python3 "$HERE/churn_report.py" --csv "$CSV" --client "$OUT/client.json" --exit-status "$rc" \
   --client-exit "$crc" --reloads "$reloads" --restarts "$restarts" --warmup "$WARMUP_S" \
   --rss-tol "$RSS_TOL" --plot "$OUT/churn.png"
