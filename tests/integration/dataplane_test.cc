@@ -1703,9 +1703,12 @@ TEST_F(OvsTwoQueuesTest, RssOverTwoQueuesOfOnePortExactAuditPerCoreSumsAndNoStra
     for (const WorkerSnapshot& w : e.Snapshot().workers) n += w.ports[a_id].rx_packets;
     return n;
   };
-  // Open vSwitch may report the link up before it polls vhu1's queue: one frame at a time until
-  // one comes out of its far internal port (a packet socket on it), so that the traffic below
-  // finds the whole path running. These frames count in `sent` like the others.
+  // Open vSwitch may report the link up before it polls vhu1's queues, and it enables each of
+  // them on its own (VHOST_USER_SET_VRING_ENABLE): one frame at a time, over changing flows so
+  // that RSS hands them to both workers, until a frame has come out of the far internal port (a
+  // packet socket on it) and both workers' TX queues have given frames to OVS, with none of
+  // them left waiting. A queue OVS does not poll yet only holds these few frames (no drop); the
+  // chunks below, half of them on each queue, would fill it. These frames count in `sent`.
   uint64_t sent = 0;
   {
     const int rx = socket(AF_PACKET, SOCK_RAW | SOCK_NONBLOCK, htons(ETH_P_ALL));
@@ -1715,18 +1718,28 @@ TEST_F(OvsTwoQueuesTest, RssOverTwoQueuesOfOnePortExactAuditPerCoreSumsAndNoStra
     at.sll_protocol = htons(ETH_P_ALL);
     at.sll_ifindex = static_cast<int>(if_nametoindex(v_[2].c_str()));
     ASSERT_EQ(bind(rx, reinterpret_cast<sockaddr*>(&at), sizeof(at)), 0) << v_[2];
-    bool through = false;
-    for (int i = 0; i < 300 && !through; ++i) {
-      Frame f = UdpFrame(Ip(10, 0, 0, 1), Ip(10, 1, 0, 1), 64, 100, 1024);
+    bool came_out = false, through = false;
+    auto both_queues_drained = [&] {
+      const EngineSnapshot snap = e.Snapshot();
+      for (const WorkerSnapshot& w : snap.workers) {
+        if (w.ports[b_id].tx_packets == 0) return false;
+      }
+      return Sum(snap).tx >= sent;
+    };
+    for (int i = 0; i < 600 && !through; ++i) {
+      Frame f = UdpFrame(Ip(10, 0, 0, 1), Ip(10, 1, 0, 1), 64, 100,
+                         static_cast<uint16_t>(1024 + i % 64));
       if (sendto(fd, f.bytes.data(), f.bytes.size(), 0, reinterpret_cast<sockaddr*>(&to),
                  sizeof(to)) == static_cast<ssize_t>(f.bytes.size())) {
         ++sent;
       }
       char buf[2048];
-      through = WaitFor([&] { return recv(rx, buf, sizeof(buf), 0) > 0; }, 100ms);
+      came_out = WaitFor([&] { return recv(rx, buf, sizeof(buf), 0) > 0; }, 100ms) || came_out;
+      through = came_out && WaitFor(both_queues_drained, 100ms);
     }
     close(rx);
-    ASSERT_TRUE(through) << "no frame came through Open vSwitch and skbnfd to " << v_[2];
+    ASSERT_TRUE(came_out) << "no frame came through Open vSwitch and skbnfd to " << v_[2];
+    ASSERT_TRUE(through) << "Open vSwitch did not drain both of skbnfd's TX queues on " << b;
   }
   // 64 flows (UDP source ports), in chunks each waited for: nothing is dropped for lack of room.
   constexpr uint32_t kChunk = 200, kChunks = 16;
@@ -1746,7 +1759,15 @@ TEST_F(OvsTwoQueuesTest, RssOverTwoQueuesOfOnePortExactAuditPerCoreSumsAndNoStra
   ASSERT_GE(sent, uint64_t{kChunk} * kChunks);
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx >= sent; }, 10s))
       << "transmitted " << Sum(e.Snapshot()).tx << " of " << sent << ", dropped "
-      << Sum(e.Snapshot()).dropped;
+      << Sum(e.Snapshot()).dropped << " (" << [&] {
+           std::string by;
+           for (const WorkerSnapshot& w : e.Snapshot().workers) {
+             for (size_t r = 0; r < kNumDropReasons; ++r) {
+               if (w.drops[r] != 0) by += absl::StrCat(" lcore ", w.lcore, " reason ", r, ": ", w.drops[r]);
+             }
+           }
+           return by;
+         }() << ")";
 
   // Per-core sums against the ports' own counters and what was sent.
   const EngineSnapshot s = e.Snapshot();
