@@ -76,14 +76,15 @@ export ASAN_OPTIONS=detect_leaks=1:abort_on_error=1 \
   LSAN_OPTIONS=suppressions=$PWD/tests/sanitizers/lsan_dpdk.supp:print_suppressions=0 \
   UBSAN_OPTIONS=print_stacktrace=1:halt_on_error=1
 stage_ctest asan-unit "$BA" --output-on-failure -L unit -j "$JOBS" --timeout 900
-# Not here: integration.testpmd_plugin. It loads the ASan-built plugin (-d libskbnf_mempool.so)
-# into Debian's uninstrumented dpdk-testpmd, where the ASan runtime is not the first library
-# loaded and refuses to start; the plugin under ASan is covered by the driver tests (our own
+# Not here: integration.testpmd_plugin, integration.telemetry_testpmd and
+# integration.proc_info_skbnfd. They load the ASan-built plugin (-d libskbnf_mempool.so) into
+# Debian's uninstrumented dpdk-testpmd / dpdk-proc-info, where the ASan runtime is not the first
+# library loaded and refuses to start ("ASan runtime does not come first"); the plugin under ASan is covered by the driver tests (our own
 # instrumented DPDK program loading it with -d).
 # Nor the README walk-through (the release stage runs it; under ASan `strategy tune` alone
 # would take minutes and test nothing the control tests do not).
 SKBNF_SOAK_SWAPS=2000 stage_ctest asan-integration "$BA" --output-on-failure -L "integration|control" \
-  -E "testpmd_plugin|readme_walkthrough" -j 1 --timeout 900
+  -E "testpmd_plugin|telemetry_testpmd|proc_info_skbnfd|readme_walkthrough" -j 1 --timeout 900
 unset ASAN_OPTIONS LSAN_OPTIONS UBSAN_OPTIONS
 
 echo "== ThreadSanitizer build of the buffer core and the driver tests ($BT)"
