@@ -89,8 +89,8 @@ def main():
             out, _ = dumpcap(p, "-i", "net_pcap0", "-c", "100", "-w", f1)
             if out.returncode != 0 or p.proc.poll() is not None:
                 fail(f"capture {i + 2}: dumpcap rc {out.returncode}, skbnfd "
-                     f"{'exited ' + str(p.proc.returncode) if p.proc.poll() is not None else 'runs'}",
-                     p.log)
+                     f"{'exited ' + str(p.proc.returncode) if p.proc.poll() is not None else 'runs'}"
+                     f"; dumpcap said: {out.stdout[-800:]} {out.stderr[-1500:]}", p.log)
         print("ok: five more dpdk-dumpcap -c 100 captures stopped under traffic; skbnfd runs on")
 
         f2 = os.path.join(p.dir, "duration.pcapng")

@@ -104,7 +104,17 @@ class Primary:
         pcap = os.path.join(self.dir, "udp.pcap")
         write_udp_pcap(pcap)
         ready = os.path.join(self.dir, "ready.json")
-        mem = (["-m", "256", f"--huge-dir={self.huge}"] if self.hugepages else [])
+        # --base-virtaddr: DPDK maps a secondary's memory at the primary's addresses ("Attempt to
+        # use a different starting address for all memory maps of the primary DPDK process. This
+        # can be helpful if secondary processes cannot start due to conflicts in address map",
+        # doc/guides/linux_gsg/eal_args.include.rst, DPDK 22.11). EAL's default hint, 0x100000000, lies
+        # in ASan's shadow, so an ASan-built skbnfd got its 16 GiB reservation at a random
+        # 0x7f.. address instead, where dpdk-dumpcap's own libraries sometimes sit: "Cannot get
+        # a virtual area at requested address", then a SIGSEGV on its way out (1 capture in 23
+        # of the ASan stage). 0x200000000000 is above ASan's HighShadow (which ends at
+        # 0x10007fff7fff) and below where Linux puts mmaps and libraries (0x7f..): free in both.
+        mem = (["-m", "256", f"--huge-dir={self.huge}", "--base-virtaddr=0x200000000000"]
+               if self.hugepages else [])
         eal = self.eal_extra if self.eal_extra is not None else mem
         self.proc = subprocess.Popen(
             [self.skbnfd, "--mode=io", "--listen=127.0.0.1:0", "--loopback-role=admin", "--metrics-addr=127.0.0.1:0",
