@@ -53,6 +53,9 @@ void MeasurementToProto(const TuneMeasurement& m, v1::TuneMeasurement* out) {
   }
   out->set_disqualified(m.disqualified);
   out->set_disqualified_reason(m.disqualified_reason);
+  out->set_reference(m.reference);
+  out->set_mode(m.mode);
+  out->set_ratio(m.ratio);
 }
 
 }  // namespace
@@ -89,6 +92,14 @@ void TuneReportToProto(const TuneReport& r, v1::TuneReport* out) {
     pc->set_drops(c.drops);
     pc->set_disqualified(c.disqualified);
     pc->set_disqualified_reason(c.disqualified_reason);
+    for (const TuneModeFigure& f : c.modes) {
+      v1::TuneModeFigure* pf = pc->add_modes();
+      pf->set_mode(f.mode);
+      pf->set_visits(f.visits);
+      pf->set_median_cycles_per_packet(f.median_cycles_per_packet);
+      pf->set_median_ratio(f.median_ratio);
+    }
+    pc->set_straddled(c.straddled);
   }
   for (const TuneMeasurement& m : r.measurements) MeasurementToProto(m, out->add_measurements());
   MeasurementToProto(r.baseline, out->mutable_baseline());
@@ -102,6 +113,8 @@ void TuneReportToProto(const TuneReport& r, v1::TuneReport* out) {
   out->set_duration_ms(r.duration_ms);
   out->set_packets(r.packets);
   out->set_baseline_rate_packets(r.baseline_rate_packets);
+  out->set_reference_cycles_per_packet(r.reference_cycles_per_packet);
+  out->set_reference_mode(r.reference_mode);
 }
 
 void TuneProgressToProto(const TuneProgress& p, v1::TuneProgress* out) {

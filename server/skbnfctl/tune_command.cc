@@ -72,16 +72,30 @@ const char* OutcomeName(v1::TuneOutcome o) {
   }
 }
 
+// "fast 3 x0.90, slow 2 x0.91, 1 straddled": the visits by machine mode with their median
+// ratio to the incumbent's neighbouring visits.
+std::string Modes(const v1::TuneCandidate& c) {
+  std::vector<std::string> parts;
+  for (const v1::TuneModeFigure& f : c.modes()) {
+    parts.push_back(absl::StrFormat("%s %d x%.2f", f.mode(), f.visits(), f.median_ratio()));
+  }
+  if (c.straddled() > 0) parts.push_back(absl::StrCat(c.straddled(), " straddled"));
+  return parts.empty() ? "-" : absl::StrJoin(parts, ", ");
+}
+
 void PrintReport(const v1::TuneReport& r) {
-  std::cout << "ranked (median cycles per packet over rounds, +- half the range; * incumbent):\n";
-  Table t({"RANK", "CANDIDATE", "CYC/PKT", "SPREAD", "ROUNDS", "PPS", "NOMBUF", "DROPS", "NOTE"});
+  std::cout << "ranked (median cycles per packet over rounds, each visit against its neighbouring "
+               "incumbent visits, in the "
+            << r.reference_mode() << " mode; +- half the range; * incumbent):\n";
+  Table t({"RANK", "CANDIDATE", "CYC/PKT", "SPREAD", "ROUNDS", "PPS", "NOMBUF", "DROPS", "MODES",
+           "NOTE"});
   for (const v1::TuneCandidate& c : r.candidates()) {
     t.Add({c.rank() > 0 ? absl::StrCat(c.rank()) : "-", c.spec() + (c.incumbent() ? " *" : ""),
            c.rank() > 0 ? absl::StrFormat("%.1f", c.median_cycles_per_packet()) : "-",
            c.rank() > 0 ? absl::StrFormat("%.1f", c.spread()) : "-",
            absl::StrCat(c.cycles_per_packet_size()),
            c.rank() > 0 ? control::HumanRate(c.median_packets_per_second()) : "-",
-           absl::StrCat(c.rx_nombuf()), absl::StrCat(c.drops()),
+           absl::StrCat(c.rx_nombuf()), absl::StrCat(c.drops()), Modes(c),
            c.disqualified() ? "disqualified: " + c.disqualified_reason() : ""});
   }
   t.Print(std::cout, "  ");
@@ -164,8 +178,12 @@ absl::StatusOr<int> Client::Tune(const std::vector<std::string>& p) {
     } else {
       switch (msg.phase()) {
         case v1::TuneProgress::PHASE_BASELINE:
-          std::cout << "tuning " << (msg.visits() / std::max<uint32_t>(msg.rounds(), 1))
-                    << " candidates x " << msg.rounds() << " rounds; baseline " << msg.candidate()
+          // each round: every other candidate, each followed by a reference visit of the
+          // incumbent (server/tuner/tuner.h)
+          std::cout << "tuning " << (msg.visits() / std::max<uint32_t>(2 * msg.rounds(), 1) + 1)
+                    << " candidates x " << msg.rounds()
+                    << " rounds, each visit followed by the incumbent's; baseline "
+                    << msg.candidate()
                     << ": " << absl::StrFormat("%.1f", msg.measurement().cycles_per_packet())
                     << " cycles/pkt, " << control::HumanRate(msg.measurement().packets_per_second())
                     << " pps\n"
@@ -178,7 +196,9 @@ absl::StatusOr<int> Client::Tune(const std::vector<std::string>& p) {
               "%-6s %-7s %-32s %9.1f %9s %7d %7s  %s\n", absl::StrCat(msg.round()),
               absl::StrCat(msg.visit(), "/", msg.visits()), m.spec(), m.cycles_per_packet(),
               control::HumanRate(m.packets_per_second()), m.rx_nombuf(), Drops(m),
-              m.disqualified() ? "disqualified: " + m.disqualified_reason() : "");
+              m.disqualified()  ? "disqualified: " + m.disqualified_reason()
+              : m.reference()   ? "reference"
+                                : "");
           break;
         }
         default:

@@ -2,6 +2,7 @@
 #include "server/tuner/tuner.h"
 
 #include <algorithm>
+#include <cmath>
 #include <iostream>
 #include <map>
 #include <random>
@@ -121,6 +122,14 @@ void LogTable(const TuneReport& r) {
                         c.median_cycles_per_packet, c.spread, c.cycles_per_packet.size(),
                         HumanRate(c.median_packets_per_second),
                         c.disqualified ? "disqualified: " + c.disqualified_reason : ""));
+    std::string modes;
+    for (const TuneModeFigure& f : c.modes) {
+      absl::StrAppendFormat(&modes, " %s: %d visits, %.1f cycles/packet, ratio %.3f;", f.mode,
+                            f.visits, f.median_cycles_per_packet, f.median_ratio);
+    }
+    if (!modes.empty() || c.straddled > 0) {
+      Log(absl::StrFormat("     %s by mode:%s %d straddled", c.spec, modes, c.straddled));
+    }
   }
   Log(absl::StrCat("done: ", TuneOutcomeName(r.outcome), ": ", r.reason, "; in force ",
                    r.final_spec, " (epoch ", r.final_epoch, "), ", r.swaps, " swaps, ",
@@ -200,6 +209,111 @@ void ScoreAndRank(std::vector<TuneCandidate>& cands) {
   for (TuneCandidate& c : cands) {
     if (ranked(c)) c.rank = ++rank;
   }
+}
+
+namespace {
+
+// The modes of the references (see tuner.h): "one", or "fast"/"slow" split at the widest gap of
+// their sorted log cycles/packet when it is wider than kTuneModeGap.
+void LabelReferences(const std::vector<TuneMeasurement*>& refs) {
+  std::vector<double> logs;
+  for (const TuneMeasurement* r : refs) logs.push_back(std::log(r->cycles_per_packet));
+  std::sort(logs.begin(), logs.end());
+  double widest = 0, at = 0;
+  for (size_t i = 1; i < logs.size(); ++i) {
+    if (logs[i] - logs[i - 1] > widest) {
+      widest = logs[i] - logs[i - 1];
+      at = (logs[i] + logs[i - 1]) / 2;
+    }
+  }
+  const bool two = widest > std::log1p(kTuneModeGap);
+  for (TuneMeasurement* r : refs) {
+    r->mode = !two ? "one" : std::log(r->cycles_per_packet) < at ? "fast" : "slow";
+  }
+}
+
+double MeanOf(const std::vector<const TuneMeasurement*>& v) {
+  double sum = 0;
+  for (const TuneMeasurement* m : v) sum += m->cycles_per_packet;
+  return v.empty() ? 0 : sum / static_cast<double>(v.size());
+}
+
+// A candidate's summary by mode (straddled visits left out).
+std::vector<TuneModeFigure> ByMode(const std::vector<const TuneMeasurement*>& visits) {
+  std::vector<TuneModeFigure> out;
+  for (const char* mode : {"fast", "slow", "one"}) {
+    std::vector<double> cpp, ratio;
+    for (const TuneMeasurement* m : visits) {
+      if (m->mode != mode) continue;
+      cpp.push_back(m->cycles_per_packet);
+      if (m->ratio > 0) ratio.push_back(m->ratio);
+    }
+    if (cpp.empty()) continue;
+    out.push_back(TuneModeFigure{mode, static_cast<uint32_t>(cpp.size()), Median(cpp),
+                                 Median(ratio)});
+  }
+  return out;
+}
+
+}  // namespace
+
+double LabelAndScore(TuneMeasurement& baseline, std::vector<TuneMeasurement>& visits,
+                     std::vector<TuneCandidate>& cands, std::string* reference_mode) {
+  std::vector<TuneMeasurement*> seq{&baseline};
+  for (TuneMeasurement& m : visits) seq.push_back(&m);
+  std::vector<TuneMeasurement*> refs;
+  std::vector<size_t> ref_at;  // position in seq of each reference
+  for (size_t i = 0; i < seq.size(); ++i) {
+    if (seq[i]->reference && seq[i]->cycles_per_packet > 0) {
+      refs.push_back(seq[i]);
+      ref_at.push_back(i);
+    }
+  }
+  if (refs.empty()) return 0;
+  LabelReferences(refs);
+  // A reference's ratio: over its neighbouring references in its mode.
+  for (size_t k = 0; k < refs.size(); ++k) {
+    std::vector<const TuneMeasurement*> near;
+    if (k > 0 && refs[k - 1]->mode == refs[k]->mode) near.push_back(refs[k - 1]);
+    if (k + 1 < refs.size() && refs[k + 1]->mode == refs[k]->mode) near.push_back(refs[k + 1]);
+    refs[k]->ratio = near.empty() ? 0 : refs[k]->cycles_per_packet / MeanOf(near);
+  }
+  // A candidate's visit: between two references, in their mode, or straddled.
+  for (size_t i = 0, k = 0; i < seq.size(); ++i) {
+    while (k < ref_at.size() && ref_at[k] < i) ++k;  // refs[k] is the first at or after i
+    TuneMeasurement& m = *seq[i];
+    if (m.reference || m.cycles_per_packet <= 0) continue;
+    const bool bracketed = k > 0 && k < refs.size();
+    if (bracketed && refs[k - 1]->mode == refs[k]->mode) {
+      m.mode = refs[k]->mode;
+      m.ratio = m.cycles_per_packet / MeanOf({refs[k - 1], refs[k]});
+    } else {
+      m.mode = "straddle";
+      m.ratio = 0;
+    }
+  }
+  *reference_mode = baseline.mode.empty() ? refs[0]->mode : baseline.mode;
+  std::vector<double> level;
+  for (const TuneMeasurement* r : refs) {
+    if (r->mode == *reference_mode) level.push_back(r->cycles_per_packet);
+  }
+  const double ref = Median(level);
+  for (TuneCandidate& c : cands) {
+    c.cycles_per_packet.clear();
+    c.straddled = 0;
+    std::vector<const TuneMeasurement*> mine;
+    std::map<uint32_t, std::vector<double>> by_round;
+    for (const TuneMeasurement* m : seq) {
+      if (m->spec != c.spec || m->reference != c.incumbent || m->cycles_per_packet <= 0) continue;
+      mine.push_back(m);
+      if (m->mode == "straddle") ++c.straddled;
+      if (m->disqualified || m->ratio <= 0 || m->round == 0) continue;
+      by_round[m->round].push_back(m->ratio * ref);
+    }
+    for (const auto& [round, figures] : by_round) c.cycles_per_packet.push_back(Median(figures));
+    c.modes = ByMode(mine);
+  }
+  return ref;
 }
 
 TuneDecision Decide(const std::vector<TuneCandidate>& cands, const std::string& incumbent,
@@ -332,12 +446,14 @@ absl::StatusOr<TunePlan> Tuner::Plan(const TuneRequest& r) const {
     return Invalid("candidates", absl::StrCat("only the strategy in force ('", p.incumbent,
                                               "'): list at least one other strategy"));
   }
-  const auto planned = p.dwell + p.rounds * p.candidates.size() * (p.settle + p.dwell);
+  // each round: every other candidate, each followed by a reference visit of the incumbent
+  const auto planned = p.dwell + p.rounds * 2 * (p.candidates.size() - 1) * (p.settle + p.dwell);
   if (planned > kTuneMaxDuration) {
     return Invalid("rounds",
                    absl::StrCat("the tune would take ",
                                 std::chrono::duration_cast<std::chrono::seconds>(planned).count(),
-                                " s (baseline + rounds x candidates x (settle + dwell)); "
+                                " s (baseline + rounds x 2 x (candidates - 1) x (settle + dwell): each candidate's "
+                                "visit is followed by one of the incumbent); "
                                 "at most ",
                                 kTuneMaxDuration.count(),
                                 " s: fewer rounds or candidates, or a shorter dwell"));
@@ -402,6 +518,7 @@ class TuneRun {
   // Puts `spec` in force (nothing to do when it is), only while the epoch is still the tune's.
   Swap swap_locked(Change& c, const std::string& spec);
   Swap swap_to(const std::string& spec);
+  bool Visit(TuneCandidate& c, uint32_t round);
   void MeasureVisit(TuneCandidate& c, uint32_t round, TuneProgress& pr);
 
   Tuner& tuner_;
@@ -434,7 +551,7 @@ void TuneRun::Start() {
       std::chrono::duration_cast<milliseconds>(std::chrono::system_clock::now().time_since_epoch())
           .count());
   t0 = Clock::now();
-  visits = plan.rounds * static_cast<uint32_t>(plan.candidates.size());
+  visits = plan.rounds * 2 * static_cast<uint32_t>(plan.candidates.size() - 1);
   Log(absl::StrCat("started: ", plan.candidates.size(), " candidates (",
                    absl::StrJoin(plan.candidates, " "), "), incumbent ", plan.incumbent, ", ",
                    plan.rounds, " rounds, dwell ", plan.dwell.count(), " ms, settle ",
@@ -526,40 +643,53 @@ void TuneRun::Rounds() {
     cands[i].spec = plan.candidates[i];
     cands[i].incumbent = plan.candidates[i] == plan.incumbent;
   }
+  size_t incumbent = 0;
+  for (size_t i = 0; i < cands.size(); ++i) {
+    if (cands[i].incumbent) incumbent = i;
+  }
+  rep.baseline.reference = true;
   std::mt19937_64 rng(plan.seed);
   for (uint32_t round = 1; round <= plan.rounds && stop == Stop::kNone && !failed; ++round) {
     std::vector<size_t> order;
     for (size_t i = 0; i < cands.size(); ++i) {
-      if (!cands[i].disqualified) order.push_back(i);
+      if (!cands[i].disqualified && i != incumbent) order.push_back(i);
     }
     std::shuffle(order.begin(), order.end(), rng);
     for (size_t i : order) {
-      TuneCandidate& c = cands[i];
-      ++visit;
-      SetState("settling", c.spec);
-      const Swap sw = swap_to(c.spec);
-      if (sw == Swap::kAborted) stop = Stop::kAborted;
-      if (sw == Swap::kFailed) failed = true;
-      if (sw != Swap::kOk) break;
-      TuneProgress pr;
-      pr.phase = TuneProgress::Phase::kSettling;
-      pr.round = round;
-      pr.rounds = plan.rounds;
-      pr.candidate = c.spec;
-      pr.visit = visit;
-      pr.visits = visits;
-      if (!progress(pr)) stop = Stop::kCancelled;
-      if (stop == Stop::kNone) stop = wait(plan.settle);
-      if (stop != Stop::kNone) break;
-      MeasureVisit(c, round, pr);
-      if (stop != Stop::kNone) break;
+      // the candidate, then the incumbent: every candidate's visit between two references
+      if (!Visit(cands[i], round) || !Visit(cands[incumbent], round)) break;
     }
   }
+  rep.reference_cycles_per_packet =
+      LabelAndScore(rep.baseline, rep.measurements, cands, &rep.reference_mode);
   ScoreAndRank(cands);
   if (!cands.empty() && cands[0].rank == 1) rep.winner = cands[0].spec;
 }
 
-// One candidate's dwell in one round, after its settle: measured, judged against the baseline.
+// Swap to `c`, settle, measure: false when the tune stops (cancelled, aborted, a failed swap).
+bool TuneRun::Visit(TuneCandidate& c, uint32_t round) {
+  ++visit;
+  SetState("settling", c.spec);
+  const Swap sw = swap_to(c.spec);
+  if (sw == Swap::kAborted) stop = Stop::kAborted;
+  if (sw == Swap::kFailed) failed = true;
+  if (sw != Swap::kOk) return false;
+  TuneProgress pr;
+  pr.phase = TuneProgress::Phase::kSettling;
+  pr.round = round;
+  pr.rounds = plan.rounds;
+  pr.candidate = c.spec;
+  pr.visit = visit;
+  pr.visits = visits;
+  if (!progress(pr)) stop = Stop::kCancelled;
+  if (stop == Stop::kNone) stop = wait(plan.settle);
+  if (stop != Stop::kNone) return false;
+  MeasureVisit(c, round, pr);
+  return stop == Stop::kNone;
+}
+
+// One visit's dwell, after its settle: measured, judged against the baseline. Its scored figure
+// comes when the visits are over (LabelAndScore), from its neighbouring references.
 void TuneRun::MeasureVisit(TuneCandidate& c, uint32_t round, TuneProgress& pr) {
   SetState("measuring", c.spec);
   const Sample a = Take(backend_);
@@ -568,6 +698,7 @@ void TuneRun::MeasureVisit(TuneCandidate& c, uint32_t round, TuneProgress& pr) {
   TuneMeasurement m = Measure(a, Take(backend_));
   m.round = round;
   m.spec = c.spec;
+  m.reference = c.incumbent;
   DisqualifyAgainst(m, rep.baseline);
   c.rx_nombuf += m.rx_nombuf;
   for (const auto& d : m.drops) c.drops += d.second;
@@ -575,11 +706,11 @@ void TuneRun::MeasureVisit(TuneCandidate& c, uint32_t round, TuneProgress& pr) {
     c.disqualified = true;
     c.disqualified_reason = absl::StrCat("round ", round, ": ", m.disqualified_reason);
   } else {
-    c.cycles_per_packet.push_back(m.cycles_per_packet);
     c.packets_per_second.push_back(m.packets_per_second);
   }
-  Log(absl::StrFormat("round %d/%d %s: %.1f cycles/packet, %s pps, rx_nombuf %d%s", round,
-                      plan.rounds, c.spec, m.cycles_per_packet, HumanRate(m.packets_per_second),
+  Log(absl::StrFormat("round %d/%d %s%s: %.1f cycles/packet, %s pps, rx_nombuf %d%s", round,
+                      plan.rounds, c.spec, m.reference ? " (reference)" : "", m.cycles_per_packet,
+                      HumanRate(m.packets_per_second),
                       m.rx_nombuf,
                       m.disqualified ? ", disqualified: " + m.disqualified_reason : ""));
   rep.measurements.push_back(std::move(m));

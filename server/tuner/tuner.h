@@ -13,16 +13,31 @@
 //              for disqualification, and the rate a tune's cost in packets is counted against.
 //              No packet received: FAILED_PRECONDITION (tuning needs live traffic).
 //   rounds     Each round visits every candidate still qualified in a fresh random order (seeded;
-//              the seed is reported so a run can be repeated): swap to it, settle, measure for
-//              the dwell. A visit measures, over all workers, busy cycles / busy packets (the
-//              per-core busy-cycle counters), packets per second, rx_nombuf (pool allocation
-//              failures + the PMDs' rx_nombuf) and drops by reason (+ the NICs' imissed as
-//              rx_missed).
+//              the seed is reported so a run can be repeated), each visit followed by one of the
+//              incumbent (a reference): swap, settle, measure for the dwell. The baseline is the
+//              first reference, so every candidate's visit lies between two references:
+//              B c1 I c2 I c3 I | c2 I c1 I c3 I | ... (issue 33 item 6: the tuner measures the
+//              way bench/interleave.py does). A visit measures, over all workers, busy cycles /
+//              busy packets (the per-core busy-cycle counters), packets per second, rx_nombuf
+//              (pool allocation failures + the PMDs' rx_nombuf) and drops by reason (+ the NICs'
+//              imissed as rx_missed).
+//   modes      The machine may change speed at any moment (this VM: two modes about 1.6x apart,
+//              mean spell 46 s; TSC ticks are wall time, so cycles/packet move with it). The
+//              references label the modes: their log cycles/packet sorted, split at the widest
+//              gap when it exceeds kTuneModeGap (15 %): "fast" below, "slow" above; no such gap:
+//              "one". A candidate's visit takes the label its two references share, or
+//              "straddle" when they differ (the mode changed between them): a straddled visit is
+//              reported, not scored. Scored figure of a visit: its cycles/packet over the mean
+//              of its two references, times the reference level (the references' median in the
+//              baseline's mode): cycles per packet as they would be in the baseline's mode, so a
+//              mode change halfway through a tune cannot flip its decision (tests/tuner). The
+//              incumbent's per-round figure is the median of its references' figures against
+//              their neighbours. The report keeps every raw figure and per-mode summaries.
 //   disqualify A visit whose rx_nombuf or drops of any reason, per received packet, exceed 1.5x
 //              the baseline's (+ 1 in 10,000 packets for drops; nothing for rx_nombuf), or that
 //              received no packet, disqualifies its candidate: it is not visited again.
-//   score      Per candidate, the median of its per-round cycles per packet; its spread is half
-//              the range of those figures. Ranked lowest median first; disqualified last.
+//   score      Per candidate, the median of its per-round scored figures (above); its spread is
+//              half the range of those figures. Ranked lowest median first; disqualified last.
 //   decide     With apply (at least 2 rounds, so there is a spread), the winner is put in force
 //              only when incumbent median - winner median > incumbent spread + winner spread
 //              (their median +- spread intervals do not overlap); otherwise the incumbent stays,
@@ -78,6 +93,10 @@ inline constexpr uint32_t kTuneDefaultRounds = 3;
 inline constexpr uint32_t kTuneMaxRounds = 20;
 inline constexpr std::chrono::seconds kTuneMaxDuration{3600};  // planned: baseline + visits
 inline constexpr std::chrono::milliseconds kTuneMaxQuiesceTimeout{10000};
+// The widest gap between the references' sorted log cycles/packet that splits them into two
+// modes: 15 %, bench/interleave.py's --mode-gap default (the modes here differ by about 60 %;
+// one mode's figures by a few %).
+inline constexpr double kTuneModeGap = 0.15;
 // The default candidates besides the incumbent.
 inline constexpr const char* kTuneDefaultCandidates[] = {"magazine", "headpool", "recycle+magazine",
                                                          "lcache"};
@@ -119,6 +138,20 @@ struct TuneMeasurement {
   std::vector<std::pair<std::string, uint64_t>> drops;  // by reason
   bool disqualified = false;
   std::string disqualified_reason;
+  // Set when the tune's visits are over (LabelAndScore):
+  bool reference = false;  // a visit of the incumbent between candidates' (the baseline too)
+  std::string mode;        // "fast", "slow", "one" or "straddle" (see the header comment)
+  // cycles_per_packet over the mean of the neighbouring references (for a reference: over its
+  // neighbours'); 0 when it has none in its mode (straddled, the baseline, disqualified)
+  double ratio = 0;
+};
+
+// One candidate's visits in one machine mode.
+struct TuneModeFigure {
+  std::string mode;  // fast, slow or one
+  uint32_t visits = 0;
+  double median_cycles_per_packet = 0;  // raw, as measured in that mode
+  double median_ratio = 0;              // against the neighbouring references
 };
 
 struct TuneCandidate {
@@ -127,8 +160,12 @@ struct TuneCandidate {
   uint32_t rank = 0;  // 1 = best; 0 = not ranked
   double median_cycles_per_packet = 0;
   double spread = 0;
-  std::vector<double> cycles_per_packet;   // per measured round
+  // per measured round: the scored figure (cycles/packet in the baseline's mode, from the ratio
+  // to the neighbouring references); rounds whose visit straddled a mode change have none
+  std::vector<double> cycles_per_packet;
   std::vector<double> packets_per_second;  // per measured round
+  std::vector<TuneModeFigure> modes;       // raw figures by machine mode
+  uint32_t straddled = 0;                  // visits not scored: the mode changed around them
   double median_packets_per_second = 0;
   uint64_t rx_nombuf = 0, drops = 0;
   bool disqualified = false;
@@ -143,6 +180,8 @@ struct TuneReport {
   std::vector<TuneCandidate> candidates;  // ranked, then unranked
   std::vector<TuneMeasurement> measurements;
   TuneMeasurement baseline;
+  double reference_cycles_per_packet = 0;  // the references' median in the baseline's mode
+  std::string reference_mode;              // the baseline's mode
   uint32_t rounds = 0;
   std::chrono::milliseconds dwell{0}, settle{0};
   uint64_t seed = 0;
@@ -152,7 +191,14 @@ struct TuneReport {
   uint64_t packets = 0, baseline_rate_packets = 0;  // from the first swap to the end
 };
 
-// The tune's pure parts, one function each (control_unit_test tests them on synthetic figures).
+// The tune's pure parts, one function each (control_unit_test and tests/tuner test them on
+// synthetic figures).
+// Labels the baseline and every visit (in visit order; references marked) with its mode and
+// ratio, fills
+// each candidate's scored per-round figures, modes and straddled count from them, and returns
+// the reference level (0 when no reference was measured). Candidates are matched by spec.
+double LabelAndScore(TuneMeasurement& baseline, std::vector<TuneMeasurement>& visits,
+                     std::vector<TuneCandidate>& candidates, std::string* reference_mode);
 // Sets m.disqualified (and why) against the baseline's rates per received packet.
 void DisqualifyAgainst(TuneMeasurement& m, const TuneMeasurement& baseline);
 // Scores every candidate (median, spread; from cycles_per_packet and packets_per_second) and
