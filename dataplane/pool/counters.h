@@ -66,7 +66,7 @@ struct CoreCounters {
   Counter allocs;          // objects handed out by the pool to the host on this core
   Counter frees;           // objects returned by the host on this core (after debug filtering)
   Counter alloc_failures;  // Get() calls that could not be satisfied (all-or-nothing)
-  LayerCounters layer[kNumLayers];
+  LayerCounters layer[kMaxLayers];  // by a layer's kIndex
   Counter store_allocs;  // objects taken from the slab store
   Counter store_frees;   // objects returned to the slab store
   Counter store_locks;   // store lock acquisitions
@@ -79,7 +79,7 @@ struct LayerCountersSnapshot {
 };
 struct CoreCountersSnapshot {
   uint64_t allocs = 0, frees = 0, alloc_failures = 0;
-  LayerCountersSnapshot layer[kNumLayers];
+  LayerCountersSnapshot layer[kMaxLayers];
   uint64_t store_allocs = 0, store_frees = 0, store_locks = 0, depot_locks = 0;
 };
 
@@ -100,7 +100,7 @@ inline CoreCountersSnapshot Snapshot(const CoreCounters& c) {
   s.allocs = c.allocs.Get();
   s.frees = c.frees.Get();
   s.alloc_failures = c.alloc_failures.Get();
-  for (int i = 0; i < kNumLayers; ++i) {
+  for (int i = 0; i < kMaxLayers; ++i) {
     const uint64_t fast_allocs = c.layer[i].fast_alloc_hits.Get();
     const uint64_t fast_frees = c.layer[i].fast_free_hits.Get();
     s.allocs += fast_allocs;

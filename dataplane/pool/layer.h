@@ -13,8 +13,9 @@
 //   struct State;                      per-core state, one per slot, written only by its core
 //                                      (or by control while the core is parked/unregistered)
 //   static constexpr int kIndex;       its place in the public vocabulary (Layer: counters,
-//                                      gauges, metric labels, the spec), or kUnlisted for a
-//                                      layer the spec cannot name (a test's)
+//                                      gauges, metric labels, the spec's mask), < kMaxLayers and
+//                                      one per layer of a list, or kUnlisted for a layer no spec
+//                                      can name
 //   static constexpr LayerFacts kFacts;                its name, help line and tunable with its
 //                                      default and range (layer_facts.h: the spec's grammar and
 //                                      `strategy list` read them from the catalog)
@@ -198,6 +199,18 @@ struct LayerList {
     ((ok = ok && L::kIndex == i, ++i), ...);
     return ok;
   }();
+  // Whether every kIndex fits the per-layer arrays (kMaxLayers) and no two layers share one.
+  static constexpr bool kIndicesFit = [] {
+    const std::array<int, kSize> idx{L::kIndex...};
+    for (size_t a = 0; a < kSize; ++a) {
+      if (idx[a] >= kMaxLayers) return false;
+      for (size_t b = 0; b < a; ++b) {
+        if (idx[a] >= 0 && idx[a] == idx[b]) return false;
+      }
+    }
+    return true;
+  }();
+  static_assert(kIndicesFit, "a layer's kIndex must be below kMaxLayers and its own in the list");
   // Whether a StrategySpec's default for each layer's tunable is the one its kFacts states.
   static constexpr bool kDefaultsAgree =
       ((!L::kFacts.has_tunable ||

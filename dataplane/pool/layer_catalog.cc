@@ -14,6 +14,10 @@ std::string StackOrderText(const std::vector<CatalogEntry>& catalog) {
   });
 }
 
+HeldBound MaxHeld(const StrategySpec& spec, const HoldEnv& env) {
+  return MaxHeld(spec, env, spec.Catalog());
+}
+
 HeldBound MaxHeld(const StrategySpec& spec, const HoldEnv& env,
                   const std::vector<CatalogEntry>& catalog) {
   HeldBound b;

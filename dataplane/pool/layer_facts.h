@@ -52,7 +52,9 @@ struct LayerFacts {
 // One row of the catalog: a layer's facts, its public identity and place, and its bound.
 struct CatalogEntry {
   LayerFacts facts;
-  int index = -1;    // kIndex: Layer enumerator, or kUnlisted (-1) for a test's layer
+  int index = -1;    // kIndex: its bit in a spec's mask and its slot in the per-layer counters,
+                     // gauges and audit (< kMaxLayers; the Layer enumerator for a production
+                     // layer), or kUnlisted (-1): a layer no spec names
   size_t order = 0;  // its place in the stack, top (0) first
   bool (*in_stack)(const StrategySpec&) = nullptr;
   uint64_t (*max_held)(const StrategySpec&, const HoldEnv&) = nullptr;
@@ -69,13 +71,14 @@ std::string StackOrderText(const std::vector<CatalogEntry>& catalog = LayerCatal
 // The most the layers of `spec` can hold on one core: per catalog row (by_order, the rows of
 // layers not in the stack 0) and in total. The one held-objects definition: the pool-share
 // check (server/core/pool_share.cc) and preflight's sizing (server/daemon/startup_checks.cc)
-// both call it.
+// both call it, over the catalogue the spec was parsed under (StrategySpec::Catalog()).
 struct HeldBound {
   std::vector<uint64_t> by_order;
   uint64_t total = 0;
 };
+HeldBound MaxHeld(const StrategySpec& spec, const HoldEnv& env);
 HeldBound MaxHeld(const StrategySpec& spec, const HoldEnv& env,
-                  const std::vector<CatalogEntry>& catalog = LayerCatalog());
+                  const std::vector<CatalogEntry>& catalog);
 
 // The most DPDK's own lcore cache of `size` holds between calls: its flush threshold, the
 // formula of the lcache layer that follows it (Lcache::FlushThreshold).

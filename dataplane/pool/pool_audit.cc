@@ -30,7 +30,7 @@ AuditReport PoolCore::Audit(uint64_t in_flight) {
     frees += CoreFrees(s.counters);
     if (c == kMaxCores || !Owned(s)) continue;
     LayerGauges g = CoreGauges(c);
-    for (int l = 0; l < kNumLayers; ++l) r.in_layers[l] += g.objects[l];
+    for (int l = 0; l < kMaxLayers; ++l) r.in_layers[l] += g.objects[l];
     r.in_unlisted_layers += g.unlisted;
   }
   for (const auto& g : generations_) {

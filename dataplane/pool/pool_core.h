@@ -193,7 +193,7 @@ struct SwapReport {
 };
 
 struct LayerGauges {
-  uint64_t objects[kNumLayers] = {};
+  uint64_t objects[kMaxLayers] = {};  // by kIndex
   uint64_t unlisted = 0;  // layers the spec cannot name (kUnlisted: a test's own layers)
 };
 
@@ -201,7 +201,7 @@ struct AuditReport {
   bool ok = false;
   uint64_t populated = 0;
   uint64_t in_store = 0;
-  uint64_t in_layers[kNumLayers] = {};  // per-core layer state (magazines: loaded + previous)
+  uint64_t in_layers[kMaxLayers] = {};  // per-core layer state (magazines: loaded + previous)
   uint64_t in_unlisted_layers = 0;      // layers the spec cannot name (a test's own layers)
   uint64_t in_depots = 0;               // full magazines in every live depot
   uint64_t in_flight = 0;               // as the host said

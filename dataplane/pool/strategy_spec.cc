@@ -12,24 +12,27 @@
 namespace skbnf::pool {
 namespace {
 
-// A listed layer's catalog row (its index is its place: default_layers.h).
+// A listed layer's row in the production catalog (its index is its place: default_layers.h).
 const CatalogEntry& Row(int index) { return LayerCatalog()[static_cast<size_t>(index)]; }
 
-std::string KnownLayers() {
+using Catalog = std::vector<CatalogEntry>;
+
+std::string KnownLayers(const Catalog& catalog) {
   std::vector<absl::string_view> names;
-  for (const CatalogEntry& e : LayerCatalog()) names.push_back(e.facts.name);
+  for (const CatalogEntry& e : catalog) names.push_back(e.facts.name);
   return absl::StrJoin(names, ", ");
 }
 
-const TunableInfo* FindTunable(Layer l, absl::string_view key) {
-  for (const TunableInfo& t : AllTunables()) {
-    if (t.layer == l && t.key == key) return &t;
+// The row of the layer named `name`, or nullptr.
+const CatalogEntry* FindLayer(const Catalog& catalog, absl::string_view name) {
+  for (const CatalogEntry& e : catalog) {
+    if (e.facts.name == name && e.index >= 0) return &e;
   }
   return nullptr;
 }
 
-absl::Status ParseLayer(absl::string_view token, StrategySpec& spec, int& last_index,
-                        Layer& layer_out) {
+absl::Status ParseLayer(absl::string_view token, const Catalog& catalog, StrategySpec& spec,
+                        const CatalogEntry*& last) {
   absl::string_view name = token;
   absl::string_view first_kv;
   if (size_t colon = token.find(':'); colon != absl::string_view::npos) {
@@ -40,47 +43,39 @@ absl::Status ParseLayer(absl::string_view token, StrategySpec& spec, int& last_i
           absl::StrCat("layer '", name, "': ':' must be followed by key=value"));
     }
   }
-  int index = -1;
-  for (const CatalogEntry& e : LayerCatalog()) {
-    if (e.facts.name == name) index = e.index;
-  }
-  if (index < 0) {
+  const CatalogEntry* row = FindLayer(catalog, name);
+  if (row == nullptr) {
     if (name == "slab") {
       return absl::InvalidArgumentError(
           "'slab' names the empty stack and cannot be combined with layers");
     }
     return absl::InvalidArgumentError(
-        absl::StrCat("unknown layer '", name, "' (known: ", KnownLayers(), ", or slab)"));
+        absl::StrCat("unknown layer '", name, "' (known: ", KnownLayers(catalog), ", or slab)"));
   }
-  Layer layer = static_cast<Layer>(index);
-  if (spec.Has(layer)) {
+  if (spec.Has(row->index)) {
     return absl::InvalidArgumentError(absl::StrCat("layer '", name, "' appears twice"));
   }
-  if (index < last_index) {
+  if (last != nullptr && row->order < last->order) {
     return absl::InvalidArgumentError(absl::StrCat("layer '", name, "' must come before '",
-                                                   Row(last_index).facts.name,
-                                                   "' (order: ", StackOrderText(), ")"));
+                                                   last->facts.name,
+                                                   "' (order: ", StackOrderText(catalog), ")"));
   }
-  last_index = index;
-  spec.layers |= LayerBit(layer);
-  layer_out = layer;
+  last = row;
+  spec.layers |= LayerBit(row->index);
   return absl::OkStatus();
 }
 
-absl::Status ParseTunable(absl::string_view kv, Layer layer, StrategySpec& spec,
+absl::Status ParseTunable(absl::string_view kv, const CatalogEntry& row, StrategySpec& spec,
                           std::vector<absl::string_view>& seen) {
   size_t eq = kv.find('=');
   absl::string_view key = kv.substr(0, eq);
   absl::string_view value = kv.substr(eq + 1);
-  absl::string_view lname = LayerName(layer);
-  const TunableInfo* info = FindTunable(layer, key);
-  if (info == nullptr) {
-    std::vector<absl::string_view> keys;
-    for (const TunableInfo& t : AllTunables()) {
-      if (t.layer == layer) keys.push_back(t.key);
-    }
-    return absl::InvalidArgumentError(absl::StrCat("layer '", lname, "' has no tunable '", key,
-                                                   "' (it has: ", absl::StrJoin(keys, ", "), ")"));
+  absl::string_view lname = row.facts.name;
+  const TunableFacts& info = row.facts.tunable;
+  if (!row.facts.has_tunable || info.key != key) {
+    return absl::InvalidArgumentError(absl::StrCat(
+        "layer '", lname, "' has no tunable '", key,
+        "' (it has: ", row.facts.has_tunable ? info.key : absl::string_view("none"), ")"));
   }
   for (absl::string_view s : seen) {
     if (s == key) {
@@ -95,12 +90,12 @@ absl::Status ParseTunable(absl::string_view kv, Layer layer, StrategySpec& spec,
     return absl::InvalidArgumentError(
         absl::StrCat("tunable '", lname, ":", key, "' value '", value, "' is not a whole number"));
   }
-  if (v < info->min || v > info->max) {
+  if (v < info.min || v > info.max) {
     return absl::InvalidArgumentError(absl::StrCat("tunable '", lname, ":", key, "' = ", v,
-                                                   " is out of range [", info->min, ", ", info->max,
+                                                   " is out of range [", info.min, ", ", info.max,
                                                    "]"));
   }
-  spec.Tunable(layer) = static_cast<uint32_t>(v);
+  spec.*(info.field) = static_cast<uint32_t>(v);
   return absl::OkStatus();
 }
 
@@ -143,20 +138,22 @@ uint32_t& StrategySpec::Tunable(Layer l) {
   return this->*Row(static_cast<int>(l)).facts.tunable.field;
 }
 
+const std::vector<CatalogEntry>& StrategySpec::Catalog() const {
+  return catalog != nullptr ? *catalog : LayerCatalog();
+}
+
 std::string StrategySpec::ToString() const {
   std::string out;
   if (layers == 0) out = "slab";
   StrategySpec defaults;
-  for (int i = 0; i < kNumLayers; ++i) {
-    Layer l = static_cast<Layer>(i);
-    if (!Has(l)) continue;
+  for (const CatalogEntry& e : Catalog()) {
+    if (e.index < 0 || !Has(e.index)) continue;
     if (!out.empty()) out += "+";
-    absl::StrAppend(&out, LayerName(l));
-    const uint32_t v = Tunable(l);
-    if (v != defaults.Tunable(l)) {
-      for (const TunableInfo& t : AllTunables()) {
-        if (t.layer == l) absl::StrAppend(&out, ":", t.key, "=", v);
-      }
+    absl::StrAppend(&out, e.facts.name);
+    if (!e.facts.has_tunable) continue;
+    const uint32_t v = this->*(e.facts.tunable.field);
+    if (v != defaults.*(e.facts.tunable.field)) {
+      absl::StrAppend(&out, ":", e.facts.tunable.key, "=", v);
     }
   }
   if (prefetch) out += ",prefetch";
@@ -164,7 +161,13 @@ std::string StrategySpec::ToString() const {
 }
 
 absl::StatusOr<StrategySpec> StrategySpec::Parse(absl::string_view text) {
+  return Parse(text, LayerCatalog());
+}
+
+absl::StatusOr<StrategySpec> StrategySpec::Parse(absl::string_view text,
+                                                 const std::vector<CatalogEntry>& catalog) {
   StrategySpec spec;
+  if (&catalog != &LayerCatalog()) spec.catalog = &catalog;
   if (text.empty()) return absl::InvalidArgumentError("strategy spec is empty (try 'magazine')");
   for (char c : text) {
     if (c == ' ' || c == '\t' || c == '\n') {
@@ -174,8 +177,7 @@ absl::StatusOr<StrategySpec> StrategySpec::Parse(absl::string_view text) {
   }
   std::vector<absl::string_view> tokens = absl::StrSplit(text, ',');
   std::vector<absl::string_view> layer_tokens = absl::StrSplit(tokens[0], '+');
-  int last_index = -1;
-  Layer last_layer = Layer::kLcache;
+  const CatalogEntry* last = nullptr;
   std::vector<absl::string_view> seen_keys;
   if (tokens[0] == "slab") {
     layer_tokens.clear();
@@ -188,16 +190,16 @@ absl::StatusOr<StrategySpec> StrategySpec::Parse(absl::string_view text) {
       return absl::InvalidArgumentError(
           absl::StrCat("strategy spec '", text, "' has an empty layer"));
     }
-    absl::Status s = ParseLayer(lt, spec, last_index, last_layer);
+    absl::Status s = ParseLayer(lt, catalog, spec, last);
     if (!s.ok()) return s;
     seen_keys.clear();
     if (size_t colon = lt.find(':'); colon != absl::string_view::npos) {
       absl::string_view kv = lt.substr(colon + 1);
       if (kv.find('=') == absl::string_view::npos) {
         return absl::InvalidArgumentError(
-            absl::StrCat("layer '", LayerName(last_layer), "': '", kv, "' is not key=value"));
+            absl::StrCat("layer '", last->facts.name, "': '", kv, "' is not key=value"));
       }
-      s = ParseTunable(kv, last_layer, spec, seen_keys);
+      s = ParseTunable(kv, *last, spec, seen_keys);
       if (!s.ok()) return s;
     }
   }
@@ -209,12 +211,12 @@ absl::StatusOr<StrategySpec> StrategySpec::Parse(absl::string_view text) {
           absl::StrCat("strategy spec '", text, "' has an empty item after ','"));
     }
     if (t.find('=') != absl::string_view::npos) {
-      if (in_modifiers || last_index < 0 ||
+      if (in_modifiers || last == nullptr ||
           layer_tokens.back().find(':') == absl::string_view::npos) {
         return absl::InvalidArgumentError(
             absl::StrCat("tunable '", t, "' must follow a layer's ':' (e.g. magazine:size=64)"));
       }
-      absl::Status s = ParseTunable(t, last_layer, spec, seen_keys);
+      absl::Status s = ParseTunable(t, *last, spec, seen_keys);
       if (!s.ok()) return s;
       continue;
     }

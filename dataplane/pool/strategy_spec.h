@@ -39,9 +39,18 @@ namespace skbnf::pool {
 
 enum class Layer : uint8_t { kLcache = 0, kRecycle = 1, kHeadPool = 2, kMagazine = 3 };
 inline constexpr int kNumLayers = 4;
+// Room for layers past the production ones (a test's: tests/unit/toy_layer.h takes index
+// kNumLayers). Per-layer counters, gauges and audit figures are arrays of this size, indexed by
+// a layer's kIndex; the production layers keep their Layer enumerator (skbnf.v1's Layer is
+// kIndex + 1, so the wire does not change).
+inline constexpr int kMaxLayers = 8;
 
-// Bit for a layer in a layer mask (top of the stack = lowest bit).
-constexpr unsigned LayerBit(Layer l) { return 1u << static_cast<unsigned>(l); }
+// Bit for a layer in a layer mask (by public index; the production layers: top of the stack =
+// lowest bit).
+constexpr unsigned LayerBit(int index) { return 1u << static_cast<unsigned>(index); }
+constexpr unsigned LayerBit(Layer l) { return LayerBit(static_cast<int>(l)); }
+
+struct CatalogEntry;  // layer_facts.h
 
 absl::string_view LayerName(Layer l);
 
@@ -70,7 +79,7 @@ struct LayerInfo {
 const std::vector<LayerInfo>& AllLayers();
 
 struct StrategySpec {
-  // Layers present, as a mask of LayerBit().
+  // Layers present, as a mask of LayerBit(kIndex).
   unsigned layers = 0;
   // Tunables (meaningful only when the layer is present).
   uint32_t lcache_size = 256;
@@ -79,15 +88,25 @@ struct StrategySpec {
   uint32_t magazine_size = 32;
   // Modifiers.
   bool prefetch = false;
+  // The catalogue the spec was parsed under (layer_facts.h): the layers its mask can name, with
+  // their names and held-objects bounds. nullptr: the production one (LayerCatalog()). What
+  // follows the spec (printing, pool::MaxHeld: the pool-share check and preflight's sizing)
+  // reads it, so a list of layers other than the production one (a test's) needs no edit there.
+  const std::vector<CatalogEntry>* catalog = nullptr;
 
   bool Has(Layer l) const { return (layers & LayerBit(l)) != 0; }
+  bool Has(int index) const { return (layers & LayerBit(index)) != 0; }
+  const std::vector<CatalogEntry>& Catalog() const;
   // The one tunable of layer `l` (lcache_size, recycle_limit, hot_list_len, magazine_size).
   uint32_t& Tunable(Layer l);
   uint32_t Tunable(Layer l) const { return const_cast<StrategySpec*>(this)->Tunable(l); }
   // Canonical text form.
   std::string ToString() const;
-  // Parses `text`; on error the message names the offending part.
+  // Parses `text` under the production catalogue; on error the message names the offending part.
   static absl::StatusOr<StrategySpec> Parse(absl::string_view text);
+  // Parses `text` under `catalog` (a LayerList's Catalog(): its names, tunables and order).
+  static absl::StatusOr<StrategySpec> Parse(absl::string_view text,
+                                            const std::vector<CatalogEntry>& catalog);
 
   friend bool operator==(const StrategySpec&, const StrategySpec&) = default;
 };

@@ -193,28 +193,7 @@ grpc::Status ControlService::ListStrategies(grpc::ServerContext* ctx, const v1::
                                             v1::ListStrategiesResponse* resp) {
   CallLimits::Slot slot;
   if (grpc::Status a = Reading(ctx, "ListStrategies", &slot); !a.ok()) return a;
-  for (const pool::LayerInfo& l : pool::AllLayers()) {
-    v1::LayerDescription* ld = resp->add_layers();
-    ld->set_layer(LayerToProto(l.layer));
-    ld->set_name(std::string(l.name));
-    ld->set_help(std::string(l.help));
-    ld->set_position(static_cast<uint32_t>(l.layer));
-    for (const pool::TunableInfo& t : pool::AllTunables()) {
-      if (t.layer != l.layer) continue;
-      v1::TunableDescription* td = ld->add_tunables();
-      td->set_key(std::string(t.key));
-      td->set_default_value(t.default_value);
-      td->set_min(t.min);
-      td->set_max(t.max);
-      td->set_help(std::string(t.help));
-    }
-  }
-  for (const pool::ModifierInfo& m : pool::AllModifiers()) {
-    v1::ModifierDescription* md = resp->add_modifiers();
-    md->set_name(std::string(m.name));
-    md->set_help(std::string(m.help));
-  }
-  resp->set_grammar(StrategyGrammar());
+  FillStrategyList(pool::LayerCatalog(), resp);
   resp->set_swappable(!pool_.native);
   return grpc::Status::OK;
 }

@@ -127,12 +127,38 @@ void StrategyToStructured(const StrategySpec& spec, v1::StructuredStrategy* out)
 }
 
 // The grammar's shape is written here once; the layers and their order come from the buffer
-// core's catalogue (AllLayers lists them in stack order).
-std::string StrategyGrammar() {
+// core's catalogue.
+std::string StrategyGrammar(const std::vector<pool::CatalogEntry>& catalog) {
   return absl::StrCat(
       "spec := stack (',' modifier)* ; stack := 'slab' | layer ('+' layer)* ; "
       "layer := name [':' key '=' value (',' key '=' value)*] ; layers in order ",
-      pool::StackOrderText(), ", each at most once");
+      pool::StackOrderText(catalog), ", each at most once");
+}
+
+void FillStrategyList(const std::vector<pool::CatalogEntry>& catalog,
+                      v1::ListStrategiesResponse* resp) {
+  for (const pool::CatalogEntry& e : catalog) {
+    if (e.index < 0) continue;  // no spec names it
+    v1::LayerDescription* ld = resp->add_layers();
+    ld->set_layer(LayerToProto(static_cast<Layer>(e.index)));
+    ld->set_name(std::string(e.facts.name));
+    ld->set_help(std::string(e.facts.help));
+    ld->set_position(static_cast<uint32_t>(e.order));
+    if (!e.facts.has_tunable) continue;
+    const pool::TunableFacts& t = e.facts.tunable;
+    v1::TunableDescription* td = ld->add_tunables();
+    td->set_key(std::string(t.key));
+    td->set_default_value(t.default_value);
+    td->set_min(t.min);
+    td->set_max(t.max);
+    td->set_help(std::string(t.help));
+  }
+  for (const pool::ModifierInfo& m : pool::AllModifiers()) {
+    v1::ModifierDescription* md = resp->add_modifiers();
+    md->set_name(std::string(m.name));
+    md->set_help(std::string(m.help));
+  }
+  resp->set_grammar(StrategyGrammar(catalog));
 }
 
 }  // namespace skbnf::control

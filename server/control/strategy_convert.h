@@ -16,6 +16,7 @@
 #include <string>
 
 #include "absl/status/statusor.h"
+#include "dataplane/pool/layer_facts.h"
 #include "dataplane/pool/strategy_spec.h"
 #include "server/core/backend.h"
 #include "skbnf/v1/control.pb.h"
@@ -30,8 +31,14 @@ absl::StatusOr<pool::StrategySpec> StrategyFromRequest(const v1::SetStrategyRequ
 absl::StatusOr<pool::StrategySpec> StrategyFromStructured(const v1::StructuredStrategy& s);
 void StrategyToStructured(const pool::StrategySpec& spec, v1::StructuredStrategy* out);
 
-// ListStrategies' grammar text: the spec grammar and the stack order (from pool::AllLayers()).
-std::string StrategyGrammar();
+// ListStrategies' grammar text: the spec grammar and the stack order of `catalog`.
+std::string StrategyGrammar(const std::vector<pool::CatalogEntry>& catalog = pool::LayerCatalog());
+
+// ListStrategies' answer but `swappable`: a catalogue's layers (name, help, tunables with default
+// and range, place in the stack; the production one, or a test's list's), the modifiers and the
+// grammar. What `skbnfctl strategy list` prints.
+void FillStrategyList(const std::vector<pool::CatalogEntry>& catalog,
+                      v1::ListStrategiesResponse* resp);
 
 }  // namespace skbnf::control
 

@@ -123,7 +123,7 @@ struct CoreStats {
 struct PoolGauges {
   uint64_t populated = 0;
   uint64_t in_store = 0;
-  uint64_t in_layers[pool::kNumLayers] = {};
+  uint64_t in_layers[pool::kMaxLayers] = {};  // by a layer's kIndex
   uint64_t in_depots = 0;
   // Out of the pool (in PMD rings, on TX queues, in a worker's hands): populated - the rest.
   // Gauges read one after the other while workers run, so it can be off by what moved
@@ -178,7 +178,7 @@ inline void Accumulate(pool::CoreCountersSnapshot& a, const pool::CoreCountersSn
   a.allocs += b.allocs;
   a.frees += b.frees;
   a.alloc_failures += b.alloc_failures;
-  for (int i = 0; i < pool::kNumLayers; ++i) {
+  for (int i = 0; i < pool::kMaxLayers; ++i) {
     a.layer[i].alloc_hits += b.layer[i].alloc_hits;
     a.layer[i].alloc_misses += b.layer[i].alloc_misses;
     a.layer[i].free_hits += b.layer[i].free_hits;

@@ -1,13 +1,13 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "server/core/pool_share.h"
 
+#include <string>
+
 #include "absl/strings/str_cat.h"
 #include "dataplane/pool/layer_facts.h"
 
 namespace skbnf::control {
 namespace {
-
-using pool::Layer;
 
 uint32_t RxRingSize(const std::vector<PortInfo>& ports, int port) {
   for (const PortInfo& p : ports) {
@@ -16,11 +16,11 @@ uint32_t RxRingSize(const std::vector<PortInfo>& ports, int port) {
   return 0;
 }
 
-absl::string_view TunableKey(Layer l) {
-  for (const pool::TunableInfo& t : pool::AllTunables()) {
-    if (t.layer == l) return t.key;
-  }
-  return "";
+// "<layer>:<key>=<value>", what a user lowers; a layer without a tunable: its name.
+std::string TunableText(const pool::CatalogEntry& e, const pool::StrategySpec& spec) {
+  if (!e.facts.has_tunable) return std::string(e.facts.name);
+  const uint32_t value = spec.*(e.facts.tunable.field);
+  return absl::StrCat(e.facts.name, ":", e.facts.tunable.key, "=", value);
 }
 
 }  // namespace
@@ -41,7 +41,7 @@ std::vector<CoreHolding> MaxHoldings(const pool::StrategySpec& spec, const Info&
     const pool::HeldBound b = pool::MaxHeld(spec, env);
     CoreHolding h;
     h.core = l.core;
-    for (const pool::CatalogEntry& e : pool::LayerCatalog()) {
+    for (const pool::CatalogEntry& e : spec.Catalog()) {
       if (e.index >= 0) h.by_layer[e.index] = b.by_order[e.order];
     }
     out.push_back(h);
@@ -56,26 +56,29 @@ absl::Status CheckPoolShare(const pool::StrategySpec& spec, const Info& info,
   const uint64_t bound = populated * kMaxHeldShareNum / kMaxHeldShareDen;
   std::vector<CoreHolding> holdings = MaxHoldings(spec, info, ports);
   uint64_t total = 0;
-  uint64_t by_layer[pool::kNumLayers] = {};
+  uint64_t by_layer[pool::kMaxLayers] = {};
   for (const CoreHolding& h : holdings) {
     total += h.total();
-    for (int i = 0; i < pool::kNumLayers; ++i) by_layer[i] += h.by_layer[i];
+    for (int i = 0; i < pool::kMaxLayers; ++i) by_layer[i] += h.by_layer[i];
   }
   if (total <= bound) return absl::OkStatus();
-  int worst = 0;
-  for (int i = 1; i < pool::kNumLayers; ++i) {
-    if (by_layer[i] > by_layer[worst]) worst = i;
+  const pool::CatalogEntry* worst = nullptr;
+  for (const pool::CatalogEntry& e : spec.Catalog()) {
+    if (e.index < 0) continue;
+    if (worst == nullptr || by_layer[e.index] > by_layer[worst->index]) worst = &e;
   }
-  const Layer l = static_cast<Layer>(worst);
-  const uint32_t value = spec.Tunable(l);
+  const absl::string_view name = worst->facts.name;
+  const bool ring = worst->index == static_cast<int>(pool::Layer::kRecycle) &&
+                    spec.recycle_limit == 0;  // recycle's 0: the port's ring
   return absl::InvalidArgumentError(absl::StrCat(
-      pool::LayerName(l), ":", TunableKey(l), "=", value,
-      (l == Layer::kRecycle && value == 0) ? " (the RX ring size)" : "",
-      ": the per-core layers of ", holdings.size(), " worker", holdings.size() == 1 ? "" : "s",
-      " could hold ", total, " objects (", pool::LayerName(l), " alone ", by_layer[worst],
-      "), more than the bound of ", bound, ", half of the pool's ", populated,
-      " objects (the other half must stay reachable by every core); lower ", pool::LayerName(l),
-      ":", TunableKey(l), " or give the pool more objects"));
+      TunableText(*worst, spec), ring ? " (the RX ring size)" : "", ": the per-core layers of ",
+      holdings.size(), " worker", holdings.size() == 1 ? "" : "s", " could hold ", total,
+      " objects (", name, " alone ", by_layer[worst->index], "), more than the bound of ", bound,
+      ", half of the pool's ", populated,
+      " objects (the other half must stay reachable by every core); ",
+      worst->facts.has_tunable ? absl::StrCat("lower ", name, ":", worst->facts.tunable.key)
+                               : absl::StrCat("take ", name, " out of the strategy"),
+      " or give the pool more objects"));
 }
 
 absl::Status CheckStrategy(const Backend& backend, const pool::StrategySpec& spec) {

@@ -31,10 +31,11 @@ namespace skbnf::control {
 inline constexpr uint64_t kMaxHeldShareNum = 1;
 inline constexpr uint64_t kMaxHeldShareDen = 2;
 
-// What a strategy can hold on one worker core, by layer.
+// What a strategy can hold on one worker core, by layer (a layer's kIndex, from the catalogue
+// the spec was parsed under).
 struct CoreHolding {
   int core = -1;
-  uint64_t by_layer[pool::kNumLayers] = {};
+  uint64_t by_layer[pool::kMaxLayers] = {};
   uint64_t total() const;
 };
 
@@ -43,8 +44,8 @@ struct CoreHolding {
 std::vector<CoreHolding> MaxHoldings(const pool::StrategySpec& spec, const Info& info,
                                      const std::vector<PortInfo>& ports);
 
-// OK, or InvalidArgument "<layer>:<key>=<value>: ..." when the workers' layers together could
-// hold more than kMaxHeldShare of info.pool.populated.
+// OK, or InvalidArgument "<layer>:<key>=<value>: ..." (a layer without a tunable: "<layer>: ...")
+// when the workers' layers together could hold more than kMaxHeldShare of info.pool.populated.
 absl::Status CheckPoolShare(const pool::StrategySpec& spec, const Info& info,
                             const std::vector<PortInfo>& ports);
 

@@ -123,7 +123,7 @@ StatsSnapshot EngineBackend::GetStats() const {
       c.pool = w.pool;
       c.layer_objects = w.gauges;
     }
-    for (int i = 0; i < pool::kNumLayers; ++i) s.pool.in_layers[i] += c.layer_objects.objects[i];
+    for (int i = 0; i < pool::kMaxLayers; ++i) s.pool.in_layers[i] += c.layer_objects.objects[i];
     s.cores.push_back(std::move(c));
   }
   if (pool::Pool* p = engine_.pool(); p != nullptr) {

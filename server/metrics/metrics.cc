@@ -10,6 +10,7 @@
 #include "absl/strings/str_cat.h"
 #include "common/net_text.h"
 #include "common/rates.h"
+#include "dataplane/pool/layer_facts.h"
 #include "server/core/build_info.h"
 #include "server/core/metric_families.h"
 
@@ -19,6 +20,7 @@ namespace {
 using prometheus::ClientMetric;
 using prometheus::MetricFamily;
 using prometheus::MetricType;
+using Catalog = std::vector<pool::CatalogEntry>;
 
 class Families {
  public:
@@ -69,7 +71,7 @@ void AddPortRingMbufs(Families& fam, const std::vector<PortInfo>& ports) {
 
 // Per core and port: packets, bytes, drops, rates; the worker loop; the pool per core.
 void CollectCores(Families& fam, const StatsSnapshot& now,
-                  const std::optional<StatsSnapshot>& before, double secs) {
+                  const std::optional<StatsSnapshot>& before, double secs, const Catalog& layers) {
   MetricFamily& pkts = fam.Add(metric::kPortPacketsTotal);
   MetricFamily& bytes = fam.Add(metric::kPortBytesTotal);
   MetricFamily& drops = fam.Add(metric::kPortDropsTotal);
@@ -94,9 +96,10 @@ void CollectCores(Families& fam, const StatsSnapshot& now,
   MetricFamily& dp_locks = fam.Add(metric::kPoolDepotLockAcquisitionsTotal);
 
   auto pool_core = [&](const std::string& core, const pool::CoreCountersSnapshot& s) {
-    for (int i = 0; i < pool::kNumLayers; ++i) {
-      std::string layer(pool::LayerName(static_cast<pool::Layer>(i)));
-      const pool::LayerCountersSnapshot& l = s.layer[i];
+    for (const pool::CatalogEntry& e : layers) {
+      if (e.index < 0) continue;  // a layer no spec names has no counters
+      const std::string layer(e.facts.name);
+      const pool::LayerCountersSnapshot& l = s.layer[e.index];
       Put(allocs, {{"core", core}, {"layer", layer}, {"result", "hit"}}, D(l.alloc_hits));
       Put(allocs, {{"core", core}, {"layer", layer}, {"result", "miss"}}, D(l.alloc_misses));
       Put(frees, {{"core", core}, {"layer", layer}, {"result", "hit"}}, D(l.free_hits));
@@ -194,16 +197,16 @@ void CollectPorts(Families& fam, const std::vector<PortInfo>& ports) {
   }
 }
 
-void CollectPoolObjects(Families& fam, const StatsSnapshot& now) {
+void CollectPoolObjects(Families& fam, const StatsSnapshot& now, const Catalog& layers) {
   MetricFamily& objects = fam.Add(metric::kPoolObjects);
   // The places by the API's names (PoolObjects: in_store, in_depots, in_flight; a layer's by
   // its name, as PoolObjects.in_layers).
   Put(objects, {{"state", "in_store"}}, D(now.pool.in_store));
   Put(objects, {{"state", "in_depots"}}, D(now.pool.in_depots));
   Put(objects, {{"state", "in_flight"}}, D(now.pool.in_flight));
-  for (int i = 0; i < pool::kNumLayers; ++i) {
-    Put(objects, {{"state", std::string(pool::LayerName(static_cast<pool::Layer>(i)))}},
-        D(now.pool.in_layers[i]));
+  for (const pool::CatalogEntry& e : layers) {
+    if (e.index >= 0)
+      Put(objects, {{"state", std::string(e.facts.name)}}, D(now.pool.in_layers[e.index]));
   }
   Put(fam.Add(metric::kPoolPopulatedObjects), {}, D(now.pool.populated));
   Put(fam.Add(metric::kPoolReclaimsTotal), {}, D(now.pool.reclaims));
@@ -283,11 +286,11 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
   const double secs = before ? Seconds(now.taken - before->taken) : 0;
   Families fam;
-  CollectCores(fam, now, before, secs);
+  CollectCores(fam, now, before, secs, layers_);
   const std::vector<PortInfo> ports = backend_.ListPorts();
   CollectPorts(fam, ports);
   AddPortRingMbufs(fam, ports);
-  CollectPoolObjects(fam, now);
+  CollectPoolObjects(fam, now, layers_);
   CollectStrategy(fam, StrategyText(backend_, pool_), backend_.GetEpoch());
   CollectSwaps(fam, swaps_.Get());
   if (tuner_ != nullptr) CollectTuner(fam, tuner_->GetStatus());

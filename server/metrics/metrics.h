@@ -40,6 +40,8 @@
 //   skbnf_worker_busy_packets_total{core}             counter  the packets of those polls
 //   skbnf_worker_tsc_hz                               gauge    TSC frequency; cycles per packet:
 //     rate(skbnf_worker_busy_cycles_total[1m]) / rate(skbnf_worker_busy_packets_total[1m])
+//   (layer: a row of the layer catalogue, pool::LayerCatalog(), by its name and kIndex; a
+//    collector made over another list's catalogue, a test's, exports its layers with no edit here)
 //   skbnf_pool_allocs_total{core,layer,result}        counter  a layer's allocs: hit/miss
 //   skbnf_pool_frees_total{core,layer,result}         counter  a layer's frees: hit/miss
 //   skbnf_pool_bulk_transfers_total{core,layer}       counter
@@ -86,6 +88,7 @@
 
 #include <vector>
 
+#include "dataplane/pool/layer_facts.h"
 #include "prometheus/collectable.h"
 #include "prometheus/metric_family.h"
 #include "server/core/backend.h"
@@ -97,12 +100,16 @@ namespace skbnf::control {
 
 class MetricsCollector : public prometheus::Collectable {
  public:
+  // `layers`: the catalogue whose layers the per-layer families name (the production one; a
+  // test's list its own, e.g. ToyLayers::Catalog()).
   MetricsCollector(const Backend& backend, const StatsSampler& sampler, const SwapMetrics& swaps,
-                   const Tuner* tuner = nullptr)
+                   const Tuner* tuner = nullptr,
+                   const std::vector<pool::CatalogEntry>& layers = pool::LayerCatalog())
       : backend_(backend),
         sampler_(sampler),
         swaps_(swaps),
         tuner_(tuner),
+        layers_(layers),
         pool_(backend.GetInfo().pool) {}
   std::vector<prometheus::MetricFamily> Collect() const override;
 
@@ -111,6 +118,7 @@ class MetricsCollector : public prometheus::Collectable {
   const StatsSampler& sampler_;
   const SwapMetrics& swaps_;
   const Tuner* const tuner_;  // nullptr: no tune metrics
+  const std::vector<pool::CatalogEntry>& layers_;
   const PoolInfo pool_;       // fixed for the daemon's life
 };
 

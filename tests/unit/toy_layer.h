@@ -9,10 +9,15 @@
 // conservation checks of the suites that run over it (pool_test, reclaim_test, stress_test,
 // built again as pool_toy_layer_tests) fail.
 //
-// What a layer the spec cannot name gives up (layer.h, kUnlisted): its own counters are not
-// exported (they live in its State here), its objects show in AuditReport::in_unlisted_layers
-// and LayerGauges::unlisted, and it has no single-object hit (those count as the core's allocs
-// and frees in CoreCounters::layer, which needs a public index).
+// Its facts are its own (kFacts, MaxHeld, kIndex below): with the one list entry, a spec parsed
+// under ToyLayers::Catalog() names it ("toy+headpool"), the pool-share check and preflight's
+// sizing count what it holds (pool::MaxHeld over the spec's catalogue), ListStrategies lists it
+// and the metrics export its counters and gauge under layer="toy" (tests/control/
+// toy_layer_consumers_test.cc, one test per consumer). It takes the first index past the
+// production layers (kNumLayers): its bit in a spec's mask, its slot in CoreCounters::layer,
+// LayerGauges and AuditReport. It is in every strategy's chain whether a spec names it or not,
+// so that the production suites built again over ToyPool run with it on top; a spec that names
+// it prints it back.
 #ifndef SKBNF_TESTS_UNIT_TOY_LAYER_H_
 #define SKBNF_TESTS_UNIT_TOY_LAYER_H_
 
@@ -25,7 +30,7 @@
 namespace skbnf::pool::testing {
 
 struct ToyStash {
-  static constexpr int kIndex = kUnlisted;
+  static constexpr int kIndex = kNumLayers;  // the first past the production layers
   static constexpr uint32_t kCapacity = 4;
   static constexpr LayerFacts kFacts{.name = "toy",
                                      .help = "a test's stash of up to 4 freed objects per core",
@@ -37,7 +42,6 @@ struct ToyStash {
     void* objs[kCapacity] = {};
     Gauge count;
     bool on = false;
-    std::atomic<uint64_t> hits{0};  // requests served whole from the stash (its own counter)
   };
 
   // In every strategy's chain, on top.
@@ -46,13 +50,14 @@ struct ToyStash {
     st.count.set(0);
     st.on = on;
   }
-  static uint64_t Flush(State& st, CoreCounters&, FlushSink to_below) {
+  static uint64_t Flush(State& st, CoreCounters& c, FlushSink to_below) {
     const uint32_t k = st.count.get();
     if (k == 0) return 0;
     // The planted bug of ToyLayerTest.DebugBuildsCatchALayerThatLosesAnObjectOnFlush: hand
     // down one object less than held (and forget it), as a broken layer would.
     const uint32_t down = lose_one_on_flush.load() ? k - 1 : k;
     if (down > 0) to_below(st.objs, down);
+    c.layer[kIndex].bulk.Add(1);
     st.count.set(0);
     return down;
   }
@@ -63,10 +68,14 @@ struct ToyStash {
   static bool Get(Shared& sh, S& s, void** objs, unsigned n) {
     State& st = StateOf<ToyStash>(s);
     const uint32_t cnt = st.count.get();
-    if (n > cnt) return Below::Get(sh, s, objs, n);  // all or nothing, from below
+    LayerCounters& c = s.counters.layer[kIndex];
+    if (n > cnt) {  // all or nothing, from below
+      c.alloc_misses.Add(n);
+      return Below::Get(sh, s, objs, n);
+    }
     for (unsigned i = 0; i < n; ++i) objs[i] = st.objs[cnt - 1 - i];
     st.count.set(cnt - n);
-    st.hits.store(st.hits.load(std::memory_order_relaxed) + 1, std::memory_order_relaxed);
+    c.alloc_hits.Add(n);
     return true;
   }
   template <class Below, class S>
@@ -76,7 +85,12 @@ struct ToyStash {
     unsigned i = 0;
     for (; i < n && cnt < kCapacity; ++i) st.objs[cnt++] = objs[i];
     st.count.set(cnt);
-    if (i < n) Below::Put(sh, s, objs + i, n - i);
+    LayerCounters& c = s.counters.layer[kIndex];
+    c.free_hits.Add(i);
+    if (i < n) {
+      c.free_misses.Add(n - i);
+      Below::Put(sh, s, objs + i, n - i);
+    }
   }
 };
 

@@ -37,16 +37,16 @@ TEST(ToyLayerTest, ItsObjectsAreGaugedAndAudited) {
     ASSERT_TRUE(t->RegisterWorker(0).ok());
     std::vector<void*> held;
     Stash(*t.pool, held, 3);
-    EXPECT_EQ(t->CoreGauges(0).unlisted, 3u) << spec;
+    EXPECT_EQ(t->CoreGauges(0).objects[ToyStash::kIndex], 3u) << spec;
     AuditReport r = t->Audit(0);
     EXPECT_TRUE(r.ok) << spec << ": " << r.message;
-    EXPECT_EQ(r.in_unlisted_layers, 3u) << spec;
+    EXPECT_EQ(r.in_layers[ToyStash::kIndex], 3u) << spec;
     // The toy serves a request it holds whole, most recent first.
     void* back[2];
     ASSERT_TRUE(t->Get(0, back, 2)) << spec;
     EXPECT_EQ(back[0], held[2]) << spec;
     EXPECT_EQ(back[1], held[1]) << spec;
-    EXPECT_EQ(t->CoreGauges(0).unlisted, 1u) << spec;
+    EXPECT_EQ(t->CoreGauges(0).objects[ToyStash::kIndex], 1u) << spec;
     t->Put(0, back, 2);
   }
 }
@@ -85,7 +85,7 @@ TEST(ToyLayerTest, ItsFactsAreCatalogedAndBounded) {
   ASSERT_EQ(cat.size(), 5u);
   EXPECT_EQ(cat[0].facts.name, "toy");
   EXPECT_EQ(cat[0].order, 0u);
-  EXPECT_EQ(cat[0].index, kUnlisted);
+  EXPECT_EQ(cat[0].index, kNumLayers);
   EXPECT_FALSE(cat[0].facts.has_tunable);
   EXPECT_EQ(StackOrderText(cat), "toy+lcache+recycle+headpool+magazine");
   const HoldEnv env{.rx_ring_sizes = {256}};
@@ -95,6 +95,41 @@ TEST(ToyLayerTest, ItsFactsAreCatalogedAndBounded) {
   EXPECT_EQ(MaxHeld(Spec("slab"), env, cat).total, ToyStash::kCapacity);
   // The production catalog does not know it.
   EXPECT_EQ(MaxHeld(Spec("slab"), env).total, 0u);
+}
+
+// Parsing (consumer 1 of the toy's facts, the others in tests/control/
+// toy_layer_consumers_test.cc): a spec read under ToyLayers' catalogue names the toy by its
+// kFacts name, in its place in the order, and prints back; the production grammar does not know
+// it. What follows the spec (MaxHeld) reads the catalogue the spec was parsed under.
+TEST(ToyLayerTest, ItIsParsedUnderItsListsCatalog) {
+  const std::vector<CatalogEntry>& cat = testing::ToyLayers::Catalog();
+  absl::StatusOr<StrategySpec> s = StrategySpec::Parse("toy+headpool:hot_list_len=100", cat);
+  ASSERT_TRUE(s.ok()) << s.status();
+  EXPECT_TRUE(s->Has(ToyStash::kIndex));
+  EXPECT_TRUE(s->Has(Layer::kHeadPool));
+  EXPECT_EQ(s->hot_list_len, 100u);
+  EXPECT_EQ(s->ToString(), "toy+headpool:hot_list_len=100");
+  EXPECT_EQ(&s->Catalog(), &cat);
+  EXPECT_EQ(MaxHeld(*s, HoldEnv{}).total, ToyStash::kCapacity + 100u);
+  // Its place: on top.
+  absl::StatusOr<StrategySpec> late = StrategySpec::Parse("headpool+toy", cat);
+  ASSERT_FALSE(late.ok());
+  EXPECT_EQ(
+      late.status().message(),
+      "layer 'toy' must come before 'headpool' (order: toy+lcache+recycle+headpool+magazine)");
+  // It has no tunable, and says so.
+  absl::StatusOr<StrategySpec> tuned = StrategySpec::Parse("toy:size=2", cat);
+  ASSERT_FALSE(tuned.ok());
+  EXPECT_EQ(tuned.status().message(), "layer 'toy' has no tunable 'size' (it has: none)");
+  // The production grammar has no toy; a production spec means the same under either.
+  absl::StatusOr<StrategySpec> prod = StrategySpec::Parse("toy+headpool");
+  ASSERT_FALSE(prod.ok());
+  EXPECT_EQ(prod.status().message(),
+            "unknown layer 'toy' (known: lcache, recycle, headpool, magazine, or slab)");
+  absl::StatusOr<StrategySpec> both = StrategySpec::Parse("lcache+magazine:size=7", cat);
+  ASSERT_TRUE(both.ok()) << both.status();
+  EXPECT_EQ(both->layers, Spec("lcache+magazine:size=7").layers);
+  EXPECT_EQ(both->ToString(), "lcache+magazine:size=7");
 }
 
 TEST(ToyLayerTest, SwapReclaimAndUnregisterFlushIt) {
@@ -113,19 +148,19 @@ TEST(ToyLayerTest, SwapReclaimAndUnregisterFlushIt) {
   while (!done) t->Quiesce(0);
   control.join();
   ASSERT_TRUE(report.status.ok()) << report.status;
-  EXPECT_EQ(t->CoreGauges(0).unlisted, 0u);
+  EXPECT_EQ(t->CoreGauges(0).objects[ToyStash::kIndex], 0u);
   EXPECT_EQ(t->in_store(), 32u);
   // Reclaim: core 0 asks for every object; only the toy's flush makes that possible.
   Stash(*t.pool, held, ToyStash::kCapacity);
-  ASSERT_EQ(t->CoreGauges(0).unlisted, ToyStash::kCapacity);
+  ASSERT_EQ(t->CoreGauges(0).objects[ToyStash::kIndex], ToyStash::kCapacity);
   std::vector<void*> all(32);
   ASSERT_TRUE(t->Get(0, all.data(), 32));
   EXPECT_GE(t->reclaims(), 1u);
-  EXPECT_EQ(t->CoreGauges(0).unlisted, 0u);
+  EXPECT_EQ(t->CoreGauges(0).objects[ToyStash::kIndex], 0u);
   t->Put(0, all.data(), 32);
   // Unregistration.
   Stash(*t.pool, held, 2);
-  ASSERT_GT(t->CoreGauges(0).unlisted, 0u);
+  ASSERT_GT(t->CoreGauges(0).objects[ToyStash::kIndex], 0u);
   ASSERT_TRUE(t->UnregisterWorker(0).ok());
   EXPECT_EQ(t->in_store(), 32u);
   AuditReport r = t->Audit(0);
