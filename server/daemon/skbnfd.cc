@@ -189,8 +189,8 @@ int Run(int argc, char** argv) {
     (*control)->AddMetrics(reload_metrics);
     std::unique_ptr<ConfigReloader> reloader;  // --config watched; SIGHUP re-reads it
     if (HasConfigFile()) {
-      auto started = ConfigReloader::Start(ConfigPath(), from_file, **control, reload_metrics,
-                                           ResolveNetworkPorts);
+      auto started = ConfigReloader::Start(ConfigPath(), from_file, **control, backend,
+                                           reload_metrics, ResolveNetworkPorts, ReloadTestGate());
       if (!started.ok()) {
         (*control)->Shutdown();
         (void)engine.Stop();  // start-up already failed: that error is the one reported

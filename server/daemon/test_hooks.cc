@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -18,9 +21,26 @@ ABSL_FLAG(std::string, test_preflight_root, "/",
           "Tests only: the start-up checks read /sys, /proc, /dev and cgroups under this "
           "directory.");
 
+ABSL_FLAG(std::string, test_reload_gate, "",
+          "Tests only: each --config reload, after reading the file and before parsing it, waits "
+          "(at most 60 s) until this path exists.");
+
 namespace skbnf::control {
 
 std::string PreflightRoot() { return absl::GetFlag(FLAGS_test_preflight_root); }
+
+std::function<void()> ReloadTestGate() {
+  const std::string gate = absl::GetFlag(FLAGS_test_reload_gate);
+  if (gate.empty()) return nullptr;
+  return [gate] {
+    std::fprintf(stderr, "skbnfd: config reload: test gate: waiting for %s\n", gate.c_str());
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
+    while (!std::filesystem::exists(gate) && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::fprintf(stderr, "skbnfd: config reload: test gate: passed\n");
+  };
+}
 
 namespace {
 

@@ -11,9 +11,14 @@
 //       /sys, /proc, /dev and the cgroup tree under DIR instead of / (a fake node: VFs, drivers,
 //       hugepages, cpuset), so tests see skbnfd refuse to start with the message a real pod
 //       would get.
+//   --test-reload-gate=PATH   each --config reload (server/ops/config_reload.h), after reading
+//       the file and before parsing it (without the mutation lock), logs "test gate: waiting" and
+//       waits until PATH exists (at most 60 s): a test holds a reload in its unlocked parse step
+//       and shows RPCs answered meanwhile, by that event and not by a race with the parser.
 #ifndef SKBNF_SERVER_DAEMON_TEST_HOOKS_H_
 #define SKBNF_SERVER_DAEMON_TEST_HOOKS_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
@@ -26,6 +31,9 @@ absl::Status ApplyTestHooks(dpdk::Engine& engine);
 
 // --test-preflight-root, default "/".
 std::string PreflightRoot();
+
+// --test-reload-gate: ConfigReloader's before_parse hook; nullptr without the flag.
+std::function<void()> ReloadTestGate();
 
 }  // namespace skbnf::control
 
