@@ -22,20 +22,24 @@ ABSL_FLAG(std::string, test_preflight_root, "/",
           "directory.");
 
 ABSL_FLAG(std::string, test_reload_gate, "",
-          "Tests only: each --config reload, after reading the file and before parsing it, waits "
-          "(at most 60 s) until this path exists.");
+          "Tests only: each --config reload, once it has parsed the file and before it takes the "
+          "mutation lock, waits (at most 15 s) until this path exists, and removes it.");
 
 namespace skbnf::control {
 
 std::string PreflightRoot() { return absl::GetFlag(FLAGS_test_preflight_root); }
 
-std::function<void()> ReloadTestGate() {
+std::function<void(const ParsedConfig&)> ReloadTestGate() {
   const std::string gate = absl::GetFlag(FLAGS_test_reload_gate);
   if (gate.empty()) return nullptr;
-  return [gate] {
-    std::fprintf(stderr, "skbnfd: config reload: test gate: waiting for %s\n", gate.c_str());
-    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(60);
-    while (!std::filesystem::exists(gate) && std::chrono::steady_clock::now() < end) {
+  return [gate](const ParsedConfig& parsed) {
+    std::fprintf(stderr,
+                 "skbnfd: config reload: test gate: parsed %zu routes, the mutation lock not "
+                 "taken; waiting for %s\n",
+                 parsed.next.engine.routes.size(), gate.c_str());
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    std::error_code ec;
+    while (!std::filesystem::remove(gate, ec) && std::chrono::steady_clock::now() < end) {
       std::this_thread::sleep_for(std::chrono::milliseconds(5));
     }
     std::fprintf(stderr, "skbnfd: config reload: test gate: passed\n");

@@ -480,7 +480,7 @@ void ConfigReloader::RequestReload() { g_reload_requested.store(true); }
 absl::StatusOr<std::unique_ptr<ConfigReloader>> ConfigReloader::Start(
     const std::string& path, const dpdk::DaemonConfig& started, ControlPlane& control,
     const Backend& backend, std::shared_ptr<ConfigReloadMetrics> metrics, ConfigResolver resolve,
-    std::function<void()> before_parse) {
+    std::function<void(const ParsedConfig&)> before_lock) {
   int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) {
     return absl::InternalError(absl::StrCat("--config: inotify_init1: ", std::strerror(errno)));
@@ -496,7 +496,7 @@ absl::StatusOr<std::unique_ptr<ConfigReloader>> ConfigReloader::Start(
   }
   std::unique_ptr<ConfigReloader> r(new ConfigReloader(path, started, control, backend,
                                                        std::move(metrics), fd, std::move(resolve),
-                                                       std::move(before_parse)));
+                                                       std::move(before_lock)));
   r->thread_ = std::thread([p = r.get()] { p->Loop(); });
   return r;
 }
@@ -504,7 +504,7 @@ absl::StatusOr<std::unique_ptr<ConfigReloader>> ConfigReloader::Start(
 ConfigReloader::ConfigReloader(std::string path, const dpdk::DaemonConfig& started,
                                ControlPlane& control, const Backend& backend,
                                std::shared_ptr<ConfigReloadMetrics> metrics, int inotify_fd,
-                               ConfigResolver resolve, std::function<void()> before_parse)
+                               ConfigResolver resolve, std::function<void(const ParsedConfig&)> before_lock)
     : path_(std::move(path)),
       started_(started),
       applied_(started),
@@ -514,7 +514,7 @@ ConfigReloader::ConfigReloader(std::string path, const dpdk::DaemonConfig& start
       inotify_fd_(inotify_fd),
       metrics_(std::move(metrics)),
       resolve_(std::move(resolve)),
-      before_parse_(std::move(before_parse)) {}
+      before_lock_(std::move(before_lock)) {}
 
 ConfigReloader::~ConfigReloader() {
   stop_.store(true);
@@ -638,13 +638,13 @@ bool ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchang
   }
   if (!always && *text == last_text_) return true;
   // Parsed without the mutation lock (only this thread writes applied_, so it reads it freely).
-  if (before_parse_) before_parse_();
   absl::StatusOr<ParsedConfig> parsed = ParseConfigText(*text, started_, applied_, backend_,
                                                         resolve_);
   ReloadResult r;
   if (!parsed.ok()) {
     r = RefusedReload(path_, parsed.status());
   } else {
+    if (before_lock_) before_lock_(*parsed);
     dpdk::DaemonConfig next = applied_;
     control_.Mutate(ChangeSource::kConfig, [&](Change& change) {
       r = ApplyParsedConfig(path_, *text, *parsed, next, change);

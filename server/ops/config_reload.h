@@ -187,12 +187,12 @@ class ConfigReloader {
  public:
   // Watches `path`. `started`: the file as skbnfd parsed it at start (before flags). `backend`:
   // for reads without the mutation lock (a reload's parse step, the DiffConfig RPC).
-  // `before_parse`: run on the watcher thread after a reload has read the file, before it parses
-  // it (nullptr: none; skbnfd's --test-reload-gate).
+  // `before_lock`: run on the watcher thread after a reload has parsed the file, before it takes
+  // the mutation lock to apply it (nullptr: none; skbnfd's --test-reload-gate).
   static absl::StatusOr<std::unique_ptr<ConfigReloader>> Start(
       const std::string& path, const dpdk::DaemonConfig& started, ControlPlane& control,
       const Backend& backend, std::shared_ptr<ConfigReloadMetrics> metrics,
-      ConfigResolver resolve = nullptr, std::function<void()> before_parse = nullptr);
+      ConfigResolver resolve = nullptr, std::function<void(const ParsedConfig&)> before_lock = nullptr);
   ~ConfigReloader();  // stops the watcher thread
   ConfigReloader(const ConfigReloader&) = delete;
   ConfigReloader& operator=(const ConfigReloader&) = delete;
@@ -221,7 +221,7 @@ class ConfigReloader {
 
   ConfigReloader(std::string path, const dpdk::DaemonConfig& started, ControlPlane& control,
                  const Backend& backend, std::shared_ptr<ConfigReloadMetrics> metrics,
-                 int inotify_fd, ConfigResolver resolve, std::function<void()> before_parse);
+                 int inotify_fd, ConfigResolver resolve, std::function<void(const ParsedConfig&)> before_lock);
   void Loop();
   // always: re-read even when no event says the bytes changed (SIGHUP, the first pass, a retry).
   // False when the reload was refused (to be retried).
@@ -242,7 +242,7 @@ class ConfigReloader {
   const int inotify_fd_;
   std::shared_ptr<ConfigReloadMetrics> metrics_;
   const ConfigResolver resolve_;
-  const std::function<void()> before_parse_;
+  const std::function<void(const ParsedConfig&)> before_lock_;
   std::string last_drift_;  // the summary last logged ("" = none)
   std::atomic<bool> stop_{false};
   std::thread thread_;
