@@ -20,4 +20,19 @@ std::string ConfigDrift::Summary() const {
   return absl::StrJoin(parts, "; ");
 }
 
+void ConfigDriftSlot::Set(ConfigDriftSource source) {
+  absl::WriterMutexLock l(&mu_);
+  source_ = std::move(source);
+}
+
+absl::StatusOr<ConfigDrift> ConfigDriftSlot::Get() const {
+  absl::ReaderMutexLock l(&mu_);
+  if (!source_) {
+    return absl::FailedPreconditionError(
+        "skbnfd runs without --config: there is no config file to compare the running state "
+        "with");
+  }
+  return source_();
+}
+
 }  // namespace skbnf::control

@@ -7,7 +7,7 @@
 //   "config drift: ..." log line  when the summary changes
 //   DiffConfig RPC                skbnfctl config diff: every differing route and the strategy
 //
-// The RPC (config_diff_service.cc) is a read: it takes no mutation lock (Reads never do:
+// The RPC (config_diff_service.cc: ControlService::DiffConfig) is a read: it takes no mutation lock (Reads never do:
 // control_service.h), so during a reload or a route RPC it may show that change half-made, as
 // ListRoutes would. The type lives here, below server/ops (which computes it) and beside the
 // service (which serves it): arrows point down (server/README.md).
@@ -19,7 +19,9 @@
 #include <string>
 #include <vector>
 
+#include "absl/base/thread_annotations.h"
 #include "absl/status/statusor.h"
+#include "absl/synchronization/mutex.h"
 #include "server/core/backend.h"
 
 namespace skbnf::control {
@@ -49,9 +51,21 @@ struct ConfigDrift {
   std::string Summary() const;
 };
 
-// What the control service asks for DiffConfig: the drift now, or FAILED_PRECONDITION when
-// skbnfd runs without --config. Set once, before the control plane serves (ControlPlane).
-using ConfigDriftSource = std::function<absl::StatusOr<ConfigDrift>()>;
+// What computes the drift now: the --config watcher's (ConfigReloader::Drift).
+using ConfigDriftSource = std::function<ConfigDrift()>;
+
+// Where the control service finds the drift source (ControlPlane::config_drift): the --config
+// watcher sets it when it starts and clears it before it goes (Set waits for a Get in flight,
+// so the source never outlives its owner). Without one, Get is FAILED_PRECONDITION.
+class ConfigDriftSlot {
+ public:
+  void Set(ConfigDriftSource source) ABSL_LOCKS_EXCLUDED(mu_);
+  absl::StatusOr<ConfigDrift> Get() const ABSL_LOCKS_EXCLUDED(mu_);
+
+ private:
+  mutable absl::Mutex mu_;
+  ConfigDriftSource source_ ABSL_GUARDED_BY(mu_);
+};
 
 }  // namespace skbnf::control
 

@@ -498,6 +498,7 @@ absl::StatusOr<std::unique_ptr<ConfigReloader>> ConfigReloader::Start(
                                                        std::move(metrics), fd, std::move(resolve),
                                                        std::move(before_lock)));
   r->thread_ = std::thread([p = r.get()] { p->Loop(); });
+  control.config_drift().Set([p = r.get()] { return p->Drift(); });  // DiffConfig
   return r;
 }
 
@@ -517,6 +518,7 @@ ConfigReloader::ConfigReloader(std::string path, const dpdk::DaemonConfig& start
       before_lock_(std::move(before_lock)) {}
 
 ConfigReloader::~ConfigReloader() {
+  control_.config_drift().Set(nullptr);  // waits for a DiffConfig in flight
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
   metrics_->SetWatched(false);
