@@ -137,8 +137,7 @@ absl::StatusOr<ParsedConfig> ParseConfigText(const std::string& text,
                                              const Backend& backend,
                                              const ConfigResolver& resolve = nullptr);
 ReloadResult ApplyParsedConfig(const std::string& path, const std::string& text,
-                               const ParsedConfig& parsed, dpdk::DaemonConfig& applied,
-                               Change& change);
+                               ParsedConfig parsed, dpdk::DaemonConfig& applied, Change& change);
 // A file refused before anything was tried: "<path>: <why>; nothing applied".
 ReloadResult RefusedReload(const std::string& path, const absl::Status& why);
 
