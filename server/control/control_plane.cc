@@ -95,6 +95,7 @@ struct ControlPlane::Impl {
   std::unique_ptr<Tuner> tuner;
   std::unique_ptr<ControlService> service;       // on `server` (TCP listeners)
   std::unique_ptr<ControlService> unix_service;  // on `unix_server`
+  ConfigDriftSlot config_drift;                  // DiffConfig's source (the config watcher)
   std::unique_ptr<grpc::Server> server;
   // The unix-socket listeners' own server: its own threads and quota, so a flood on TCP (any
   // process of the pod can reach loopback) never queues the local operator's calls.
@@ -261,6 +262,7 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
     *s = std::make_unique<ControlService>(backend, *impl->sampler, impl->swaps, *impl->access,
                                           *impl->changes, *impl->limits, *impl->mutations,
                                           *impl->tuner);
+    (*s)->set_config_drift(&impl->config_drift);
   }
   if (!o.tls_cert.empty()) {  // logs every certificate change even when /metrics is off
     impl->tls_watch = std::make_shared<TlsCertificateWatch>(
@@ -304,6 +306,8 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
 void ControlPlane::Mutate(ChangeSource source, const std::function<void(Change&)>& f) {
   impl_->service->Mutate(source, f);
 }
+
+ConfigDriftSlot& ControlPlane::config_drift() { return impl_->config_drift; }
 
 void ControlPlane::AddMetrics(const std::weak_ptr<prometheus::Collectable>& c) {
   if (impl_->exposer != nullptr) impl_->exposer->RegisterCollectable(c, "/metrics");

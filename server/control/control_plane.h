@@ -23,6 +23,7 @@
 
 #include "absl/status/statusor.h"
 #include "prometheus/collectable.h"
+#include "server/control/config_diff.h"
 #include "server/control/listener.h"
 #include "server/core/backend.h"
 #include "server/core/mutations.h"
@@ -56,6 +57,9 @@ class ControlPlane {
   // of every change (mutations.h): the lock of the mutating RPCs, the same validation, swap
   // metrics and change log, with `source` named.
   void Mutate(ChangeSource source, const std::function<void(Change&)>& f);
+  // Where the DiffConfig RPC finds the running state's drift from --config (config_diff.h):
+  // the config watcher sets it while it runs.
+  ConfigDriftSlot& config_drift();
   // More families on /metrics (kept alive by the caller); nothing when /metrics is off.
   void AddMetrics(const std::weak_ptr<prometheus::Collectable>& c);
 

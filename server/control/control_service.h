@@ -27,6 +27,7 @@
 #include <vector>
 
 #include "absl/status/statusor.h"
+#include "server/control/config_diff.h"
 #include "server/control/limits.h"
 #include "server/control/stats_convert.h"
 #include "server/control/strategy_convert.h"
@@ -89,6 +90,12 @@ class ControlService final : public v1::Control::Service {
   grpc::Status TuneStrategy(grpc::ServerContext* ctx, const v1::TuneStrategyRequest* req,
                             grpc::ServerWriter<v1::TuneProgress>* writer) override;
 
+  // The running state against the --config file (config_diff.h; config_diff_service.cc).
+  grpc::Status DiffConfig(grpc::ServerContext* ctx, const v1::DiffConfigRequest* req,
+                          v1::DiffConfigResponse* resp) override;
+  // Where DiffConfig asks (ControlPlane's, set before serving; nullptr: FAILED_PRECONDITION).
+  void set_config_drift(const ConfigDriftSlot* slot) { config_drift_ = slot; }
+
   const Tuner& tuner() const { return tuner_; }  // for /metrics
 
  private:
@@ -142,6 +149,7 @@ class ControlService final : public v1::Control::Service {
   Mutations& mutations_;  // the one way every change is made
   Tuner& tuner_;          // each of its swaps goes through Mutations (source tune)
   std::atomic<bool> stopping_{false};
+  const ConfigDriftSlot* config_drift_ = nullptr;
 };
 
 }  // namespace skbnf::control

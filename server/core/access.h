@@ -5,7 +5,7 @@
 //
 //   role     may call
 //   read     GetInfo, ListPorts, ListStrategies, GetStrategy, GetStats, WatchStats, ListRoutes,
-//            SetStrategy{validate_only}
+//            DiffConfig, SetStrategy{validate_only}
 //   operate  + SetStrategy, TuneStrategy, AuditPool, PauseWorker, ResumeWorker
 //   admin    + AddRoute, DeleteRoute (anything that changes where packets go)
 //

@@ -240,9 +240,10 @@ class Backend {
   virtual pool::SwapReport SwapStrategy(const pool::StrategySpec& spec,
                                         std::chrono::microseconds timeout) = 0;
   // Mutations (Change::AddRoute/DeleteRoute, mutations.h) holds the route rules for every backend:
-  // it calls these only in l3 mode, AddRoute for a prefix not routed yet and DeleteRoute for a
-  // routed one. AddRoute returns the next-hop id used: the same id for the same next hop, never
-  // an id another next hop had.
+  // it calls these only in l3 mode, AddRoute for a prefix not routed yet (or, from
+  // Change::ReplaceRoute, a routed one: its next hop is then replaced in place, with no moment
+  // where the prefix is unrouted) and DeleteRoute for a routed one. AddRoute returns the next-hop
+  // id used: the same id for the same next hop, never an id another next hop had.
   virtual absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) = 0;
   virtual absl::Status DeleteRoute(const Ipv4Prefix& prefix) = 0;
   // Return only once the worker itself has acknowledged: parked at its quiescent point (Pause) /

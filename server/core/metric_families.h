@@ -199,6 +199,10 @@ inline constexpr MetricDef kConfigReloadsTotal{
     "skbnf_config_reloads_total", kCounter,
     "Reloads of the --config file (inotify or SIGHUP) by result: ok (applied), "
     "error (refused whole, nothing applied), unchanged (nothing to apply)"};
+inline constexpr MetricDef kConfigReloadRetriesTotal{
+    "skbnf_config_reload_retries_total", kCounter,
+    "Retries of a refused --config reload (backoff 1 s doubling to 32 s, 6 retries after each "
+    "failure; the failures are skbnf_config_reloads_total{result=\"error\"})"};
 inline constexpr MetricDef kConfigRollbackFailuresTotal{
     "skbnf_config_rollback_failures_total", kCounter,
     "Reloads whose half-applied changes could not all be put back (the log "
@@ -286,6 +290,7 @@ inline constexpr std::array kAll = {&kPortRingMbufs,
                                     &kControlWatchStreams,
                                     &kTlsCertificateExpiryTimestampSeconds,
                                     &kConfigReloadsTotal,
+                                    &kConfigReloadRetriesTotal,
                                     &kConfigRollbackFailuresTotal,
                                     &kConfigLastReloadSuccessful,
                                     &kConfigLastReloadSuccessTimestampSeconds,

@@ -143,6 +143,23 @@ absl::StatusOr<uint32_t> Change::AddRoute(const Ipv4Prefix& prefix, const NextHo
   return id;
 }
 
+absl::StatusOr<uint32_t> Change::ReplaceRoute(const Ipv4Prefix& prefix, const NextHop& nh) {
+  const std::string what = absl::StrCat(net::FormatIpv4Prefix(prefix), " port ", nh.port, " mac ",
+                                        net::FormatMac(nh.dst_mac), " (replaces in place)");
+  const uint64_t audit = Begin("AddRoute", what);
+  absl::StatusOr<uint32_t> id;
+  if (absl::Status s = RoutesNeedL3(backend_); !s.ok()) {
+    id = s;
+  } else if (!Routed(backend_, prefix)) {
+    id = absl::NotFoundError(
+        absl::StrCat("prefix: ", net::FormatIpv4Prefix(prefix), " is not routed"));
+  } else {
+    id = backend_.AddRoute(prefix, nh);
+  }
+  End(audit, "AddRoute", what, id.status());
+  return id;
+}
+
 absl::Status Change::DeleteRoute(const Ipv4Prefix& prefix) {
   const std::string what = net::FormatIpv4Prefix(prefix);
   const uint64_t audit = Begin("DeleteRoute", what);

@@ -83,6 +83,11 @@ class Change {
   // deleted (NOT_FOUND "prefix: <p> is not routed"). The backend is asked only when they pass.
   absl::StatusOr<uint32_t> AddRoute(const Ipv4Prefix& prefix, const NextHop& nh);
   absl::Status DeleteRoute(const Ipv4Prefix& prefix);
+  // A routed prefix's next hop replaced in place, never absent in between (the --config reload's
+  // changed routes): Backend::AddRoute on the routed prefix (the engine's rte_lpm_add updates the
+  // rule and each table entry with one atomic store). NOT_FOUND "prefix: <p> is not routed"
+  // otherwise. Logged and counted as AddRoute ("... (replaces in place)").
+  absl::StatusOr<uint32_t> ReplaceRoute(const Ipv4Prefix& prefix, const NextHop& nh);
   // Pause and resume are idempotent here, for every backend: the result is whether the worker
   // was paused before the call, and a worker already in the asked state is left alone (the
   // backend is not called). `core` is a worker core (the caller checked).

@@ -173,7 +173,8 @@ pool::SwapReport EngineBackend::SwapStrategy(const pool::StrategySpec& spec,
   return RefusedSwap(*this, spec, r.status());
 }
 
-// Mutations (Change::AddRoute) refused an already routed prefix before this is called.
+// Mutations (Change::AddRoute) refused an already routed prefix before this is called, except
+// for Change::ReplaceRoute: the engine's AddRoute replaces a routed prefix's next hop in place.
 absl::StatusOr<uint32_t> EngineBackend::AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) {
   dpdk::Route r;
   r.prefix = prefix;

@@ -106,6 +106,7 @@ constexpr FlagLine kFlags[] = {
     {"test_stall_lcore", kTest, "LCORE"},
     {"test_stall_ms", kTest, "MS"},
     {"test_preflight_root", kTest, "DIR"},
+    {"test_reload_gate", kTest, "PATH"},
     {"flagfile", kAbsl, "FILE,..."},
     {"fromenv", kAbsl, "NAME,..."},
     {"tryfromenv", kAbsl, "NAME,..."},

@@ -14,10 +14,16 @@
 // hugepages, cpuset, memlock, pool sizing) refuse a set-up EAL would fail on; `--preflight` runs
 // only them.
 //
+// Signals: SIGINT/SIGTERM stop (drain, final audit, exit code below); SIGHUP re-reads --config
+// (server/ops/config_reload.h) and, without --config, is ignored with one line per signal.
+//
 // Exit codes: 0 (and for --help, --helpfull), 1 when the final audit failed, 2 when start-up was
 // refused (bad flag, config, preflight error, EAL arguments, port set-up): the message says what
 // to write instead.
 // --preflight: 0 when no check errs, 1 otherwise, 2 for a bad flag or config.
+#include <unistd.h>
+
+#include <cerrno>
 #include <csignal>
 #include <cstdio>
 #include <optional>
@@ -69,6 +75,37 @@ std::atomic<bool> g_quit{false};
 void OnSignal(int) { g_quit.store(true); }
 void OnHangUp(int) { ConfigReloader::RequestReload(); }
 
+// SIGHUP means "re-read --config" (config_reload.h). Without --config there is nothing to
+// re-read, and the default action (terminate, no drain, no final audit) would be the worst
+// answer to an operator's `kill -HUP` or a supervisor that sends it to every service: the
+// signal is ignored, one line per SIGHUP says so, and skbnfd keeps forwarding. write(2) is
+// async-signal-safe; stdio is not.
+constexpr char kHangUpIgnored[] =
+    "skbnfd: SIGHUP ignored: skbnfd runs without --config, there is no file to reload "
+    "(SIGINT/SIGTERM stop it)\n";
+void OnHangUpWithoutConfig(int) {
+  const int saved = errno;
+  ssize_t n = ::write(STDERR_FILENO, kHangUpIgnored, sizeof(kHangUpIgnored) - 1);
+  (void)n;  // nothing to do from a signal handler when stderr is gone
+  errno = saved;
+}
+// Until the flags say whether there is a --config: a SIGHUP is remembered, then either the
+// watcher's first reload or one "ignored" line.
+std::atomic<bool> g_hangup_early{false};
+static_assert(std::atomic<bool>::is_always_lock_free, "set in a signal handler");
+void OnHangUpEarly(int) { g_hangup_early.store(true); }
+
+void InstallHangUpHandler(bool has_config) {
+  std::signal(SIGHUP, has_config ? &OnHangUp : &OnHangUpWithoutConfig);
+  if (g_hangup_early.exchange(false)) {
+    if (has_config) {
+      ConfigReloader::RequestReload();
+    } else {
+      OnHangUpWithoutConfig(SIGHUP);
+    }
+  }
+}
+
 int Fail(const absl::Status& st) {
   std::fprintf(stderr, "skbnfd: %s\n", std::string(st.message()).c_str());
   return 2;
@@ -79,6 +116,7 @@ int Run(int argc, char** argv) {
   // shell's background job would otherwise inherit SIGINT ignored).
   std::signal(SIGINT, &OnSignal);
   std::signal(SIGTERM, &OnSignal);
+  std::signal(SIGHUP, &OnHangUpEarly);  // never the default termination (see OnHangUpWithoutConfig)
   // --help and bad flags before absl's parse, which would answer both with exit 1.
   absl::StatusOr<HelpRequest> help = CheckCommandLine(argc, argv);
   if (!help.ok()) return Fail(help.status());
@@ -88,7 +126,8 @@ int Run(int argc, char** argv) {
   }
   const std::vector<char*> rest = ParseFlags(argc, argv);
   // --config is watched once running; a SIGHUP before then is that watcher's first reload.
-  if (HasConfigFile()) std::signal(SIGHUP, &OnHangUp);
+  // Without --config, SIGHUP is ignored with a line.
+  InstallHangUpHandler(HasConfigFile());
 
   // Configuration: the file, then flags; bad flags stop start-up before anything else happens.
   absl::StatusOr<dpdk::DaemonConfig> dc = ConfigFromFlags();
@@ -150,8 +189,8 @@ int Run(int argc, char** argv) {
     (*control)->AddMetrics(reload_metrics);
     std::unique_ptr<ConfigReloader> reloader;  // --config watched; SIGHUP re-reads it
     if (HasConfigFile()) {
-      auto started = ConfigReloader::Start(ConfigPath(), from_file, **control, reload_metrics,
-                                           ResolveNetworkPorts);
+      auto started = ConfigReloader::Start(ConfigPath(), from_file, **control, backend,
+                                           reload_metrics, ResolveNetworkPorts, ReloadTestGate());
       if (!started.ok()) {
         (*control)->Shutdown();
         (void)engine.Stop();  // start-up already failed: that error is the one reported

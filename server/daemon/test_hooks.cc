@@ -3,6 +3,9 @@
 
 #include <algorithm>
 #include <chrono>
+#include <cstdio>
+#include <filesystem>
+#include <functional>
 #include <memory>
 #include <thread>
 
@@ -18,9 +21,30 @@ ABSL_FLAG(std::string, test_preflight_root, "/",
           "Tests only: the start-up checks read /sys, /proc, /dev and cgroups under this "
           "directory.");
 
+ABSL_FLAG(std::string, test_reload_gate, "",
+          "Tests only: each --config reload, once it has parsed the file and before it takes the "
+          "mutation lock, waits (at most 15 s) until this path exists, and removes it.");
+
 namespace skbnf::control {
 
 std::string PreflightRoot() { return absl::GetFlag(FLAGS_test_preflight_root); }
+
+std::function<void(const ParsedConfig&)> ReloadTestGate() {
+  const std::string gate = absl::GetFlag(FLAGS_test_reload_gate);
+  if (gate.empty()) return nullptr;
+  return [gate](const ParsedConfig& parsed) {
+    std::fprintf(stderr,
+                 "skbnfd: config reload: test gate: parsed %zu routes, the mutation lock not "
+                 "taken; waiting for %s\n",
+                 parsed.next.engine.routes.size(), gate.c_str());
+    const auto end = std::chrono::steady_clock::now() + std::chrono::seconds(15);
+    std::error_code ec;
+    while (!std::filesystem::remove(gate, ec) && std::chrono::steady_clock::now() < end) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(5));
+    }
+    std::fprintf(stderr, "skbnfd: config reload: test gate: passed\n");
+  };
+}
 
 namespace {
 

@@ -11,13 +11,20 @@
 //       /sys, /proc, /dev and the cgroup tree under DIR instead of / (a fake node: VFs, drivers,
 //       hugepages, cpuset), so tests see skbnfd refuse to start with the message a real pod
 //       would get.
+//   --test-reload-gate=PATH   each --config reload (server/ops/config_reload.h), once it has
+//       parsed the file and before it takes the mutation lock, logs "test gate: parsed N routes"
+//       and waits until PATH exists (at most 15 s), then removes it (one pass per file created):
+//       a test holds a reload between its unlocked parse and its apply and shows RPCs answered
+//       meanwhile, by that event and not by a race with the parser.
 #ifndef SKBNF_SERVER_DAEMON_TEST_HOOKS_H_
 #define SKBNF_SERVER_DAEMON_TEST_HOOKS_H_
 
+#include <functional>
 #include <string>
 
 #include "absl/status/status.h"
 #include "dataplane/dpdk/engine.h"
+#include "server/ops/config_reload.h"
 
 namespace skbnf::control {
 
@@ -26,6 +33,9 @@ absl::Status ApplyTestHooks(dpdk::Engine& engine);
 
 // --test-preflight-root, default "/".
 std::string PreflightRoot();
+
+// --test-reload-gate: ConfigReloader's before_parse hook; nullptr without the flag.
+std::function<void(const ParsedConfig&)> ReloadTestGate();
 
 }  // namespace skbnf::control
 

@@ -16,6 +16,7 @@
 
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_format.h"
 #include "absl/strings/str_join.h"
 #include "absl/strings/str_split.h"
 #include "dataplane/pool/strategy_spec.h"
@@ -28,7 +29,6 @@ namespace {
 std::atomic<bool> g_reload_requested{false};
 static_assert(std::atomic<bool>::is_always_lock_free, "RequestReload runs in a signal handler");
 
-using Clock = std::chrono::steady_clock;
 
 // The first line of `text` whose directive and first argument are `key` and `arg` (arg ""
 // matches any): "line 7" for the log, "" when not found.
@@ -172,49 +172,115 @@ absl::Status CheckStrategyChange(const std::string& text, const dpdk::DaemonConf
   return absl::OkStatus();
 }
 
-// The route changes that turn the live table into `want`: what to delete, what to add.
-void DiffRoutes(const RouteTable& live, const std::map<Ipv4Prefix, NextHop>& want,
-                std::vector<std::pair<Ipv4Prefix, NextHop>>& to_delete,
-                std::vector<std::pair<Ipv4Prefix, NextHop>>& to_add) {
+// The live table against `want` (the file's routes), by prefix: each prefix routed differently
+// (running only, file only, or both with different next hops). One walk of two sorted maps: the
+// drift (gauge, log, DiffConfig) and the reload's batch come from this one comparison.
+std::vector<RouteDrift> DiffRoutes(const RouteTable& live,
+                                   const std::map<Ipv4Prefix, NextHop>& want) {
   std::map<uint32_t, NextHop> hops;
   for (const RouteTable::NextHopEntry& n : live.next_hops) hops[n.id] = n.next_hop;
   std::map<Ipv4Prefix, NextHop> have;
   for (const RouteTable::Route& r : live.routes) have[r.prefix] = hops[r.next_hop_id];
+  std::map<Ipv4Prefix, RouteDrift> out;
   for (const auto& [p, nh] : have) {
     auto it = want.find(p);
-    if (it == want.end() || !(it->second == nh)) to_delete.emplace_back(p, nh);
+    if (it == want.end() || !(it->second == nh)) out[p] = {p, nh, std::nullopt};
   }
   for (const auto& [p, nh] : want) {
     auto it = have.find(p);
-    if (it == have.end() || !(it->second == nh)) to_add.emplace_back(p, nh);
+    if (it == have.end() || !(it->second == nh)) {
+      RouteDrift& d = out[p];
+      d.prefix = p;
+      d.file = nh;
+    }
   }
+  std::vector<RouteDrift> v;
+  v.reserve(out.size());
+  for (auto& [p, d] : out) v.push_back(std::move(d));
+  return v;
 }
+
+// A reload's route changes, made so that no prefix the file keeps is ever unrouted: first the
+// prefixes the file adds and those whose next hop it changes (Change::ReplaceRoute: the engine's
+// rte_lpm_add replaces a rule's next hop in place, one atomic store per table entry), then,
+// after every add, the prefixes that left the file. Undo() puts back what Apply() changed, in
+// the same safe order (re-adds and restores before deletes).
+class RouteBatch {
+ public:
+  explicit RouteBatch(std::vector<RouteDrift> diff) : diff_(std::move(diff)) {}
+  bool empty() const { return diff_.empty(); }
+  // "routes: 1 added, 1 replaced in place, 1 deleted"
+  std::string Summary() const {
+    size_t added = 0, replaced = 0, deleted = 0;
+    for (const RouteDrift& d : diff_) ++(!d.file ? deleted : d.running ? replaced : added);
+    return absl::StrCat("routes: ", added, " added, ", replaced, " replaced in place, ", deleted,
+                        " deleted");
+  }
+
+  // The first failure's message ("" when all applied).
+  std::string Apply(Change& change) {
+    for (const RouteDrift& d : diff_) {
+      if (!d.file) continue;
+      absl::StatusOr<uint32_t> id =
+          d.running ? change.ReplaceRoute(d.prefix, *d.file) : change.AddRoute(d.prefix, *d.file);
+      if (!id.ok()) {
+        return absl::StrCat("AddRoute ", net::FormatIpv4Prefix(d.prefix), ": ",
+                            id.status().message());
+      }
+      done_.push_back(&d);
+    }
+    for (const RouteDrift& d : diff_) {
+      if (d.file) continue;
+      if (absl::Status st = change.DeleteRoute(d.prefix); !st.ok()) {
+        return absl::StrCat("DeleteRoute ", net::FormatIpv4Prefix(d.prefix), ": ", st.message());
+      }
+      done_.push_back(&d);
+    }
+    return "";
+  }
+
+  // What could not be put back, one entry per route ("" entries none).
+  std::vector<std::string> Undo(Change& change) {
+    std::vector<std::string> failed;
+    auto note = [&](const char* what, const RouteDrift& d, const absl::Status& st) {
+      if (!st.ok()) {
+        failed.push_back(
+            absl::StrCat(what, " ", net::FormatIpv4Prefix(d.prefix), ": ", st.message()));
+      }
+    };
+    for (const RouteDrift* d : done_) {  // deleted: back first
+      if (!d->file) note("re-add", *d, change.AddRoute(d->prefix, *d->running).status());
+    }
+    for (const RouteDrift* d : done_) {  // replaced: the old next hop, in place again
+      if (d->file && d->running) {
+        note("restore", *d, change.ReplaceRoute(d->prefix, *d->running).status());
+      }
+    }
+    for (const RouteDrift* d : done_) {  // added: removed last
+      if (d->file && !d->running) note("delete", *d, change.DeleteRoute(d->prefix));
+    }
+    done_.clear();
+    return failed;
+  }
+
+ private:
+  const std::vector<RouteDrift> diff_;
+  std::vector<const RouteDrift*> done_;
+};
 
 }  // namespace
 
 ConfigDrift DriftOf(const dpdk::DaemonConfig& applied, const Backend& backend) {
   ConfigDrift d;
-  std::vector<std::string> parts;
   const Info info = backend.GetInfo();
-  if (!info.pool.native && backend.GetStrategy() != applied.engine.strategy) {
-    d.strategy = true;
-    parts.push_back(absl::StrCat("strategy ", backend.GetStrategy().ToString(),
-                                 " (file: ", applied.engine.strategy.ToString(), ")"));
-  }
+  d.running_strategy = backend.GetStrategy().ToString();
+  d.file_strategy = applied.engine.strategy.ToString();
+  d.strategy = !info.pool.native && backend.GetStrategy() != applied.engine.strategy;
   if (info.mode == ForwardingMode::kL3) {
     absl::StatusOr<std::map<Ipv4Prefix, NextHop>> want =
         ResolveRoutes("", applied.engine.routes, backend.ListPorts());
-    if (want.ok()) {
-      std::vector<std::pair<Ipv4Prefix, NextHop>> extra, missing;
-      DiffRoutes(backend.ListRoutes(), *want, extra, missing);
-      if (!extra.empty() || !missing.empty()) {
-        d.routes = true;
-        parts.push_back(absl::StrCat("routes: ", extra.size(), " not in the file, ", missing.size(),
-                                     " of the file's missing or different"));
-      }
-    }
+    if (want.ok()) d.routes = DiffRoutes(backend.ListRoutes(), *want);
   }
-  d.summary = absl::StrJoin(parts, "; ");
   return d;
 }
 
@@ -229,87 +295,65 @@ const char* ReloadResultName(ReloadResult::Kind k) {
   }
 }
 
-ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
-                             const dpdk::DaemonConfig& started, dpdk::DaemonConfig& applied,
-                             Change& change, const ConfigResolver& resolve) {
-  Backend& backend = change.backend();  // reads and validation; changes go through `change`
-  ReloadResult res;
-  auto error = [&](std::string why) {
-    res.kind = ReloadResult::kError;
-    res.summary = absl::StrCat(path, ": ", why, "; nothing applied");
-    return res;
-  };
+absl::StatusOr<ParsedConfig> ParseConfigText(const std::string& text,
+                                             const dpdk::DaemonConfig& started,
+                                             const dpdk::DaemonConfig& applied,
+                                             const Backend& backend,
+                                             const ConfigResolver& resolve) {
   absl::StatusOr<dpdk::DaemonConfig> parsed = dpdk::ParseConfig(text);
-  if (!parsed.ok()) return error(std::string(parsed.status().message()));
+  if (!parsed.ok()) return parsed.status();
   if (resolve) {
-    if (absl::Status st = resolve(*parsed); !st.ok()) return error(std::string(st.message()));
+    if (absl::Status st = resolve(*parsed); !st.ok()) return st;
   }
-  const dpdk::DaemonConfig& next = *parsed;
-  res.needs_restart = RestartOnlyChanges(started, next);
-
-  // Validate every changed part before applying any.
-  std::optional<pool::StrategySpec> spec;
-  if (absl::Status st = CheckStrategyChange(text, next, applied, backend, spec); !st.ok()) {
-    return error(std::string(st.message()));
-  }
-  std::vector<std::pair<Ipv4Prefix, NextHop>> to_delete, to_add;
-  std::string routes_note;
-  if (!SameRoutes(next.engine.routes, applied.engine.routes)) {
+  ParsedConfig p;
+  p.next = *std::move(parsed);
+  p.needs_restart = RestartOnlyChanges(started, p.next);
+  if (!SameRoutes(p.next.engine.routes, applied.engine.routes)) {
+    // The mode and the ports never change at run time: resolved here, without the lock.
     if (backend.GetInfo().mode != ForwardingMode::kL3) {
-      routes_note = "routes changed but unused outside l3 mode (not applied)";
+      p.routes_note = "routes changed but unused outside l3 mode (not applied)";
     } else {
       absl::StatusOr<std::map<Ipv4Prefix, NextHop>> want =
-          ResolveRoutes(text, next.engine.routes, backend.ListPorts());
-      if (!want.ok()) return error(std::string(want.status().message()));
-      DiffRoutes(backend.ListRoutes(), *want, to_delete, to_add);
+          ResolveRoutes(text, p.next.engine.routes, backend.ListPorts());
+      if (!want.ok()) return want.status();
+      p.routes = *std::move(want);
     }
   }
+  return p;
+}
 
-  // Apply: routes (undoable), then the swap; a failure puts the routes back.
-  std::vector<std::pair<Ipv4Prefix, NextHop>> deleted, added;
+ReloadResult ApplyParsedConfig(const std::string& path, const std::string& text,
+                               ParsedConfig parsed, dpdk::DaemonConfig& applied, Change& change) {
+  Backend& backend = change.backend();  // reads and validation; changes go through `change`
+  ReloadResult res;
+  res.needs_restart = parsed.needs_restart;
+  auto error = [&](std::string why, std::string rollback = "") {
+    res.kind = ReloadResult::kError;
+    res.summary = absl::StrCat(path, ": ", why, rollback.empty() ? "; nothing applied" : rollback);
+    return res;
+  };
+  // Validate every changed part before applying any.
+  std::optional<pool::StrategySpec> spec;
+  if (absl::Status st = CheckStrategyChange(text, parsed.next, applied, backend, spec); !st.ok()) {
+    return error(std::string(st.message()));
+  }
+  RouteBatch routes(parsed.routes ? DiffRoutes(backend.ListRoutes(), *parsed.routes)
+                                  : std::vector<RouteDrift>{});
   // Puts the routes already changed back. What cannot be put back is reported, never dropped:
   // the reload's error says which routes and why, ReloadResult::rollback_failed counts it
   // (skbnf_config_rollback_failures_total), and the live table is then defined as "the old
   // table minus what failed to come back": the next reload diffs against the live table, so it
   // repairs it.
-  auto undo_routes = [&] {
-    std::vector<std::string> failed;
-    for (const auto& [p, nh] : added) {
-      if (absl::Status st = change.DeleteRoute(p); !st.ok()) {
-        failed.push_back(absl::StrCat("delete ", net::FormatIpv4Prefix(p), ": ", st.message()));
-      }
-    }
-    for (const auto& [p, nh] : deleted) {
-      if (absl::StatusOr<uint32_t> id = change.AddRoute(p, nh); !id.ok()) {
-        failed.push_back(
-            absl::StrCat("re-add ", net::FormatIpv4Prefix(p), ": ", id.status().message()));
-      }
-    }
-    if (failed.empty()) return std::string();
-    res.rollback_failed = true;
-    return absl::StrCat("; ROLLBACK INCOMPLETE (", absl::StrJoin(failed, "; "),
-                        "): the live route table differs from the last applied file until the "
-                        "next reload");
-  };
   auto failed = [&](std::string why) {
-    const std::string rollback = undo_routes();
-    ReloadResult r = error(why);
-    if (!rollback.empty()) r.summary = absl::StrCat(path, ": ", why, rollback);
-    return r;
+    const std::vector<std::string> undo = routes.Undo(change);
+    if (undo.empty()) return error(why);
+    res.rollback_failed = true;
+    return error(why, absl::StrCat("; ROLLBACK INCOMPLETE (", absl::StrJoin(undo, "; "),
+                                   "): the live route table differs from the last applied file "
+                                   "until the next reload"));
   };
-  for (const auto& [p, nh] : to_delete) {
-    if (absl::Status st = change.DeleteRoute(p); !st.ok()) {
-      return failed(absl::StrCat("DeleteRoute ", net::FormatIpv4Prefix(p), ": ", st.message()));
-    }
-    deleted.emplace_back(p, nh);
-  }
-  for (const auto& [p, nh] : to_add) {
-    if (absl::StatusOr<uint32_t> id = change.AddRoute(p, nh); !id.ok()) {
-      return failed(
-          absl::StrCat("AddRoute ", net::FormatIpv4Prefix(p), ": ", id.status().message()));
-    }
-    added.emplace_back(p, nh);
-  }
+  // Apply: routes (undoable), then the swap; a failure puts the routes back.
+  if (std::string why = routes.Apply(change); !why.empty()) return failed(why);
   std::vector<std::string> done;
   if (spec) {
     pool::SwapReport r = change.SwapStrategy(*spec, std::chrono::microseconds(0));
@@ -321,18 +365,31 @@ ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
     done.push_back(
         absl::StrCat("strategy ", r.old_spec, " -> ", r.new_spec, " (epoch ", r.epoch, ")"));
   }
-  if (!to_delete.empty() || !to_add.empty()) {
-    done.push_back(absl::StrCat("routes -", to_delete.size(), " +", to_add.size()));
-  }
-  if (!routes_note.empty()) done.push_back(routes_note);
-  applied.engine.strategy = next.engine.strategy;
-  applied.engine.routes = next.engine.routes;
-  res.kind =
-      spec || !to_delete.empty() || !to_add.empty() ? ReloadResult::kOk : ReloadResult::kUnchanged;
+  if (!routes.empty()) done.push_back(routes.Summary());
+  if (!parsed.routes_note.empty()) done.push_back(parsed.routes_note);
+  applied.engine.strategy = parsed.next.engine.strategy;
+  applied.engine.routes = std::move(parsed.next.engine.routes);  // up to 1M: moved, not copied
+  res.kind = spec || !routes.empty() ? ReloadResult::kOk : ReloadResult::kUnchanged;
   res.summary = absl::StrCat(
       path, ": ",
       done.empty() ? std::string("nothing to change at runtime") : absl::StrJoin(done, ", "));
   return res;
+}
+
+ReloadResult ApplyConfigText(const std::string& path, const std::string& text,
+                             const dpdk::DaemonConfig& started, dpdk::DaemonConfig& applied,
+                             Change& change, const ConfigResolver& resolve) {
+  absl::StatusOr<ParsedConfig> parsed =
+      ParseConfigText(text, started, applied, change.backend(), resolve);
+  if (!parsed.ok()) return RefusedReload(path, parsed.status());
+  return ApplyParsedConfig(path, text, *std::move(parsed), applied, change);
+}
+
+ReloadResult RefusedReload(const std::string& path, const absl::Status& why) {
+  ReloadResult r;
+  r.kind = ReloadResult::kError;
+  r.summary = absl::StrCat(path, ": ", why.message(), "; nothing applied");
+  return r;
 }
 
 // ---- metrics
@@ -359,7 +416,12 @@ void ConfigReloadMetrics::SetWatched(bool watched) {
 void ConfigReloadMetrics::SetDrift(const ConfigDrift& d) {
   absl::MutexLock l(&mu_);
   drift_strategy_ = d.strategy;
-  drift_routes_ = d.routes;
+  drift_routes_ = d.routes_differ();
+}
+
+void ConfigReloadMetrics::RecordRetry() {
+  absl::MutexLock l(&mu_);
+  ++retries_;
 }
 
 void ConfigReloadMetrics::RecordPoll(bool events) {
@@ -392,6 +454,7 @@ std::vector<prometheus::MetricFamily> ConfigReloadMetrics::Collect() const {
                          static_cast<double>(count_[k]));
   }
   by_result(metric::kConfigReloadsTotal, reloads);
+  one(metric::kConfigReloadRetriesTotal, static_cast<double>(retries_));
   one(metric::kConfigRollbackFailuresTotal, static_cast<double>(rollback_failures_));
   one(metric::kConfigLastReloadSuccessful, last_ok_ ? 1 : 0);
   one(metric::kConfigLastReloadSuccessTimestampSeconds, last_success_);
@@ -416,7 +479,8 @@ void ConfigReloader::RequestReload() { g_reload_requested.store(true); }
 
 absl::StatusOr<std::unique_ptr<ConfigReloader>> ConfigReloader::Start(
     const std::string& path, const dpdk::DaemonConfig& started, ControlPlane& control,
-    std::shared_ptr<ConfigReloadMetrics> metrics, ConfigResolver resolve) {
+    const Backend& backend, std::shared_ptr<ConfigReloadMetrics> metrics, ConfigResolver resolve,
+    std::function<void(const ParsedConfig&)> before_lock) {
   int fd = inotify_init1(IN_NONBLOCK | IN_CLOEXEC);
   if (fd < 0) {
     return absl::InternalError(absl::StrCat("--config: inotify_init1: ", std::strerror(errno)));
@@ -430,38 +494,52 @@ absl::StatusOr<std::unique_ptr<ConfigReloader>> ConfigReloader::Start(
     return absl::InternalError(
         absl::StrCat("--config: cannot watch ", dir.string(), ": ", std::strerror(e)));
   }
-  std::unique_ptr<ConfigReloader> r(
-      new ConfigReloader(path, started, control, std::move(metrics), fd, std::move(resolve)));
+  std::unique_ptr<ConfigReloader> r(new ConfigReloader(path, started, control, backend,
+                                                       std::move(metrics), fd, std::move(resolve),
+                                                       std::move(before_lock)));
   r->thread_ = std::thread([p = r.get()] { p->Loop(); });
+  control.config_drift().Set([p = r.get()] { return p->Drift(); });  // DiffConfig
   return r;
 }
 
 ConfigReloader::ConfigReloader(std::string path, const dpdk::DaemonConfig& started,
-                               ControlPlane& control, std::shared_ptr<ConfigReloadMetrics> metrics,
-                               int inotify_fd, ConfigResolver resolve)
+                               ControlPlane& control, const Backend& backend,
+                               std::shared_ptr<ConfigReloadMetrics> metrics, int inotify_fd,
+                               ConfigResolver resolve, std::function<void(const ParsedConfig&)> before_lock)
     : path_(std::move(path)),
       started_(started),
       applied_(started),
       last_text_(),  // the first pass of Loop() reads it
       control_(control),
+      backend_(backend),
       inotify_fd_(inotify_fd),
       metrics_(std::move(metrics)),
-      resolve_(std::move(resolve)) {}
+      resolve_(std::move(resolve)),
+      before_lock_(std::move(before_lock)) {}
 
 ConfigReloader::~ConfigReloader() {
+  control_.config_drift().Set(nullptr);  // waits for a DiffConfig in flight
   stop_.store(true);
   if (thread_.joinable()) thread_.join();
   metrics_->SetWatched(false);
   ::close(inotify_fd_);
 }
 
+ConfigDrift ConfigReloader::Drift() const {
+  absl::ReaderMutexLock l(&applied_mu_);
+  ConfigDrift d = DriftOf(applied_, backend_);
+  d.path = path_;
+  return d;
+}
+
 void ConfigReloader::Loop() {
   constexpr auto kSettle = std::chrono::milliseconds(100);
   std::optional<Clock::time_point> due;
   alignas(inotify_event) char buf[16384];
+  RetrySchedule retry;
   // The file may have changed between skbnfd reading it and this watch starting (EAL and port
   // start take seconds with real NICs): one pass now, silent when nothing changed.
-  Reload("start", true, /*quiet_unchanged=*/true);
+  retry.After(Reload("start", true, /*quiet_unchanged=*/true), false, path_);
   CheckDrift();
   metrics_->SetWatched(true);
   auto next_drift = Clock::now() + std::chrono::seconds(1);
@@ -478,12 +556,17 @@ void ConfigReloader::Loop() {
     }
     metrics_->RecordPoll(events);  // after the events are taken in: see the metric's comment
     if (g_reload_requested.exchange(false)) {
-      Reload("SIGHUP", true);
+      retry.After(Reload("SIGHUP", true), false, path_);
       next_drift = Clock::now();
     }
     if (due && Clock::now() >= *due) {
       due.reset();
-      Reload("inotify", false);
+      retry.After(Reload("inotify", false), false, path_);
+      next_drift = Clock::now();
+    }
+    if (retry.Due(Clock::now())) {
+      metrics_->RecordRetry();
+      retry.After(Reload("retry", true), true, path_);
       next_drift = Clock::now();
     }
     if (Clock::now() >= next_drift) {
@@ -493,48 +576,105 @@ void ConfigReloader::Loop() {
   }
 }
 
+bool ConfigReloader::RetrySchedule::Due(Clock::time_point now) {
+  if (!at || now < *at) return false;
+  at.reset();
+  return true;
+}
+
+void ConfigReloader::RetrySchedule::After(bool ok, bool was_retry, const std::string& path) {
+  if (ok) {
+    at.reset();
+    left = 0;
+    return;
+  }
+  if (!was_retry) {  // a new failure: a new series
+    left = kRetries;
+    backoff = kFirstBackoff;
+  }
+  if (left == 0) {
+    at.reset();
+    std::fprintf(stderr,
+                 "skbnfd: config reload: %s still refused after %d retries; the next change of "
+                 "the file or SIGHUP tries again\n",
+                 path.c_str(), kRetries);
+    return;
+  }
+  --left;
+  at = Clock::now() + backoff;
+  std::fprintf(stderr, "skbnfd: config reload: retrying %s in %lld s (%d retries left after it)\n",
+               path.c_str(), static_cast<long long>(backoff.count()), left);
+  backoff = std::min(backoff * 2, kMaxBackoff);
+}
+
 void ConfigReloader::CheckDrift() {
   ConfigDrift d;
   // Under the mutation lock: no RPC's change is half-applied while the state is read.
-  control_.Mutate(ChangeSource::kConfig,
-                  [&](Change& change) { d = DriftOf(applied_, change.backend()); });
+  control_.Mutate(ChangeSource::kConfig, [&](Change& change) {
+    absl::ReaderMutexLock l(&applied_mu_);
+    d = DriftOf(applied_, change.backend());
+  });
   metrics_->SetDrift(d);
-  if (d.summary == last_drift_) return;
+  const std::string summary = d.Summary();
+  if (summary == last_drift_) return;
   if (d.any()) {
     std::fprintf(stderr, "skbnfd: config drift: the running state differs from %s: %s\n",
-                 path_.c_str(), d.summary.c_str());
+                 path_.c_str(), summary.c_str());
   } else {
     std::fprintf(stderr, "skbnfd: config drift: none, the running state is %s's again\n",
                  path_.c_str());
   }
-  last_drift_ = d.summary;
+  last_drift_ = summary;
 }
 
-void ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchanged) {
+bool ConfigReloader::Reload(const char* trigger, bool always, bool quiet_unchanged) {
   std::optional<std::string> text = ReadText(path_);
   if (!text) {
     // A file that vanished for a moment (an editor's rename) comes back with its own event.
-    if (!always) return;
+    if (!always) return true;
     // Logged before it is counted: whoever sees the count finds the line.
     std::fprintf(stderr, "skbnfd: config reload (%s): error: cannot read %s; nothing applied\n",
                  trigger, path_.c_str());
     metrics_->Record(ReloadResult::kError, false);
-    return;
+    return false;
   }
-  if (!always && *text == last_text_) return;
-  last_text_ = *text;
+  if (!always && *text == last_text_) return true;
+  // Parsed without the mutation lock (only this thread writes applied_, so it reads it freely).
+  const Clock::time_point t0 = Clock::now();
+  absl::StatusOr<ParsedConfig> parsed = ParseConfigText(*text, started_, applied_, backend_,
+                                                        resolve_);
+  const Clock::time_point t1 = Clock::now();
   ReloadResult r;
-  control_.Mutate(ChangeSource::kConfig, [&](Change& change) {
-    r = ApplyConfigText(path_, *text, started_, applied_, change, resolve_);
-  });
-  if (quiet_unchanged && r.kind == ReloadResult::kUnchanged && r.needs_restart.empty()) return;
-  std::fprintf(stderr, "skbnfd: config reload (%s): %s: %s\n", trigger, ReloadResultName(r.kind),
-               r.summary.c_str());
-  if (!r.needs_restart.empty()) {
-    std::fprintf(stderr, "skbnfd: config reload (%s): needs restart, not applied: %s\n", trigger,
-                 absl::StrJoin(r.needs_restart, "; ").c_str());
+  if (!parsed.ok()) {
+    r = RefusedReload(path_, parsed.status());
+  } else {
+    if (before_lock_) before_lock_(*parsed);
+    dpdk::DaemonConfig next = applied_;
+    Clock::time_point t2, t3;
+    control_.Mutate(ChangeSource::kConfig, [&](Change& change) {
+      t2 = Clock::now();
+      r = ApplyParsedConfig(path_, *text, *std::move(parsed), next, change);
+      t3 = Clock::now();
+    });
+    absl::WriterMutexLock l(&applied_mu_);
+    applied_ = std::move(next);
+    // How long the lock was held (RPC changes waited that long) and what ran before it.
+    absl::StrAppendFormat(&r.summary, " (parsed in %.3f s without the lock, applied in %.3f s)",
+                          std::chrono::duration<double>(t1 - t0).count(),
+                          std::chrono::duration<double>(t3 - t2).count());
   }
-  metrics_->Record(r.kind, !r.needs_restart.empty(), r.rollback_failed);
+  // The reference for "unchanged bytes" only once applied: refused bytes are tried again.
+  if (r.kind != ReloadResult::kError) last_text_ = *std::move(text);
+  if (!(quiet_unchanged && r.kind == ReloadResult::kUnchanged && r.needs_restart.empty())) {
+    std::fprintf(stderr, "skbnfd: config reload (%s): %s: %s\n", trigger,
+                 ReloadResultName(r.kind), r.summary.c_str());
+    if (!r.needs_restart.empty()) {
+      std::fprintf(stderr, "skbnfd: config reload (%s): needs restart, not applied: %s\n",
+                   trigger, absl::StrJoin(r.needs_restart, "; ").c_str());
+    }
+    metrics_->Record(r.kind, !r.needs_restart.empty(), r.rollback_failed);
+  }
+  return r.kind != ReloadResult::kError;
 }
 
 }  // namespace skbnf::control

@@ -24,6 +24,8 @@ commands that read:
   top [--interval=MS] [--count=N]   live per-core view, refreshed every interval (1000 ms)
   routes list                       the route table (l3 mode)
   audit                             conservation audit of the buffer pool
+  config diff                       the running state against skbnfd's --config file, as
+                                    diff -u FILE RUNNING; exit 0 none, 1 drift, 2 trouble
 
 commands that change:
   strategy set SPEC [--validate-only] [--quiesce-timeout-ms=N]

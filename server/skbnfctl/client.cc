@@ -112,6 +112,7 @@ absl::StatusOr<int> Client::Run(const std::vector<std::string>& p) {
   if (cmd == "strategy") return Strategy(p);
   if (cmd == "routes") return Routes(p);
   if (cmd == "worker") return Worker(p);
+  if (cmd == "config") return Config(p);
   return UsageError(absl::StrCat("unknown command '", cmd, "'"));
 }
 

@@ -53,6 +53,7 @@ class Client {
   absl::StatusOr<int> Routes(const std::vector<std::string>& p);    // mutation_commands.cc
   absl::StatusOr<int> Worker(const std::vector<std::string>& p);    // mutation_commands.cc
   int Audit();                                                      // mutation_commands.cc
+  absl::StatusOr<int> Config(const std::vector<std::string>& p);    // config_commands.cc
 
   const Args& args_;
   const bool json_;

@@ -107,7 +107,7 @@ TEST_F(ConfigReloadUnitTest, FileRoutesReplaceTheLiveTableOnlyWhenTheyChange) {
                          "route 10.0.0.0/8 0 02:00:00:00:01:0a\n"
                          "route 10.2.0.0/16 net_null1 02:00:00:00:01:02\n"));
   EXPECT_EQ(r.kind, ReloadResult::kOk) << r.summary;
-  EXPECT_THAT(r.summary, HasSubstr("routes -2 +2"));
+  EXPECT_THAT(r.summary, HasSubstr("routes: 1 added, 1 replaced in place, 1 deleted"));
   EXPECT_EQ(Routes(*backend_),
             (std::map<std::string, std::string>{{"10.0.0.0/8", "0 02:00:00:00:01:0a"},
                                                 {"10.2.0.0/16", "1 02:00:00:00:01:02"}}));

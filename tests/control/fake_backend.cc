@@ -294,7 +294,11 @@ pool::SwapReport FakeBackend::SwapStrategy(const pool::StrategySpec& spec,
 absl::StatusOr<uint32_t> FakeBackend::AddRoute(const Ipv4Prefix& prefix, const NextHop& nh) {
   std::lock_guard<std::mutex> l(routes_mu_);
   auto key = std::make_pair(prefix.addr, prefix.len);
-  if (routes_.count(key)) return absl::InternalError("fake: AddRoute of a routed prefix");
+  // A routed prefix: Change::ReplaceRoute, the next hop replaced in place (as the engine's).
+  if (auto old = routes_.find(key); old != routes_.end()) {
+    --next_hops_[old->second].routes;
+    routes_.erase(old);
+  }
   uint32_t id = 0;
   for (auto& [nid, e] : next_hops_) {
     if (e.next_hop == nh) id = nid;

@@ -58,11 +58,14 @@ STEPS = [
     (["worker", "resume", "1"], []),
     (["worker", "resume", "1"], []),
     (["worker", "pause", "9"], []),
+    # the fake daemon has no --config: trouble (2, as diff(1)), not drift (1)
+    (["config", "diff"], []),
     # usage errors: exit 2, nothing sent
     (["frobnicate"], [(r"\n\nusage:[\s\S]*", "\n<usage>\n")]),
     (["strategy", "set"], [(r"\n\nusage:[\s\S]*", "\n<usage>\n")]),
     (["worker", "pause", "one"], [(r"\n\nusage:[\s\S]*", "\n<usage>\n")]),
     (["--frobnicate", "info"], [(r"\n\nusage:[\s\S]*", "\n<usage>\n")]),
+    (["config", "frobnicate"], [(r"\n\nusage:[\s\S]*", "\n<usage>\n")]),
 ]
 
 
