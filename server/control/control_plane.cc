@@ -93,6 +93,7 @@ struct ControlPlane::Impl {
   std::unique_ptr<StatsSampler> sampler;
   std::unique_ptr<Mutations> mutations;  // shared by both services
   std::unique_ptr<Tuner> tuner;
+  std::unique_ptr<PauseLeases> leases;           // shared by both services; health reads them
   std::unique_ptr<ControlService> service;       // on `server` (TCP listeners)
   std::unique_ptr<ControlService> unix_service;  // on `unix_server`
   ConfigDriftSlot config_drift;                  // DiffConfig's source (the config watcher)
@@ -258,10 +259,11 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   impl->access = std::make_unique<Access>(listeners->access, &impl->unix_peers);
   impl->mutations = std::make_unique<Mutations>(backend, impl->swaps, *impl->changes);
   impl->tuner = std::make_unique<Tuner>(*impl->mutations);
+  impl->leases = std::make_unique<PauseLeases>(*impl->mutations);
   for (std::unique_ptr<ControlService>* s : {&impl->service, &impl->unix_service}) {
     *s = std::make_unique<ControlService>(backend, *impl->sampler, impl->swaps, *impl->access,
                                           *impl->changes, *impl->limits, *impl->mutations,
-                                          *impl->tuner);
+                                          *impl->tuner, *impl->leases);
     (*s)->set_config_drift(&impl->config_drift);
   }
   if (!o.tls_cert.empty()) {  // logs every certificate change even when /metrics is off
@@ -277,7 +279,8 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   std::vector<grpc::Server*> health_servers = {i.server.get()};
   if (i.unix_server != nullptr) health_servers.push_back(i.unix_server.get());
   if (i.health_server != nullptr) health_servers.push_back(i.health_server.get());
-  i.health = std::make_unique<HealthPublisher>(backend, std::move(health_servers));
+  i.health = std::make_unique<HealthPublisher>(backend, std::move(health_servers), HealthTiming{},
+                                               [&i] { return i.leases->NotReady(); });
 
   for (const std::string& w : listeners->warnings) std::cerr << "skbnf-control: " << w << "\n";
   for (size_t k = 0; k < i.addresses.size(); ++k) {
@@ -318,6 +321,7 @@ void ControlPlane::Shutdown() {
   if (i.down) return;
   i.down = true;
   i.health.reset();
+  i.leases.reset();  // no lease expires into a stopping data plane
   // civetweb's listener thread notices the stop flag only when its poll() returns (up to 2 s):
   // stop the exposer on a helper thread and wake that poll with one throw-away connection.
   std::thread stop_exposer([&i] { i.exposer.reset(); });  // no scrape runs past this point

@@ -42,7 +42,7 @@ std::vector<int> WorkerCores(const Info& info) {
 
 ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps,
                                const Access& access, ChangeLog& changes, CallLimits& limits,
-                               Mutations& mutations, Tuner& tuner)
+                               Mutations& mutations, Tuner& tuner, PauseLeases& leases)
     : backend_(backend),
       sampler_(sampler),
       swaps_(swaps),
@@ -52,7 +52,8 @@ ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetr
       pool_(backend.GetInfo().pool),
       lcores_(backend.GetInfo().lcores),
       mutations_(mutations),
-      tuner_(tuner) {}
+      tuner_(tuner),
+      leases_(leases) {}
 
 grpc::Status ControlService::Admit(grpc::ServerContext* ctx, absl::string_view rpc, Role needed,
                                    CallLimits::Kind kind, CallLimits::Slot* slot,
@@ -471,15 +472,28 @@ grpc::Status ControlService::ListRoutes(grpc::ServerContext* ctx, const v1::List
 }
 
 grpc::Status ControlService::SetWorkerPaused(grpc::ServerContext* ctx, bool has_core, uint32_t core,
-                                             bool pause, bool* was_paused) {
+                                             bool pause, uint32_t lease_ms, bool* was_paused,
+                                             uint32_t* lease_granted_ms, uint64_t* lease_until_ms) {
   const char* rpc = pause ? "PauseWorker" : "ResumeWorker";
-  const std::string what = has_core ? absl::StrCat("core ", core) : std::string("core unset");
-  return Changing(ctx, rpc, what, [&](std::string*) {
+  std::string what = has_core ? absl::StrCat("core ", core) : std::string("core unset");
+  if (pause) absl::StrAppend(&what, ", lease_ms ", lease_ms);
+  return ChangingAs(ctx, rpc, what, [&](const Caller& caller, std::string*) {
     absl::Status s = CheckWorkerCore(has_core, core);
     if (!s.ok()) return ToGrpc(s);
-    // Idempotent for every backend: Mutations' rule (Change::PauseWorker).
+    absl::StatusOr<std::chrono::milliseconds> lease = PauseLeaseFromRequest(lease_ms);
+    if (pause && !lease.ok()) return ToGrpc(lease.status());
+    // Idempotent for every backend: Mutations' rule (Change::PauseWorker); the lease is granted
+    // (renewed) or released in the same Change, under the Mutations lock (pause_leases.h).
     absl::StatusOr<bool> was = mutations_.Run(ChangeSource::kRpc, [&](Change& c) {
-      return pause ? c.PauseWorker(static_cast<int>(core)) : c.ResumeWorker(static_cast<int>(core));
+      const int k = static_cast<int>(core);
+      absl::StatusOr<bool> r = pause ? c.PauseWorker(k) : c.ResumeWorker(k);
+      if (r.ok() && pause) {
+        *lease_until_ms = leases_.Grant(k, *lease, caller.Identity());
+        *lease_granted_ms = static_cast<uint32_t>(lease->count());
+      } else if (r.ok()) {
+        leases_.Release(k);
+      }
+      return r;
     });
     if (!was.ok()) return ToGrpc(was.status());
     *was_paused = *was;
@@ -491,8 +505,13 @@ grpc::Status ControlService::PauseWorker(grpc::ServerContext* ctx,
                                          const v1::PauseWorkerRequest* req,
                                          v1::PauseWorkerResponse* resp) {
   bool was = false;
-  grpc::Status s = SetWorkerPaused(ctx, req->has_core(), req->core(), true, &was);
+  uint32_t lease = 0;
+  uint64_t until = 0;
+  grpc::Status s =
+      SetWorkerPaused(ctx, req->has_core(), req->core(), true, req->lease_ms(), &was, &lease, &until);
   resp->set_was_paused(was);
+  resp->set_lease_ms(lease);
+  resp->set_lease_expires_unix_ms(until);
   return s;
 }
 
@@ -500,7 +519,10 @@ grpc::Status ControlService::ResumeWorker(grpc::ServerContext* ctx,
                                           const v1::ResumeWorkerRequest* req,
                                           v1::ResumeWorkerResponse* resp) {
   bool was = false;
-  grpc::Status s = SetWorkerPaused(ctx, req->has_core(), req->core(), false, &was);
+  uint32_t lease = 0;
+  uint64_t until = 0;
+  grpc::Status s =
+      SetWorkerPaused(ctx, req->has_core(), req->core(), false, 0, &was, &lease, &until);
   resp->set_was_paused(was);
   return s;
 }

@@ -29,6 +29,7 @@
 #include "absl/status/statusor.h"
 #include "server/control/config_diff.h"
 #include "server/control/limits.h"
+#include "server/control/pause_leases.h"
 #include "server/control/stats_convert.h"
 #include "server/control/strategy_convert.h"
 #include "server/core/access.h"
@@ -47,7 +48,8 @@ class ControlService final : public v1::Control::Service {
   // `mutations` and `tuner` are shared by every ControlService of the daemon (one per server:
   // the unix-socket listeners have a server, and threads, of their own - control_plane.cc).
   ControlService(Backend& backend, StatsSampler& sampler, SwapMetrics& swaps, const Access& access,
-                 ChangeLog& changes, CallLimits& limits, Mutations& mutations, Tuner& tuner);
+                 ChangeLog& changes, CallLimits& limits, Mutations& mutations, Tuner& tuner,
+                 PauseLeases& leases);
 
   // Makes streaming calls return promptly (server shutdown).
   void Stop() { stopping_.store(true); }
@@ -113,6 +115,13 @@ class ControlService final : public v1::Control::Service {
   template <typename Apply>
   grpc::Status Changing(grpc::ServerContext* ctx, absl::string_view rpc, absl::string_view what,
                         Apply&& apply) {
+    return ChangingAs(ctx, rpc, what,
+                      [&](const Caller&, std::string* result) { return apply(result); });
+  }
+  // The same, `apply(caller, result)` told who the admitted caller is (a pause lease's holder).
+  template <typename Apply>
+  grpc::Status ChangingAs(grpc::ServerContext* ctx, absl::string_view rpc, absl::string_view what,
+                          Apply&& apply) {
     Caller caller;
     CallLimits::Slot slot;
     if (grpc::Status s =
@@ -120,7 +129,8 @@ class ControlService final : public v1::Control::Service {
         !s.ok()) {
       return s;
     }
-    return RunChange(changes_, caller, rpc, what, std::forward<Apply>(apply));
+    return RunChange(changes_, caller, rpc, what,
+                     [&](std::string* result) { return apply(caller, result); });
   }
   grpc::Status ValidateStrategy(grpc::ServerContext* ctx, const v1::SetStrategyRequest* req,
                                 v1::SetStrategyResponse* resp);
@@ -135,8 +145,10 @@ class ControlService final : public v1::Control::Service {
   absl::Status CheckCores(const google::protobuf::RepeatedField<uint32_t>& cores, const char* field,
                           std::vector<int>* out) const;
   absl::Status CheckWorkerCore(bool has, uint32_t core) const;
+  // pause: `lease_ms` as PauseWorkerRequest's; its lease's end in `*lease_until_ms`.
   grpc::Status SetWorkerPaused(grpc::ServerContext* ctx, bool has_core, uint32_t core, bool pause,
-                               bool* was_paused);
+                               uint32_t lease_ms, bool* was_paused, uint32_t* lease_granted_ms,
+                               uint64_t* lease_until_ms);
 
   Backend& backend_;
   StatsSampler& sampler_;
@@ -148,6 +160,7 @@ class ControlService final : public v1::Control::Service {
   const std::vector<LcoreInfo> lcores_;  // core -> lcore id for Stats: fixed as well
   Mutations& mutations_;  // the one way every change is made
   Tuner& tuner_;          // each of its swaps goes through Mutations (source tune)
+  PauseLeases& leases_;   // every PauseWorker is a lease (pause_leases.h)
   std::atomic<bool> stopping_{false};
   const ConfigDriftSlot* config_drift_ = nullptr;
 };

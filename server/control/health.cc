@@ -44,8 +44,12 @@ Readiness EvaluateReadiness(const Health& h) {
 }
 
 HealthPublisher::HealthPublisher(const Backend& backend, std::vector<grpc::Server*> servers,
-                                 HealthTiming timing)
-    : backend_(backend), servers_(std::move(servers)), timing_(timing) {
+                                 HealthTiming timing,
+                                 std::function<std::vector<std::string>()> more_not_ready)
+    : backend_(backend),
+      servers_(std::move(servers)),
+      timing_(timing),
+      more_not_ready_(std::move(more_not_ready)) {
   Update();
   Watchdog();
   thread_ = std::make_unique<Periodic>(timing_.period, [this] { Update(); });
@@ -65,7 +69,11 @@ void HealthPublisher::Publish(const char* service, bool serving) {
 }
 
 void HealthPublisher::Update() {
-  const Readiness r = EvaluateReadiness(backend_.GetHealth());
+  Readiness r = EvaluateReadiness(backend_.GetHealth());
+  if (more_not_ready_ != nullptr) {
+    for (std::string& line : more_not_ready_()) r.not_ready.push_back(std::move(line));
+    r.ready = r.not_ready.empty();
+  }
   last_read_ns_.store(NowNs());
   for (grpc::Server* s : servers_) {
     grpc::HealthCheckServiceInterface* hs = s->GetHealthCheckService();

@@ -15,8 +15,10 @@
 //   "readiness"                  every port can forward: started (its       link down, a port
 //   "" and "skbnf.v1.Control"    rte_eth_dev_start succeeded) AND its link  whose start failed,
 //   (the same as "readiness":    up (a link the PMD cannot read counts as   a worker loop that
-//   HEALTHCHECK, older probes)   down); and every worker loop running (a    returned; no port
-//                                paused worker counts as running)
+//   HEALTHCHECK, older probes)   down); and every worker loop running; and  returned; no port;
+//                                no worker paused by a client (a           a worker paused by
+//                                PauseWorker lease that holds:              PauseWorker
+//                                pause_leases.h)
 //
 // A link flap therefore changes readiness and never liveness: restarting the pod would not
 // bring a cable back, and would throw away a data plane that resumes by itself when it returns.
@@ -30,6 +32,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <functional>
 #include <memory>
 #include <string>
 #include <vector>
@@ -61,8 +64,11 @@ class HealthPublisher {
   // Publishes once before returning (so nobody is told "ready" before health is known), then
   // every `timing.period` until destroyed. Every server in `servers` (each built with the
   // default health service) gets the same statuses; they must outlive this object.
+  // `more_not_ready` adds the control plane's own reasons (PauseWorker leases that hold:
+  // pause_leases.h) to the backend's.
   HealthPublisher(const Backend& backend, std::vector<grpc::Server*> servers,
-                  HealthTiming timing = {});
+                  HealthTiming timing = {},
+                  std::function<std::vector<std::string>()> more_not_ready = nullptr);
   ~HealthPublisher();
   HealthPublisher(const HealthPublisher&) = delete;
   HealthPublisher& operator=(const HealthPublisher&) = delete;
@@ -75,6 +81,7 @@ class HealthPublisher {
   const Backend& backend_;
   const std::vector<grpc::Server*> servers_;
   const HealthTiming timing_;
+  const std::function<std::vector<std::string>()> more_not_ready_;
   std::atomic<int64_t> last_read_ns_{0};  // steady_clock of the last completed backend read
   std::string last_readiness_;            // Update() only: what was logged last
   absl::Mutex live_mu_;                   // orders Watchdog's liveness changes and their logs

@@ -109,6 +109,7 @@ ChangeLog::ChangeLog(int fd, bool sync) : fd_(fd), sync_(sync) {
   for (const char* source : {"config", "tune", "console"}) {
     counts_[{"SetStrategy", "ok", source}] = 0;
   }
+  counts_[{"ResumeWorker", "ok", "lease"}] = 0;  // a lease that ran out (pause_leases.h)
 }
 
 ChangeLog::~ChangeLog() {

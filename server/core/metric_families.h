@@ -179,7 +179,7 @@ inline constexpr MetricDef kControlChangesTotal{
     "skbnf_control_changes_total", kCounter,
     "Attempts to change the data plane, by RPC (operation), result (ok, "
     "permission_denied, rolled_back, ...) and source (rpc, config, tune, "
-    "console)."};
+    "console, lease)."};
 inline constexpr MetricDef kControlRejectedTotal{
     "skbnf_control_rejected_total", kCounter,
     "Control API calls refused with RESOURCE_EXHAUSTED by a limit, by "

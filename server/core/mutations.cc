@@ -20,6 +20,8 @@ absl::string_view ChangeSourceName(ChangeSource s) {
       return "tune";
     case ChangeSource::kConsole:
       return "console";
+    case ChangeSource::kLease:
+      return "lease";
   }
   return "rpc";
 }
@@ -176,7 +178,12 @@ absl::StatusOr<bool> Change::PauseWorker(int core) {
 
 absl::StatusOr<bool> Change::ResumeWorker(int core) {
   if (!WorkerPaused(backend_, core)) return false;
-  if (absl::Status s = backend_.ResumeWorker(core); !s.ok()) return s;
+  // audited here for in-process sources (a PauseWorker lease that ran out); RunChange audits RPCs
+  const std::string what = absl::StrCat("core ", core);
+  const uint64_t audit = Begin("ResumeWorker", what);
+  absl::Status s = backend_.ResumeWorker(core);
+  End(audit, "ResumeWorker", what, s);
+  if (!s.ok()) return s;
   return true;
 }
 

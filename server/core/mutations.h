@@ -36,8 +36,9 @@
 
 namespace skbnf::control {
 
-enum class ChangeSource { kRpc, kConfig, kTune, kConsole };
-// "rpc", "config", "tune", "console": the change log's and the metric's `source`.
+enum class ChangeSource { kRpc, kConfig, kTune, kConsole, kLease };
+// "rpc", "config", "tune", "console", "lease" (a PauseWorker lease that ran out resumes its
+// worker: server/control/pause_leases.h): the change log's and the metric's `source`.
 absl::string_view ChangeSourceName(ChangeSource s);
 
 class Mutations;

@@ -40,7 +40,10 @@ commands that change:
                                     recycle+magazine, lcache. Ctrl-C restores the incumbent
   routes add PREFIX PORT DST_MAC    l3 mode: route a.b.c.d/len to a next hop
   routes delete PREFIX              (del: the same, the old word)
-  worker pause CORE | resume CORE   park / unpark one worker core
+  worker pause CORE [--lease=DURATION] | worker resume CORE
+                                    park / unpark one worker core. A pause is a lease (60s;
+                                    1s..1h): the worker resumes by itself when it runs out;
+                                    pausing again renews it. Readiness is NOT_SERVING meanwhile
 
 flags: server and TLS
   --addr=ADDR            server, host:port or unix:/path (default $SKBNF_ADDR or 127.0.0.1:50051)
@@ -69,6 +72,10 @@ flags: strategy set and strategy tune
   --apply | --dry-run    tune: keep the winner / change nothing (the default)
   --seed=N               tune: seed of the per-round random order (0: a random one, reported)
 
+flags: worker pause
+  --lease=DURATION       how long the pause holds before the worker resumes by itself
+                         (60s; 1s..1h); pausing a paused core again renews it
+
 flags: stats and top
   --core=N               only core N (repeatable)
   --interval=MS          top: refresh period in ms (1000)
@@ -80,10 +87,31 @@ absl::Status CommandUsage(absl::string_view what) {
   return UsageError(absl::StrCat("usage: skbnfctl ", what));
 }
 
+// "500ms", "2s", "1.5s", "1m" -> milliseconds.
+absl::StatusOr<uint32_t> ParseDuration(const std::string& flag, const std::string& s) {
+  double v = 0;
+  double unit = 0;
+  std::string num;
+  if (s.size() > 2 && s.substr(s.size() - 2) == "ms") {
+    unit = 1, num = s.substr(0, s.size() - 2);
+  } else if (s.size() > 1 && s.back() == 's') {
+    unit = 1000, num = s.substr(0, s.size() - 1);
+  } else if (s.size() > 1 && s.back() == 'm') {
+    unit = 60000, num = s.substr(0, s.size() - 1);
+  }
+  if (unit == 0 || !absl::SimpleAtod(num, &v) || v < 0 || v * unit > 4e9 || num[0] == '+') {
+    return UsageError(absl::StrCat("--", flag, ": '", s,
+                                   "' is not a duration: write a number with a unit, e.g. 500ms, "
+                                   "2s, 1.5s or 1m"));
+  }
+  return static_cast<uint32_t>(v * unit + 0.5);
+}
+
 absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   static const std::vector<std::string> kValueFlags = {
       "addr",  "tls_ca", "tls_cert",           "tls_key", "tls_server_name", "timeout", "interval",
-      "count", "core",   "quiesce_timeout_ms", "dwell",   "settle",          "rounds",  "seed"};
+      "count", "core",   "quiesce_timeout_ms", "dwell",   "settle",          "rounds",  "seed",
+      "lease"};
   static const std::vector<std::string> kBoolFlags = {"json",    "tls",   "validate_only",
                                                       "dry_run", "apply", "help"};
   Args a;

@@ -39,6 +39,8 @@ struct Args {
 absl::StatusOr<Args> ParseArgs(int argc, char** argv);
 // `s` as a non-negative whole number; the error names `what` (a flag or an argument).
 absl::StatusOr<uint32_t> ParseUint(const std::string& what, const std::string& s);
+// "500ms", "2s", "1.5s", "1m" -> milliseconds; a UsageError naming --`flag` otherwise.
+absl::StatusOr<uint32_t> ParseDuration(const std::string& flag, const std::string& s);
 absl::StatusOr<std::string> ReadFile(const std::string& flag, const std::string& path);
 
 }  // namespace skbnf::ctl

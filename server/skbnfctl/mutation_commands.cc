@@ -62,20 +62,27 @@ absl::StatusOr<int> Client::Routes(const std::vector<std::string>& p) {
 
 absl::StatusOr<int> Client::Worker(const std::vector<std::string>& p) {
   if (p.size() != 3 || (p[1] != "pause" && p[1] != "resume")) {
-    return CommandUsage("worker pause CORE | worker resume CORE");
+    return CommandUsage("worker pause CORE [--lease=DURATION] | worker resume CORE");
   }
   absl::StatusOr<uint32_t> parsed = ParseUint("CORE", p[2]);
   if (!parsed.ok()) return parsed.status();
   const uint32_t core = *parsed;
   bool was = false;
+  double lease_s = 0;
   grpc::Status s;
   if (p[1] == "pause") {
     v1::PauseWorkerRequest req;
     req.set_core(core);
+    if (args_.Has("lease")) {
+      absl::StatusOr<uint32_t> lease = ParseDuration("lease", args_.Get("lease"));
+      if (!lease.ok()) return lease.status();
+      req.set_lease_ms(*lease);
+    }
     v1::PauseWorkerResponse r;
     s = stub_->PauseWorker(Ctx().get(), req, &r);
     if (s.ok() && json_) Json(r);
     was = r.was_paused();
+    lease_s = r.lease_ms() / 1000.0;
   } else {
     v1::ResumeWorkerRequest req;
     req.set_core(core);
@@ -87,7 +94,9 @@ absl::StatusOr<int> Client::Worker(const std::vector<std::string>& p) {
   if (!s.ok()) return Fail(s);
   if (!json_) {
     if (p[1] == "pause") {
-      std::cout << "core " << core << (was ? " was already paused" : " paused") << "\n";
+      std::cout << "core " << core << (was ? " was already paused: lease renewed" : " paused")
+                << " for " << lease_s << " s (it resumes by itself then; `worker pause " << core
+                << "` again renews the lease)\n";
     } else {
       std::cout << "core " << core << (was ? " resumed" : " was not paused") << "\n";
     }

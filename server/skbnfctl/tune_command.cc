@@ -27,26 +27,6 @@ namespace {
 std::atomic<bool> g_interrupted{false};
 void OnInterrupt(int) { g_interrupted.store(true); }
 
-// "500ms", "2s", "1.5s", "1m" -> milliseconds.
-absl::StatusOr<uint32_t> ParseDuration(const std::string& flag, const std::string& s) {
-  double v = 0;
-  double unit = 0;
-  std::string num;
-  if (s.size() > 2 && s.substr(s.size() - 2) == "ms") {
-    unit = 1, num = s.substr(0, s.size() - 2);
-  } else if (s.size() > 1 && s.back() == 's') {
-    unit = 1000, num = s.substr(0, s.size() - 1);
-  } else if (s.size() > 1 && s.back() == 'm') {
-    unit = 60000, num = s.substr(0, s.size() - 1);
-  }
-  if (unit == 0 || !absl::SimpleAtod(num, &v) || v < 0 || v * unit > 4e9 || num[0] == '+') {
-    return UsageError(absl::StrCat("--", flag, ": '", s,
-                                   "' is not a duration: write a number with a unit, e.g. 500ms, "
-                                   "2s, 1.5s or 1m"));
-  }
-  return static_cast<uint32_t>(v * unit + 0.5);
-}
-
 std::string Drops(const v1::TuneMeasurement& m) {
   uint64_t n = 0;
   for (const v1::DropCount& d : m.drops()) n += d.packets();

@@ -10,8 +10,8 @@ ServerContext (grpc/src/core/ext/transport/chttp2/transport/chttp2_transport.cc,
 failed" -> close_transport_locked; include/grpcpp/server_context.h, IsCancelled()). What each
 handler then does is the daemon's behaviour under test. Every wait here is for an event, bounded.
 
-Left for the lease (issue 31 item 4): a client killed after PauseWorker leaves the worker parked
-until someone resumes it; with leases that case joins this file.
+PauseWorker: the client that paused a worker is killed; the worker resumes when its lease runs
+out (server/control/pause_leases.h; lease_test.py tests the lease itself).
 """
 
 import json
@@ -188,6 +188,26 @@ class ClientsThatVanish(unittest.TestCase):
         until(self.no_worker_paused, "no worker parked")
         self.assert_forwarding_and_exact()
 
+    def test_pause_client_killed_leaves_the_worker_paused_only_for_its_lease(self):
+        code, out, err = self.ctl("--json", "stats")
+        self.assertEqual(code, 0, err)
+        core = int(json.loads(out)["cores"][-1].get("core", 0))
+        # Killed at a different point of the call each time (before, during or after the pause
+        # took effect): a worker the dead client paused stays parked only until its lease runs
+        # out (1 s here) - nobody is left to resume it.
+        for i in range(8):
+            p = self.popen("worker", "pause", str(core), "--lease=1s")
+            time.sleep(0.003 * i)
+            self.kill(p)
+        # And once where the pause certainly happened: the call answered, then the client died.
+        p = self.popen("--json", "worker", "pause", str(core), "--lease=1s")
+        out, err = p.communicate(timeout=30)
+        self.assertEqual(p.returncode, 0, err)
+        end = int(json.loads(out)["lease_expires_unix_ms"]) / 1000.0
+        self.assertFalse(self.no_worker_paused())
+        until(self.no_worker_paused, "the worker resumed when the dead client's lease ran out")
+        self.assertGreaterEqual(time.time(), end - 0.05)
+        self.assert_forwarding_and_exact()
 
 if __name__ == "__main__":
     unittest.main()
