@@ -104,6 +104,9 @@ struct Worker {
   std::atomic<bool> pause_requested{false};  // ring_mp_mc (no pool to park on)
   std::atomic<bool> parked{false};
   std::atomic<bool> launched{false};
+  // The worker's kernel thread id, written once when its loop starts: Stop names what a worker
+  // that does not stop is doing from /proc/self/task/<tid> (workers.cc, DescribeStuckWorker).
+  std::atomic<int> tid{0};
   WorkerCounters c;
 };
 
@@ -164,6 +167,9 @@ struct Engine::Impl {
   std::atomic<bool> stop{false};
   bool started = false;
   bool stopped = false;
+  // Stop found a worker still inside its loop after EngineConfig::stop_timeout: what it uses
+  // (ports, pool, hops, this Impl) is never freed (Engine::~Engine leaks the Impl).
+  bool wedged = false;
   AuditReport final_audit;
   uint64_t held_by_pmd_at_stop = 0;  // XskTakeBack::in_kernel (audit.cc)
   mutable pool::Mutex control_mu;
@@ -173,7 +179,9 @@ struct Engine::Impl {
   absl::Status SelectPorts();  // port_setup.cc: which ports, paired how
   absl::Status SetUpPorts();   // port_setup.cc: queues and rings
   absl::StatusOr<uint16_t> ResolvePort(absl::string_view name) const;
-  void ClosePorts();
+  // Stops and closes every port, each call checked: the failures, one per port and call
+  // ("port 1 (net_null1): rte_eth_dev_stop: No such device"); empty when all succeeded.
+  std::vector<std::string> ClosePorts();
   // Before rte_eth_dev_start: what a PMD would fail at without saying so (port_setup.cc:
   // net_virtio_user's vhost-user memory regions). FailedPrecondition naming what to change.
   absl::Status CheckStartable(uint16_t id) const;
@@ -184,6 +192,11 @@ struct Engine::Impl {
   // the rings (workers stopped, before ClosePorts; free them after).
   XskTakeBack TakeBackFromXdpRings();
   absl::Status SetUpWorkers();  // workers.cc
+  // workers.cc. After `stop` is set: waits until every launched worker's loop has returned
+  // (EAL's lcore state WAIT), at most `bound` in all. DeadlineExceeded naming each worker still
+  // in its loop and what it is doing ("worker on lcore 1 (core 3) did not stop within 5000 ms:
+  // ..."); the workers are then still running.
+  absl::Status WaitWorkersStopped(std::chrono::milliseconds bound) const;
   Worker* FindWorker(unsigned lcore) const;
   absl::Status PauseLocked(Worker& w, std::chrono::microseconds timeout);
   absl::Status ResumeLocked(Worker& w, std::chrono::microseconds timeout);

@@ -14,7 +14,9 @@
 // hugepages, cpuset, memlock, pool sizing) refuse a set-up EAL would fail on; `--preflight` runs
 // only them.
 //
-// Exit codes: 0 (and for --help, --helpfull), 1 when the final audit failed, 2 when start-up was
+// Exit codes: 0 (and for --help, --helpfull), 1 when the final audit failed or the engine did not
+// stop cleanly (a worker that did not leave its loop within 5 s, named; a port whose
+// rte_eth_dev_stop/close failed), 2 when start-up was
 // refused (bad flag, config, preflight error, EAL arguments, port set-up): the message says what
 // to write instead.
 // --preflight: 0 when no check errs, 1 otherwise, 2 for a bad flag or config.
@@ -176,10 +178,13 @@ int Run(int argc, char** argv) {
     if (tel_commands.ok()) tel_commands->reset();
     reloader.reset();        // before the control plane it mutates through
     (*control)->Shutdown();  // before the engine stops
-    if (absl::Status st = engine.Stop(); !st.ok()) {
-      std::fprintf(stderr, "skbnfd: stopping the engine: %s\n", std::string(st.message()).c_str());
+    const absl::Status stopped = engine.Stop();
+    if (!stopped.ok()) {
+      std::fprintf(stderr, "skbnfd: stopping the engine: %s\n",
+                   std::string(stopped.message()).c_str());
     }
     rc = console.PrintSummary();
+    if (!stopped.ok() && rc == 0) rc = 1;  // a port's stop/close failed (Engine::Stop)
   }
   telemetry::DisableMultiProcess();
   dpdk::EalCleanup();
