@@ -80,8 +80,10 @@ struct Route {
   uint16_t port = 0;  // output port id
   MacAddr dst_mac = {};
   // The engine's id of (port, dst_mac), set by Engine::AddRoute (ignored on input): the
-  // LPM's next-hop value. A next hop keeps its id for the life of the process, and an id is
-  // never given to another next hop, so an id a client read stays valid.
+  // LPM's next-hop value. A next hop keeps its id while a route uses it; when its last route
+  // goes the id is freed and, after every worker has passed its quiescent point, may be given
+  // to another next hop (routes.cc, "Next-hop ids"): an id names one next hop within one
+  // Routes() answer, not for the life of the process.
   uint32_t next_hop_id = 0;
   std::string ToString() const;  // "10.0.0.0/8 port 1 mac 02:00:00:00:00:01"
 };
@@ -286,6 +288,8 @@ class Engine {
   absl::StatusOr<uint32_t> AddRoute(const Route& route);
   absl::Status DeleteRoute(const Ipv4Prefix& prefix);
   std::vector<Route> Routes() const;
+  // Next hops in use: distinct (port, MAC) of the routes (each holds one next-hop id).
+  size_t NextHops() const;
   // Resolves a RouteSpec (port by name or id; prefix and MAC by net_text.h) against this
   // engine's ports.
   absl::StatusOr<Route> ResolveRoute(const RouteSpec& spec) const;

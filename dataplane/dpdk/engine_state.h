@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -155,14 +156,32 @@ struct Engine::Impl {
   rte_rcu_qsbr* rcu = nullptr;
   // Next-hop id (the LPM's next hop) -> L3Hop, kMaxNextHops entries; entry 0 is "no route".
   // An entry is written under route_mu before its id is published (rte_lpm_add, default_hop)
-  // and never changes after: workers read it without a lock.
+  // and does not change while the id is in use or retired: workers read it without a lock.
+  // Ids are reference-counted (routes.cc, "Next-hop ids"): freed with their last route, reused
+  // only after every worker has passed its quiescent point since (rte_rcu_qsbr token).
   std::unique_ptr<L3Hop[]> hops;
   // 0.0.0.0/0 (rte_lpm has no depth 0): the next-hop id used when the LPM finds nothing (the
   // lookup's default value); 0: none.
   std::atomic<uint32_t> default_hop{0};
   mutable pool::Mutex route_mu;
-  std::map<uint64_t, uint32_t> hop_ids ABSL_GUARDED_BY(route_mu);  // PackHop -> id
+  std::map<uint64_t, uint32_t> hop_ids ABSL_GUARDED_BY(route_mu);  // PackHop -> id (live)
+  std::vector<uint32_t> hop_refs ABSL_GUARDED_BY(route_mu);  // per id: routes using it
+  uint32_t next_fresh_hop ABSL_GUARDED_BY(route_mu) = 1;     // ids never used yet: from here
+  struct RetiredHop {
+    uint32_t id;
+    uint64_t token;  // rte_rcu_qsbr_start after the last route using it was unpublished
+  };
+  std::deque<RetiredHop> retired_hops ABSL_GUARDED_BY(route_mu);  // oldest first
   std::map<std::pair<uint32_t, uint8_t>, Route> routes ABSL_GUARDED_BY(route_mu);
+  // routes.cc, under route_mu: the id of (port, mac) with one more reference (a live one, a
+  // retired one whose grace period is over, or a fresh one, in that order).
+  absl::StatusOr<uint32_t> RefHop(uint16_t port, const MacAddr& mac)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(route_mu);
+  // The oldest retired id's grace period is over: every online worker passed a quiescent point.
+  bool OldestRetiredHopIsFree() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(route_mu);
+  // One reference fewer; the last one retires the id (after it was unpublished).
+  void UnrefHop(uint32_t id, uint16_t port, const MacAddr& mac)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(route_mu);
 
   std::atomic<bool> stop{false};
   bool started = false;
