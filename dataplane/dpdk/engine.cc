@@ -52,6 +52,12 @@ Engine::Engine(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
 // found one (or nobody called Stop) and it is still in its loop after the bound, all of it is
 // leaked rather than freed under it. The process is about to exit in that case (skbnfd exits
 // 1; EalCleanup leaves EAL's memory mapped while an lcore runs, eal.cc).
+namespace {
+// The Impls left to wedged workers: reachable, so that LeakSanitizer does not report what is
+// kept on purpose.
+std::vector<Engine::Impl*>* g_left_to_wedged_workers = new std::vector<Engine::Impl*>();
+}  // namespace
+
 Engine::~Engine() {
   Impl& e = *impl_;
   if (e.started && !e.stopped) {
@@ -59,7 +65,7 @@ Engine::~Engine() {
     const std::chrono::milliseconds bound =
         e.wedged ? std::chrono::milliseconds(100) : e.config.stop_timeout;
     if (absl::Status st = e.WaitWorkersStopped(bound); !st.ok()) {
-      (void)impl_.release();
+      g_left_to_wedged_workers->push_back(impl_.release());
       return;
     }
   }

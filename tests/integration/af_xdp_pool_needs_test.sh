@@ -13,7 +13,11 @@
 #   3. skbnfd --mbufs=N starts; with its worker parked (layers flushed, nothing moving) each
 #      port's RX side (fill + RX ring, read from the XDP rings' indices: skbnfctl stats,
 #      af_xdp_rings) holds exactly the preflight's per-queue figure, not the 512 of its ring;
-#      SIGTERM: exit 0, exact audit.
+#      SIGTERM: exit 0, exact audit;
+#   4. the default pool (no --mbufs) with six AF_XDP ports and 64-descriptor rings is the same
+#      need + 8,192 (dataplane/dpdk/pool_sizing.h; the old ring-based default was below it and
+#      refused): frames forwarded on every pair, rx_nombuf 0 under a flood, exact audit.
+# The namespace and veth pairs: tests/support/af_xdp_veth.sh.
 # Usage: af_xdp_pool_needs_test.sh <skbnfd> <skbnfctl>
 set -euo pipefail
 SKBNFD=$1
