@@ -22,6 +22,7 @@
 // --preflight: 0 when no check errs, 1 otherwise, 2 for a bad flag or config.
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -185,6 +186,12 @@ int Run(int argc, char** argv) {
     }
     rc = console.PrintSummary();
     if (!stopped.ok() && rc == 0) rc = 1;  // a port's stop/close failed (Engine::Stop)
+    if (absl::IsDeadlineExceeded(stopped)) {
+      // A worker is still in its loop (named above) and keeps what it uses: destructors, EAL's
+      // clean-up and the exit handlers (LeakSanitizer's too) would run under it. Leave now.
+      std::fflush(nullptr);
+      std::_Exit(rc);
+    }
   }
   telemetry::DisableMultiProcess();
   dpdk::EalCleanup();
