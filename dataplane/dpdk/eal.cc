@@ -3,10 +3,12 @@
 
 #include <rte_eal.h>
 #include <rte_errno.h>
+#include <rte_launch.h>
 #include <rte_lcore.h>
 #include <unistd.h>
 
 #include <csignal>
+#include <cstdio>
 #include <cstdlib>
 
 #include "absl/strings/str_cat.h"
@@ -49,6 +51,19 @@ absl::Status EalInit(const std::vector<std::string>& args) {
 
 unsigned EalMainLcore() { return rte_get_main_lcore(); }
 
-void EalCleanup() { rte_eal_cleanup(); }
+// rte_eal_cleanup unmaps EAL's memory (DPDK 22.11 lib/eal/linux/eal.c: "after this point, any
+// DPDK pointers will become dangling", rte_eal_memory_detach): with a worker lcore still in its
+// function (a worker Engine::Stop could not stop) that would turn a reported failure into a
+// crash, so EAL is left as it is and the process's exit takes it down.
+void EalCleanup() {
+  unsigned lc;
+  RTE_LCORE_FOREACH_WORKER(lc) {
+    if (rte_eal_get_lcore_state(lc) != WAIT) {
+      std::fprintf(stderr, "skbnfd: EAL not cleaned up: lcore %u is still running\n", lc);
+      return;
+    }
+  }
+  rte_eal_cleanup();
+}
 
 }  // namespace skbnf::dpdk

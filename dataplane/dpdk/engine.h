@@ -8,7 +8,9 @@
 //   ... control: Snapshot, Ports, SwapStrategy, Pause/ResumeWorker, routes, Audit ...
 //   Stop()                   stops workers, stops and closes ports (their queues give every
 //                            mbuf back), then audits the pool exactly; the result stays in
-//                            final_audit(). An engine is not restarted after Stop.
+//                            final_audit(). An engine is not restarted after Stop. Bounded
+//                            (EngineConfig::stop_timeout): a worker that does not leave its
+//                            loop in time makes Stop fail naming it (see Stop).
 //
 // Workers (lcore L, worker index w):
 //   loop: Pool::Quiesce(L) (skbnf ops; false = paused: skip) -> RCU quiescent report (rte_lpm
@@ -78,8 +80,10 @@ struct Route {
   uint16_t port = 0;  // output port id
   MacAddr dst_mac = {};
   // The engine's id of (port, dst_mac), set by Engine::AddRoute (ignored on input): the
-  // LPM's next-hop value. A next hop keeps its id for the life of the process, and an id is
-  // never given to another next hop, so an id a client read stays valid.
+  // LPM's next-hop value. A next hop keeps its id while a route uses it; when its last route
+  // goes the id is freed and, after every worker has passed its quiescent point, may be given
+  // to another next hop (routes.cc, "Next-hop ids"): an id names one next hop within one
+  // Routes() answer, not for the life of the process.
   uint32_t next_hop_id = 0;
   std::string ToString() const;  // "10.0.0.0/8 port 1 mac 02:00:00:00:00:01"
 };
@@ -132,6 +136,13 @@ struct EngineConfig {
   std::vector<RouteSpec> routes;
   uint32_t lpm_max_rules = 1 << 20;
   uint32_t lpm_tbl8s = 1 << 12;
+  // How long Stop waits for the workers to leave their loops (all of them together). A worker
+  // that does not come round its loop in that time (stuck in a PMD call, a hook, preempted for
+  // good) is named in Stop's error and left running; nothing it uses is freed. 5 s: a worker
+  // passes its loop's top every burst (microseconds), and a swap's or pause's own bound is
+  // 200-500 ms, so 5 s is far beyond a slow but live worker and short enough for a pod's
+  // termination grace period (Kubernetes' default 30 s).
+  std::chrono::milliseconds stop_timeout{5000};
 };
 
 // One worker's counters for one port. Drops count packets received on this port (whatever the
@@ -223,7 +234,16 @@ class Engine {
   Engine(const Engine&) = delete;
   Engine& operator=(const Engine&) = delete;
 
+  // Starts every port (rte_eth_dev_start and promiscuous mode, each checked: an error names the
+  // port and the call) and launches the workers.
   absl::Status Start();
+  // Sets the workers' stop flag and waits for them at most config().stop_timeout. A worker
+  // still in its loop then: DeadlineExceeded, "worker on lcore N (core C) did not stop within
+  // T ms: <what its thread is doing>", and nothing is closed or freed (the engine is left as it
+  // is, and is leaked when destroyed while a worker still runs; Stop may be called again).
+  // Otherwise ports are stopped and closed and the final audit taken; a port whose
+  // rte_eth_dev_stop or rte_eth_dev_close failed makes Stop return Internal naming each port
+  // and call (also appended to final_audit().message), after the audit.
   absl::Status Stop();
   bool running() const;
 
@@ -268,6 +288,8 @@ class Engine {
   absl::StatusOr<uint32_t> AddRoute(const Route& route);
   absl::Status DeleteRoute(const Ipv4Prefix& prefix);
   std::vector<Route> Routes() const;
+  // Next hops in use: distinct (port, MAC) of the routes (each holds one next-hop id).
+  size_t NextHops() const;
   // Resolves a RouteSpec (port by name or id; prefix and MAC by net_text.h) against this
   // engine's ports.
   absl::StatusOr<Route> ResolveRoute(const RouteSpec& spec) const;

@@ -13,6 +13,7 @@
 
 #include <atomic>
 #include <chrono>
+#include <deque>
 #include <map>
 #include <memory>
 #include <set>
@@ -104,6 +105,9 @@ struct Worker {
   std::atomic<bool> pause_requested{false};  // ring_mp_mc (no pool to park on)
   std::atomic<bool> parked{false};
   std::atomic<bool> launched{false};
+  // The worker's kernel thread id, written once when its loop starts: Stop names what a worker
+  // that does not stop is doing from /proc/self/task/<tid> (workers.cc, DescribeStuckWorker).
+  std::atomic<int> tid{0};
   WorkerCounters c;
 };
 
@@ -152,18 +156,39 @@ struct Engine::Impl {
   rte_rcu_qsbr* rcu = nullptr;
   // Next-hop id (the LPM's next hop) -> L3Hop, kMaxNextHops entries; entry 0 is "no route".
   // An entry is written under route_mu before its id is published (rte_lpm_add, default_hop)
-  // and never changes after: workers read it without a lock.
+  // and does not change while the id is in use or retired: workers read it without a lock.
+  // Ids are reference-counted (routes.cc, "Next-hop ids"): freed with their last route, reused
+  // only after every worker has passed its quiescent point since (rte_rcu_qsbr token).
   std::unique_ptr<L3Hop[]> hops;
   // 0.0.0.0/0 (rte_lpm has no depth 0): the next-hop id used when the LPM finds nothing (the
   // lookup's default value); 0: none.
   std::atomic<uint32_t> default_hop{0};
   mutable pool::Mutex route_mu;
-  std::map<uint64_t, uint32_t> hop_ids ABSL_GUARDED_BY(route_mu);  // PackHop -> id
+  std::map<uint64_t, uint32_t> hop_ids ABSL_GUARDED_BY(route_mu);  // PackHop -> id (live)
+  std::vector<uint32_t> hop_refs ABSL_GUARDED_BY(route_mu);  // per id: routes using it
+  uint32_t next_fresh_hop ABSL_GUARDED_BY(route_mu) = 1;     // ids never used yet: from here
+  struct RetiredHop {
+    uint32_t id;
+    uint64_t token;  // rte_rcu_qsbr_start after the last route using it was unpublished
+  };
+  std::deque<RetiredHop> retired_hops ABSL_GUARDED_BY(route_mu);  // oldest first
   std::map<std::pair<uint32_t, uint8_t>, Route> routes ABSL_GUARDED_BY(route_mu);
+  // routes.cc, under route_mu: the id of (port, mac) with one more reference (a live one, a
+  // retired one whose grace period is over, or a fresh one, in that order).
+  absl::StatusOr<uint32_t> RefHop(uint16_t port, const MacAddr& mac)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(route_mu);
+  // The oldest retired id's grace period is over: every online worker passed a quiescent point.
+  bool OldestRetiredHopIsFree() const ABSL_EXCLUSIVE_LOCKS_REQUIRED(route_mu);
+  // One reference fewer; the last one retires the id (after it was unpublished).
+  void UnrefHop(uint32_t id, uint16_t port, const MacAddr& mac)
+      ABSL_EXCLUSIVE_LOCKS_REQUIRED(route_mu);
 
   std::atomic<bool> stop{false};
   bool started = false;
   bool stopped = false;
+  // Stop found a worker still inside its loop after EngineConfig::stop_timeout: what it uses
+  // (ports, pool, hops, this Impl) is never freed (Engine::~Engine leaks the Impl).
+  bool wedged = false;
   AuditReport final_audit;
   uint64_t held_by_pmd_at_stop = 0;  // XskTakeBack::in_kernel (audit.cc)
   mutable pool::Mutex control_mu;
@@ -173,7 +198,9 @@ struct Engine::Impl {
   absl::Status SelectPorts();  // port_setup.cc: which ports, paired how
   absl::Status SetUpPorts();   // port_setup.cc: queues and rings
   absl::StatusOr<uint16_t> ResolvePort(absl::string_view name) const;
-  void ClosePorts();
+  // Stops and closes every port, each call checked: the failures, one per port and call
+  // ("port 1 (net_null1): rte_eth_dev_stop: No such device"); empty when all succeeded.
+  std::vector<std::string> ClosePorts();
   // Before rte_eth_dev_start: what a PMD would fail at without saying so (port_setup.cc:
   // net_virtio_user's vhost-user memory regions). FailedPrecondition naming what to change.
   absl::Status CheckStartable(uint16_t id) const;
@@ -184,6 +211,11 @@ struct Engine::Impl {
   // the rings (workers stopped, before ClosePorts; free them after).
   XskTakeBack TakeBackFromXdpRings();
   absl::Status SetUpWorkers();  // workers.cc
+  // workers.cc. After `stop` is set: waits until every launched worker's loop has returned
+  // (EAL's lcore state WAIT), at most `bound` in all. DeadlineExceeded naming each worker still
+  // in its loop and what it is doing ("worker on lcore 1 (core 3) did not stop within 5000 ms:
+  // ..."); the workers are then still running.
+  absl::Status WaitWorkersStopped(std::chrono::milliseconds bound) const;
   Worker* FindWorker(unsigned lcore) const;
   absl::Status PauseLocked(Worker& w, std::chrono::microseconds timeout);
   absl::Status ResumeLocked(Worker& w, std::chrono::microseconds timeout);

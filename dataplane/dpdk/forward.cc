@@ -3,6 +3,7 @@
 // mode does). No lock, allocation or virtual call per packet; counters are per-core stores.
 #include <rte_byteorder.h>
 #include <rte_cycles.h>
+#include <rte_eal.h>
 #include <rte_ip.h>
 #include <rte_lcore.h>
 #include <rte_lpm.h>
@@ -286,6 +287,7 @@ int RunWorker(Worker& w) {
   const int core = static_cast<int>(w.lcore);
   const uint16_t burst = e.config.burst;
   rte_rcu_qsbr* const rcu = e.rcu;
+  w.tid.store(rte_gettid(), std::memory_order_relaxed);  // for Stop's report of a stuck worker
   if (rcu != nullptr) rte_rcu_qsbr_thread_online(rcu, w.index);
   rte_mbuf* pkts[kMaxBurst];
   const HostLcache host = HostLcacheOf(e.mp, core);

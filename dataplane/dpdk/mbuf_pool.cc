@@ -39,9 +39,11 @@
 
 #include <algorithm>
 #include <cstring>
+#include <string_view>
 
 #include "absl/strings/str_cat.h"
 #include "dataplane/dpdk/engine_state.h"
+#include "dataplane/dpdk/pool_sizing.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
 
 namespace skbnf::dpdk {
@@ -125,14 +127,23 @@ absl::Status Engine::Impl::CheckLayoutControls() const {
 
 absl::Status Engine::Impl::SetUpPool() {
   if (absl::Status st = CheckLayoutControls(); !st.ok()) return st;
-  uint64_t need = 0;
-  for (size_t i = 0; i < port_ids.size(); ++i) {
-    need += uint64_t{config.rx_ring} * config.rx_queues +
-            uint64_t{config.tx_ring} * std::max<size_t>(1, workers.size());
+  // The default size counts each port's real need (pool_sizing.h: net_af_xdp's fill-ring
+  // reserve instead of its ring), as the start-up check does: the ports' drivers are known
+  // before their queues exist.
+  uint64_t af_xdp_ports = 0;
+  for (uint16_t id : port_ids) {
+    rte_eth_dev_info info{};
+    if (rte_eth_dev_info_get(id, &info) == 0 && info.driver_name != nullptr &&
+        std::string_view(info.driver_name) == "net_af_xdp") {
+      ++af_xdp_ports;
+    }
   }
-  need += workers.size() * (uint64_t{config.burst} * 4 + 2048);
-  uint32_t n = config.mbufs != 0 ? config.mbufs
-                                 : static_cast<uint32_t>(std::max<uint64_t>(8192, need + 8192));
+  const PoolNeeds needs = PoolNeedsOf(config, port_ids.size(), workers.size(), af_xdp_ports);
+  const uint64_t want = PoolMbufs(config, needs);
+  if (want > UINT32_MAX) {
+    return absl::InvalidArgumentError(absl::StrCat("a pool of ", want, " mbufs is too big"));
+  }
+  const uint32_t n = static_cast<uint32_t>(want);
   static std::atomic<int> seq{0};
   mp_name = absl::StrCat("skbnf_mbuf_", seq.fetch_add(1));
   if (ops == PoolOps::kSkbnf) {

@@ -28,12 +28,14 @@
 #include <array>
 #include <cstddef>
 #include <cstdint>
+#include <cstring>
 #include <memory>
 #include <utility>
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
 #include "absl/status/status.h"
+#include "absl/strings/str_cat.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
 #include "dataplane/pool/mutex.h"
 
@@ -125,6 +127,13 @@ inline constexpr std::array<bool, kHitKinds> kCachedHits =
 inline bool IsCachedHit(int k) { return k >= 0 && kCachedHits[static_cast<size_t>(k)]; }
 
 // The threads' slot caches of type T (the build's ThreadSlots), for clearing a pool's entries.
+// A thread's entry is taken out at its exit by a pthread key's destructor: without the key (its
+// pthread_key_create failed: EAGAIN once the process has PTHREAD_KEYS_MAX keys, glibc 1,024) or
+// without the thread's value (pthread_setspecific failed: ENOMEM) an exited thread would stay
+// listed, and the next ForEach would write into its freed TLS. So the key is made with the
+// registry, at the build's StartHost (the first pool: start-up; an error refuses the pool,
+// naming the call), and a thread whose value cannot be set is not registered: it caches
+// nothing and takes the full paths, correct and slower.
 template <class T>
 class ThreadRegistry {
  public:
@@ -133,11 +142,22 @@ class ThreadRegistry {
     static ThreadRegistry* r = new ThreadRegistry;
     return *r;
   }
-  // Once per thread, before its first entry (out of line: on a full path).
-  void Register(T& t) {
+  // Ok, or why the registry has no exit key (then Register refuses every thread).
+  absl::Status status() const {
+    if (key_error_ == 0) return absl::OkStatus();
+    return absl::ResourceExhaustedError(
+        absl::StrCat("skbnf mempool driver: pthread_key_create (the per-thread slot cache's exit "
+                     "key): ",
+                     std::strerror(key_error_)));
+  }
+  // Once per thread, before its first entry (out of line: on a full path). False: the thread
+  // is not registered and must not cache an entry (see above).
+  [[nodiscard]] bool Register(T& t) {
+    if (key_error_ != 0) return false;
     pool::MutexLock lock(&mu_);
+    if (pthread_setspecific(exit_key_, &t) != 0) return false;
     threads_.push_back(&t);
-    (void)pthread_setspecific(exit_key_, &t);
+    return true;
   }
   template <class F>
   void ForEach(F&& f) {
@@ -147,7 +167,7 @@ class ThreadRegistry {
 
  private:
   ThreadRegistry() {
-    (void)pthread_key_create(&exit_key_, [](void* p) {
+    key_error_ = pthread_key_create(&exit_key_, [](void* p) {
       ThreadRegistry& self = Get();
       pool::MutexLock lock(&self.mu_);
       std::erase(self.threads_, static_cast<T*>(p));
@@ -155,7 +175,8 @@ class ThreadRegistry {
   }
   pool::Mutex mu_;
   std::vector<T*> threads_ ABSL_GUARDED_BY(mu_);
-  pthread_key_t exit_key_;
+  pthread_key_t exit_key_{};
+  int key_error_ = 0;  // pthread_key_create's result
 };
 
 // ---- what the build's slot cache defines (slot_cache_skbnfd.cc or slot_cache_plugin.cc)

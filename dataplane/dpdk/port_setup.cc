@@ -203,7 +203,13 @@ absl::Status Engine::Impl::SetUpPorts() {
             absl::StrCat("port ", id, " (", ps.name, "): TX queue ", q, ": ", rte_strerror(-rc)));
       }
     }
-    rte_eth_macaddr_get(id, &ps.mac);
+    // The source MAC of everything mac and l3 send out of this port. DPDK 22.11's
+    // rte_eth_macaddr_get fails only for an invalid port or a null pointer (rte_ethdev.c); were
+    // it to fail, l3 would send with a zero source MAC: start-up stops instead.
+    if (int rc = rte_eth_macaddr_get(id, &ps.mac); rc != 0) {
+      return absl::InternalError(
+          absl::StrCat("port ", id, " (", ps.name, "): rte_eth_macaddr_get: ", rte_strerror(-rc)));
+    }
   }
   return absl::OkStatus();
 }
@@ -235,12 +241,25 @@ uint64_t Engine::Impl::DrainRingPorts() {
   return n;
 }
 
-void Engine::Impl::ClosePorts() {
+// Every port is stopped and closed even when another's call failed. DPDK 22.11
+// (lib/ethdev/rte_ethdev.c): rte_eth_dev_stop fails with -ENODEV for a port that is gone (a
+// device removed while skbnfd ran: hot-unplug, rte_dev_remove), -ENOTSUP without a dev_stop op,
+// or the PMD's own error, and then the port stays started; rte_eth_dev_close refuses a started
+// port (-EINVAL, "Cannot close started device") and returns the PMD's close error. Either may
+// leave buffers in the PMD: the final audit that follows says whether it did.
+std::vector<std::string> Engine::Impl::ClosePorts() {
+  std::vector<std::string> errors;
   for (uint16_t id : port_ids) {
     ports[id].started.store(false);
-    rte_eth_dev_stop(id);
-    rte_eth_dev_close(id);
+    const std::string port = absl::StrCat("port ", id, " (", ports[id].name, ")");
+    if (int rc = rte_eth_dev_stop(id); rc != 0) {
+      errors.push_back(absl::StrCat(port, ": rte_eth_dev_stop: ", rte_strerror(-rc)));
+    }
+    if (int rc = rte_eth_dev_close(id); rc != 0) {
+      errors.push_back(absl::StrCat(port, ": rte_eth_dev_close: ", rte_strerror(-rc)));
+    }
   }
+  return errors;
 }
 
 // net_virtio_user with a vhost-user backend shares the process's memory with the backend as at

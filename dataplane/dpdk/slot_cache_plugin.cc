@@ -37,7 +37,7 @@ using Registry = ThreadRegistry<ThreadSlots>;
   const int k = h.Owns() ? h.Hit() : -1;
   ThreadSlots& t = t_slots;
   if (!t.registered) {
-    Registry::Get().Register(t);
+    if (!Registry::Get().Register(t)) return;  // not listed: caches nothing (mempool_driver.h)
     t.registered = true;
   }
   if (!IsCachedHit(k)) {
@@ -128,7 +128,7 @@ int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
 
 // The plugin's pools are a foreign application's: no host cache, no adopt hook.
 void ConfigureHost(DriverPool&, const HostRequest&, pool::PoolConfig&) {}
-absl::Status StartHost(DriverPool&) { return absl::OkStatus(); }
+absl::Status StartHost(DriverPool&) { return Registry::Get().status(); }
 void StopHost(DriverPool& dp) {
   Registry::Get().ForEach([&](ThreadSlots& t) {
     for (const rte_mempool*& key : t.hit_mp) DropCachedPool(key, dp.mp);

@@ -158,7 +158,7 @@ inline bool HostActive(const DriverPool* dp, int core) {
   if (!h.Owns()) return;
   ThreadSlots& t = t_slots;
   if (!t.registered) {
-    Registry::Get().Register(t);
+    if (!Registry::Get().Register(t)) return;  // not listed: caches nothing (mempool_driver.h)
     t.registered = true;
   }
   t.wk = h;
@@ -256,6 +256,7 @@ void ConfigureHost(DriverPool& dp, const HostRequest& host, pool::PoolConfig& cf
 }
 
 absl::Status StartHost(DriverPool& dp) {
+  if (absl::Status st = Registry::Get().status(); !st.ok()) return st;
   if (!dp.pool->config().host_lcache) return absl::OkStatus();
   // All disabled (size and flush threshold 0) until the adopt hook sizes a worker's; DPDK sees
   // them once mp->cache_size is 1 (CreatePktmbufPool made that safe: see there).

@@ -2,9 +2,16 @@
 // Engine workers: one run-to-completion worker per lcore (their poll loop is forward.cc), which
 // RX queues each polls, and the control operations on them: pause, resume, the worker hooks
 // (worker_hooks.h) a test sets before they launch.
+#include <rte_launch.h>
 #include <rte_lcore.h>
 
+#include <fstream>
+#include <sstream>
+#include <thread>
+
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "common/wait_until.h"
 #include "dataplane/dpdk/engine_state.h"
 
@@ -63,6 +70,90 @@ absl::Status Engine::Impl::SetUpWorkers() {
   }
   for (auto& w : workers) w->engine = this;
   return absl::OkStatus();
+}
+
+namespace {
+
+// The CPUs an lcore's thread may run on (EAL's --lcores / -l mapping): "core 3", "cores 0-1".
+std::string CoresOf(unsigned lcore) {
+  const rte_cpuset_t set = rte_lcore_cpuset(lcore);
+  std::vector<int> cpus;
+  for (int c = 0; c < CPU_SETSIZE; ++c) {
+    if (CPU_ISSET(c, &set)) cpus.push_back(c);
+  }
+  if (cpus.size() == 1) return absl::StrCat("core ", cpus[0]);
+  return absl::StrCat("cores ", absl::StrJoin(cpus, ","));
+}
+
+std::string ReadLine(const std::string& path) {
+  std::ifstream f(path);
+  std::string line;
+  std::getline(f, line);
+  return line;
+}
+
+// What the kernel says the thread is doing: its state (/proc/<pid>/task/<tid>/stat, the field
+// after the parenthesised name: proc(5)) and the kernel function it waits in (wchan, "0" when
+// it runs or the kernel does not tell).
+std::string ThreadState(int tid) {
+  if (tid <= 0) return "its thread id is unknown";
+  const std::string dir = absl::StrCat("/proc/self/task/", tid);
+  const std::string stat = ReadLine(dir + "/stat");
+  const size_t close = stat.rfind(')');
+  if (close == std::string::npos || close + 2 >= stat.size()) {
+    return absl::StrCat("thread ", tid, " not found");
+  }
+  const char state = stat[close + 2];
+  static const std::pair<char, const char*> kStates[] = {
+      {'R', "running"}, {'S', "sleeping"}, {'D', "in uninterruptible wait"}, {'T', "stopped"},
+      {'t', "stopped by a tracer"}, {'Z', "a zombie"}};
+  std::string what = absl::StrCat("state ", std::string(1, state));
+  for (const auto& [c, name] : kStates) {
+    if (c == state) absl::StrAppend(&what, " (", name, ")");
+  }
+  const std::string wchan = ReadLine(dir + "/wchan");
+  if (!wchan.empty() && wchan != "0") absl::StrAppend(&what, ", waiting in ", wchan);
+  return absl::StrCat("thread ", tid, " ", what);
+}
+
+// What a worker that did not stop was doing, from what the engine and the kernel know: whether
+// its loop moved during the wait (its polls and parked-loop counters), whether it was parked,
+// and its thread's state.
+std::string DescribeStuckWorker(const Worker& w, uint64_t loops_before,
+                                std::chrono::milliseconds bound) {
+  const uint64_t loops = w.c.polls.Get() + w.c.parked_loops.Get();
+  const std::string loop =
+      loops == loops_before
+          ? absl::StrCat("its loop did not come round in that time (", loops,
+                         " passes before and after), ",
+                         w.parked.load() ? "last parked" : "inside one pass (a PMD call, a "
+                                                           "forward, a hook)")
+          : absl::StrCat("its loop went round ", loops - loops_before,
+                         " times but did not see the stop flag");
+  return absl::StrCat("worker on lcore ", w.lcore, " (", CoresOf(w.lcore), ") did not stop within ",
+                      bound.count(), " ms: ", loop, "; ", ThreadState(w.tid.load()));
+}
+
+}  // namespace
+
+absl::Status Engine::Impl::WaitWorkersStopped(std::chrono::milliseconds bound) const {
+  std::vector<uint64_t> before;
+  for (const auto& w : workers) before.push_back(w->c.polls.Get() + w->c.parked_loops.Get());
+  const auto deadline = std::chrono::steady_clock::now() + bound;
+  auto in_loop = [](const Worker& w) {
+    return w.launched.load() && rte_eal_get_lcore_state(w.lcore) != WAIT;
+  };
+  for (const auto& w : workers) {
+    while (in_loop(*w) && std::chrono::steady_clock::now() < deadline) {
+      std::this_thread::sleep_for(std::chrono::milliseconds(1));
+    }
+  }
+  std::vector<std::string> stuck;
+  for (size_t i = 0; i < workers.size(); ++i) {
+    if (in_loop(*workers[i])) stuck.push_back(DescribeStuckWorker(*workers[i], before[i], bound));
+  }
+  if (stuck.empty()) return absl::OkStatus();
+  return absl::DeadlineExceededError(absl::StrJoin(stuck, "; "));
 }
 
 Worker* Engine::Impl::FindWorker(unsigned lcore) const {

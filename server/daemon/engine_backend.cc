@@ -139,7 +139,7 @@ RouteTable EngineBackend::ListRoutes() const {
   std::sort(routes.begin(), routes.end(),
             [](const dpdk::Route& a, const dpdk::Route& b) { return a.prefix < b.prefix; });
   RouteTable t;
-  // The ids are the engine's (dpdk::Route::next_hop_id): stable for the process's life.
+  // The ids are the engine's (dpdk::Route::next_hop_id): one Routes() answer is consistent.
   std::map<uint32_t, RouteTable::NextHopEntry> hops;
   for (const dpdk::Route& r : routes) {
     RouteTable::NextHopEntry& h = hops[r.next_hop_id];

@@ -15,7 +15,8 @@
 //                   when it polls one port, left unset when it polls several (the core's total
 //                   is CorePoolStats.alloc_failures). The PMD's own count is PortInfo::pmd.
 //   next-hop ids    the engine's own (dpdk::Route::next_hop_id): an id lives while a route uses
-//                   its next hop and is never given to another next hop while the process runs.
+//                   its next hop; freed with its last route, it may later name another next hop
+//                   (reused once every worker passed its quiescent point: dataplane/dpdk/routes.cc).
 //   AddRoute        refuses an existing prefix (AlreadyExists) instead of letting rte_lpm
 //                   replace it silently.
 //   Pause/Resume    Engine::PauseWorker / ResumeWorker: they return once the worker itself

@@ -17,7 +17,9 @@
 // Signals: SIGINT/SIGTERM stop (drain, final audit, exit code below); SIGHUP re-reads --config
 // (server/ops/config_reload.h) and, without --config, is ignored with one line per signal.
 //
-// Exit codes: 0 (and for --help, --helpfull), 1 when the final audit failed, 2 when start-up was
+// Exit codes: 0 (and for --help, --helpfull), 1 when the final audit failed or the engine did not
+// stop cleanly (a worker that did not leave its loop within 5 s, named; a port whose
+// rte_eth_dev_stop/close failed), 2 when start-up was
 // refused (bad flag, config, preflight error, EAL arguments, port set-up): the message says what
 // to write instead.
 // --preflight: 0 when no check errs, 1 otherwise, 2 for a bad flag or config.
@@ -26,6 +28,7 @@
 #include <cerrno>
 #include <csignal>
 #include <cstdio>
+#include <cstdlib>
 #include <optional>
 #include <string>
 #include <thread>
@@ -215,10 +218,19 @@ int Run(int argc, char** argv) {
     if (tel_commands.ok()) tel_commands->reset();
     reloader.reset();        // before the control plane it mutates through
     (*control)->Shutdown();  // before the engine stops
-    if (absl::Status st = engine.Stop(); !st.ok()) {
-      std::fprintf(stderr, "skbnfd: stopping the engine: %s\n", std::string(st.message()).c_str());
+    const absl::Status stopped = engine.Stop();
+    if (!stopped.ok()) {
+      std::fprintf(stderr, "skbnfd: stopping the engine: %s\n",
+                   std::string(stopped.message()).c_str());
     }
     rc = console.PrintSummary();
+    if (!stopped.ok() && rc == 0) rc = 1;  // a port's stop/close failed (Engine::Stop)
+    if (absl::IsDeadlineExceeded(stopped)) {
+      // A worker is still in its loop (named above) and keeps what it uses: destructors, EAL's
+      // clean-up and the exit handlers (LeakSanitizer's too) would run under it. Leave now.
+      std::fflush(nullptr);
+      std::_Exit(rc);
+    }
   }
   telemetry::DisableMultiProcess();
   dpdk::EalCleanup();

@@ -10,6 +10,7 @@
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "dataplane/dpdk/pool_sizing.h"
 #include "dataplane/pool/layer_facts.h"
 #include "dataplane/pool/strategy_spec.h"
 #include "server/daemon/test_hooks.h"
@@ -107,11 +108,6 @@ uint64_t CountPorts(const std::vector<std::string>& args) {
 // The most one worker's caches hold: DPDK's own lcore cache (its flush threshold, the lcache
 // layer's formula) or the strategy's layers (pool::MaxHeld, the pool-share check's definition),
 // a worker refilling one RX port of c.rx_ring descriptors.
-uint64_t PerCoreCapacity(const dpdk::EngineConfig& c) {
-  if (c.pool_ops != dpdk::PoolOps::kSkbnf) return pool::LcoreCacheMaxHeld(c.mbuf_cache);
-  return pool::MaxHeld(c.strategy, pool::HoldEnv{.rx_ring_sizes = {c.rx_ring}}).total;
-}
-
 // A port named by PCI address (or by network, resolved to one: `port net=access`) must be one of
 // the VFs the device plugin handed the pod: --pcidevice-env allows only those to EAL, and the
 // engine would fail after EAL with "no port".
@@ -158,26 +154,13 @@ uint64_t CountAfXdpPorts(const dpdk::EngineConfig& c, const std::vector<std::str
 
 preflight::PoolNeeds PoolNeedsOf(const dpdk::EngineConfig& c, uint64_t ports, uint64_t workers,
                                  uint64_t af_xdp_ports) {
-  preflight::PoolNeeds n;
-  n.af_xdp_ports = af_xdp_ports;
-  n.ports = ports;
-  n.rx_queues_per_port = c.rx_queues;
-  n.rx_ring = c.rx_ring;
-  n.tx_queues_per_port = std::max<uint64_t>(1, workers);  // one TX queue per worker and port
-  n.tx_ring = c.tx_ring;
-  n.workers = workers;
-  n.per_core_capacity = PerCoreCapacity(c);
-  n.burst = c.burst;
-  return n;
+  return dpdk::PoolNeedsOf(c, ports, workers, af_xdp_ports);
 }
 
-uint64_t PopulatedMbufs(const dpdk::EngineConfig& c, uint64_t ports, uint64_t workers) {
-  if (c.mbufs != 0) return c.mbufs;
-  // As Engine::Impl::SetUpPool sizes it.
-  uint64_t need = ports * (uint64_t{c.rx_ring} * c.rx_queues +
-                           uint64_t{c.tx_ring} * std::max<uint64_t>(1, workers));
-  need += workers * (uint64_t{c.burst} * 4 + 2048);
-  return std::max<uint64_t>(8192, need + 8192);
+uint64_t PopulatedMbufs(const dpdk::EngineConfig& c, uint64_t ports, uint64_t workers,
+                        uint64_t af_xdp_ports) {
+  // As Engine::Impl::SetUpPool sizes it (dataplane/dpdk/pool_sizing.h).
+  return dpdk::PoolMbufs(c, dpdk::PoolNeedsOf(c, ports, workers, af_xdp_ports));
 }
 
 preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::EngineConfig& c,
@@ -204,7 +187,8 @@ preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::Engi
     }
     workers = lcores.size() > 1 ? lcores.size() - 1 : 1;
   }
-  const uint64_t populated = PopulatedMbufs(c, ports, workers);
+  const uint64_t af_xdp_ports = CountAfXdpPorts(c, eal);
+  const uint64_t populated = PopulatedMbufs(c, ports, workers, af_xdp_ports);
   // Memory is locked for DMA only with hugepages (VFIO, mlx5); --no-huge runs vdevs.
   req.pool_memory = req.hugepages ? populated * kMbufBytes : 0;
   if (req.hugepages) {
@@ -225,7 +209,7 @@ preflight::Report RunStartupChecks(const preflight::Host& host, const dpdk::Engi
   for (preflight::Finding& f : preflight::CheckVdevs(eal)) r.findings.push_back(std::move(f));
   if (ports > 0) {
     r.findings.push_back(preflight::CheckPoolSizing(
-        PoolNeedsOf(c, ports, workers, CountAfXdpPorts(c, eal)), populated));
+        dpdk::PoolNeedsOf(c, ports, workers, af_xdp_ports), populated));
   }
   return r;
 }

@@ -56,9 +56,10 @@ preflight::PoolNeeds PoolNeedsOf(const dpdk::EngineConfig& c, uint64_t ports, ui
 // The net_af_xdp ports among the engine's: the config's `port` lines when it has some, else
 // every --vdev=net_af_xdp* of `eal`.
 uint64_t CountAfXdpPorts(const dpdk::EngineConfig& c, const std::vector<std::string>& eal);
-// The mbufs the engine creates for `c` (dataplane/dpdk/mbuf_pool.cc: --mbufs, or sized from the
-// rings).
-uint64_t PopulatedMbufs(const dpdk::EngineConfig& c, uint64_t ports, uint64_t workers);
+// The mbufs the engine creates for `c` (dataplane/dpdk/pool_sizing.h: --mbufs, or sized from
+// the same needs as the pool_sizing check, `af_xdp_ports` of the ports on net_af_xdp).
+uint64_t PopulatedMbufs(const dpdk::EngineConfig& c, uint64_t ports, uint64_t workers,
+                        uint64_t af_xdp_ports = 0);
 
 // Every check for an engine configured as `c` started with `eal_args` (argv[0] excluded).
 // `host`: the process's (preflight::Host::FromProcess(), root from the tests' hidden

@@ -303,14 +303,6 @@ std::string FormatMib(uint64_t bytes) {
   return absl::StrFormat("%.1f MiB", static_cast<double>(bytes) / (1u << 20));
 }
 
-uint64_t MinPoolObjects(const PoolNeeds& n) {
-  const uint64_t xdp = std::min(n.af_xdp_ports, n.ports);
-  return (n.ports - xdp) * n.rx_queues_per_port * n.rx_ring +
-         xdp * n.rx_queues_per_port * kAfXdpRxQueueMbufs +
-         n.ports * n.tx_queues_per_port * n.tx_ring + n.workers * n.per_core_capacity +
-         n.workers * n.burst;
-}
-
 Finding CheckPoolSizing(const PoolNeeds& n, uint64_t populated) {
   const uint64_t need = MinPoolObjects(n);
   const uint64_t xdp = std::min(n.af_xdp_ports, n.ports);

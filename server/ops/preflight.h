@@ -71,6 +71,7 @@
 
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "dataplane/dpdk/pool_sizing.h"
 #include "server/ops/device_info.h"
 
 namespace skbnf::preflight {
@@ -157,32 +158,12 @@ absl::StatusOr<std::vector<int>> AllowedCpus(const Host& host);
 // "512 KiB", "38 MiB", "2.3 MiB": how the checks print a size.
 std::string FormatMib(uint64_t bytes);
 
-// Pool sizing: the objects a pool needs so that RX refill never starves by construction.
-//
-// An RX queue holds its ring's descriptors (rx_ring), except on net_af_xdp: DPDK 22.11's PMD
-// (drivers/net/af_xdp/rte_eth_af_xdp.c at v22.11.11) takes ETH_AF_XDP_DFLT_NUM_DESCS =
-// XSK_RING_CONS__DEFAULT_NUM_DESCS = 2,048 mbufs per queue whatever the ring size asked for:
-// xsk_configure allocates `reserve_size = ETH_AF_XDP_DFLT_NUM_DESCS` mbufs
-// (rte_pktmbuf_alloc_bulk) and puts them on the fill ring (reserve_fill_queue; the fill ring
-// itself is `fill_size = ETH_AF_XDP_DFLT_NUM_DESCS * 2` entries, xdp_umem_configure), and
-// af_xdp_rx_zc replaces every mbuf it hands over one for one (rte_pktmbuf_alloc_bulk of nb_pkts,
-// then reserve_fill_queue of nb_pkts), so fill ring + kernel + RX ring hold those 2,048 from
-// queue set-up to close. kAfXdpRxQueueMbufs is that figure; the XDP socket's TX ring (the
-// port's TX term) stays as it is.
-inline constexpr uint64_t kAfXdpRxQueueMbufs = 2048;
-struct PoolNeeds {
-  uint64_t ports = 0;
-  uint64_t rx_queues_per_port = 1;
-  uint64_t rx_ring = 1024;  // descriptors per RX queue
-  uint64_t tx_queues_per_port = 1;
-  uint64_t tx_ring = 1024;  // descriptors per TX queue
-  uint64_t workers = 1;
-  uint64_t per_core_capacity = 0;  // what one core's layers can hold (strategy's tunables)
-  uint64_t burst = 32;             // in flight per worker between RX and TX
-  uint64_t af_xdp_ports = 0;       // of `ports`, those on net_af_xdp (kAfXdpRxQueueMbufs per
-                                   // RX queue instead of rx_ring)
-};
-uint64_t MinPoolObjects(const PoolNeeds& n);
+// Pool sizing: the objects a pool needs so that RX refill never starves by construction. One
+// definition, the engine's (dataplane/dpdk/pool_sizing.h: net_af_xdp's 2,048 per RX queue, the
+// default pool size made from the same need), used here as it is.
+using dpdk::kAfXdpRxQueueMbufs;
+using dpdk::MinPoolObjects;
+using dpdk::PoolNeeds;
 // ok, or an error naming every number: "pool of 8192 objects < 10304 needed = RX 2 ports x 1
 // queue x 1024 + TX 2 x 1 x 1024 + 2 workers x 1024 per-core layers + 2 workers x 32 burst"
 // (with AF_XDP ports: "RX 0 ports x 1 queues x 1024 + AF_XDP RX 2 ports x 1 queues x 2048 (the

@@ -32,22 +32,9 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; grep -v "^libxdp\|^libbpf" "$T/skb.log" | tail -15; exit 1; }
-if ! err=$(ip netns add "$NS" 2>&1); then
-  echo "SKIP: cannot create a network namespace here: $err"
-  exit 77
-fi
-in_ns() { ip netns exec "$NS" "$@"; }
-ip -n "$NS" link set lo up
-pair() {  # a b: a veth pair, IPv6 off, both up
-  ip -n "$NS" link add "$1" type veth peer name "$2"
-  for i in "$1" "$2"; do
-    in_ns sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
-    ip -n "$NS" link set "$i" up
-  done
-}
-pair xa ka
-pair xb kb
-mac() { ip -n "$NS" -j link show "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'; }
+. "$HERE/../support/af_xdp_veth.sh"
+xdp_netns
+veth_pair "xa ka" "xb kb"
 cat >"$T/skb.conf" <<CONF
 mode io
 port net_af_xdp0 peer=net_af_xdp1
@@ -78,7 +65,7 @@ echo "ok: xa up again: SERVING, frames through skbnfd (recovered)"
 
 ip -n "$NS" link del xa
 wait_for "readiness NOT_SERVING with xa deleted" 100 not_ready
-pair xa ka
+veth_pair xa ka
 new_xa_up() { ip -n "$NS" link show xa | grep -q "state UP"; }
 wait_for "the new xa up with its carrier" 100 new_xa_up
 ready && fail "readiness SERVING on an AF_XDP port whose interface was deleted"

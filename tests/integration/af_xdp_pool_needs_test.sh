@@ -13,7 +13,11 @@
 #   3. skbnfd --mbufs=N starts; with its worker parked (layers flushed, nothing moving) each
 #      port's RX side (fill + RX ring, read from the XDP rings' indices: skbnfctl stats,
 #      af_xdp_rings) holds exactly the preflight's per-queue figure, not the 512 of its ring;
-#      SIGTERM: exit 0, exact audit.
+#      SIGTERM: exit 0, exact audit;
+#   4. the default pool (no --mbufs) with six AF_XDP ports and 64-descriptor rings is the same
+#      need + 8,192 (dataplane/dpdk/pool_sizing.h; the old ring-based default was below it and
+#      refused): frames forwarded on every pair, rx_nombuf 0 under a flood, exact audit.
+# The namespace and veth pairs: tests/support/af_xdp_veth.sh.
 # Usage: af_xdp_pool_needs_test.sh <skbnfd> <skbnfctl>
 set -euo pipefail
 SKBNFD=$1
@@ -29,20 +33,9 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; grep -v "^libxdp\|^libbpf" "$T/skb.log" 2>/dev/null | tail -15; exit 1; }
-if ! err=$(ip netns add "$NS" 2>&1); then
-  echo "SKIP: cannot create a network namespace here: $err"
-  exit 77
-fi
-in_ns() { ip netns exec "$NS" "$@"; }
-ip -n "$NS" link set lo up
-for p in "xa ka" "xb kb"; do
-  set -- $p
-  ip -n "$NS" link add "$1" type veth peer name "$2"
-  for i in "$1" "$2"; do
-    in_ns sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
-    ip -n "$NS" link set "$i" up
-  done
-done
+. "$HERE/../support/af_xdp_veth.sh"
+xdp_netns
+veth_pair "xa ka" "xb kb"
 EAL=(-l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-xpn-$$"
      --vdev=net_af_xdp0,iface=xa --vdev=net_af_xdp1,iface=xb)
 FLAGS=(--mode=io --rx-ring=512 --listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off --stats=0)
@@ -88,3 +81,50 @@ PY
 stop_skbnfd "af_xdp pool needs"
 grep -q "$((2 * PER_QUEUE)) mbufs taken back" "$T/skb.log" ||
   fail "stop: not both fill reserves ($((2 * PER_QUEUE))) taken back"
+
+# 4. The default pool (no --mbufs) counts the same need (dataplane/dpdk/pool_sizing.h: the
+#    engine's default is the preflight's minimum + 8,192), so a default configuration is never
+#    below it. Six AF_XDP ports with 64-descriptor rings: before issue 34 item 4 the default was
+#    sized from the rings (6 x (64 + 64) + 2,176 + 8,192 = 11,136) and the preflight refused it
+#    (12,768 needed: 6 x 2,048 of fill reserve + ...). Now: the preflight says OK with the pool
+#    8,192 above the need; skbnfd starts, forwards on each pair (io: a<->b, c<->d, e<->f), a
+#    flood counts no rx_nombuf on any port (the PMDs' own count), SIGTERM: exit 0, exact audit.
+veth_pair "xc kc" "xd kd" "xe ke" "xf kf"
+EAL6=(-l 0,1 --no-huge -m 512 --no-pci --no-shconf --file-prefix="skbnf-xpn6-$$")
+for i in 0 1 2 3 4 5; do EAL6+=("--vdev=net_af_xdp$i,iface=x$(echo abcdef | cut -c$((i + 1)))"); done
+FLAGS6=(--mode=io --rx-ring=64 --tx-ring=64 --listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off --stats=0)
+in_ns "$SKBNFD" --preflight "${FLAGS6[@]}" -- "${EAL6[@]}" >"$T/pre6.log" 2>&1 ||
+  { cat "$T/pre6.log"; fail "--preflight of the default pool with six AF_XDP ports failed"; }
+line=$(grep "pool_sizing" "$T/pre6.log") || { cat "$T/pre6.log"; fail "no pool_sizing line (6 ports)"; }
+echo "$line" | grep -q "AF_XDP RX 6 ports x 1 queues x 2048" || fail "6 ports: not counted: $line"
+POOL6=$(echo "$line" | sed -n 's/.*pool of \([0-9]*\) objects >= .*/\1/p')
+NEED6=$(echo "$line" | sed -n 's/.*objects >= \([0-9]*\) needed.*/\1/p')
+[ -n "$POOL6" ] && [ -n "$NEED6" ] || fail "6 ports: cannot read the figures from: $line"
+[ "$POOL6" -eq $((NEED6 + 8192)) ] || fail "6 ports: default pool $POOL6 is not the need $NEED6 + 8192"
+echo "ok: default pool with six AF_XDP ports: $POOL6 objects = $NEED6 needed + 8192"
+
+start_skbnfd "af_xdp default pool" "${FLAGS6[@]}" -- "${EAL6[@]}"
+skbnfd_address "af_xdp default pool"
+grep -q "preflight error" "$T/skb.log" && fail "default pool: preflight refused it"
+nombuf_all() {  # the PMDs' rx_nombuf of every port, summed
+  in_ns "$CTL" --addr="$ADDR" --json ports | python3 -c '
+import json, sys
+print(sum(int(p.get("pmd", {}).get("rx_nombuf", 0)) for p in json.load(sys.stdin)["ports"]))'
+}
+traffic6() {  # tx rx count rate: raw_traffic.py through skbnfd (io: frames unchanged), its JSON
+  in_ns python3 "$HERE/raw_traffic.py" --tx "$1" --rx "$2" --count "$3" --rate "$4" \
+    --dst-mac 02:00:00:00:00:01 --src-mac "$(mac "$1")" --ttl-dec 0 --linger 0.3
+}
+delivered() { python3 -c 'import json,sys; print(json.loads(sys.argv[1])["delivered"])' "$1"; }
+first_frame() { [ "$(delivered "$(traffic6 ka kb 1 0 2>/dev/null)")" -eq 1 ]; }
+wait_for "a frame through skbnfd (default pool)" 50 first_frame
+for pr in "ka kb" "kd kc" "ke kf"; do
+  read -r a b <<<"$pr"
+  R=$(traffic6 "$a" "$b" 300 300)
+  [ "$(delivered "$R")" -eq 300 ] || fail "default pool: $a -> $b at 300 frames/s: $R"
+done
+traffic6 ka kb 5000 0 >/dev/null  # a flood: as fast as the raw socket sends
+N=$(nombuf_all)
+[ "$N" -eq 0 ] || fail "default pool: rx_nombuf $N under a flood"
+echo "ok: default pool: 3 x 300 paced frames delivered on the three pairs, a 5,000-frame flood, rx_nombuf 0 on all six ports"
+stop_skbnfd "af_xdp default pool"

@@ -32,30 +32,11 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; grep -v "^libxdp\|^libbpf" "$OUT" | tail -20; exit 1; }
-if ! err=$(ip netns add "$NS" 2>&1); then
-  echo "SKIP: cannot create a network namespace here: $err"
-  exit 77
-fi
-in_ns() { ip netns exec "$NS" "$@"; }
-ip -n "$NS" link set lo up  # skbnfctl reaches skbnfd on 127.0.0.1 inside the namespace
-for p in "skbva skbvb" "xa ka" "xb kb"; do
-  set -- $p
-  ip -n "$NS" link add "$1" type veth peer name "$2"
-  for i in "$1" "$2"; do
-    in_ns sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
-    ip -n "$NS" link set "$i" up
-  done
-done
+. "$HERE/../support/af_xdp_veth.sh"
+xdp_netns
+veth_pair "skbva skbvb" "xa ka" "xb kb"
 # Pairs for the two-worker test.
-for p in "mxa mka" "mxb mkb"; do
-  set -- $p
-  ip -n "$NS" link add "$1" type veth peer name "$2"
-  for i in "$1" "$2"; do
-    in_ns sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
-    ip -n "$NS" link set "$i" up
-  done
-done
-mac() { ip -n "$NS" -j link show "$1" | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])'; }
+veth_pair "mxa mka" "mxb mkb"
 
 # 1. The engine's AF_XDP tests.
 # One process per test, as ctest runs the others (libxdp without a bpffs: one XDP program per

@@ -736,6 +736,104 @@ TEST_F(DataplaneTest, RoutesChangeWhileForwarding) {
   ExpectExactAudit();
 }
 
+// Next-hop ids are reference-counted and reused (issue 31 item 4): 100,000 add/delete cycles of
+// 10.9.0.0/16 over 100,000 distinct next-hop MACs, more than the 65,535 ids there are, while a
+// thread sends frames to 10.9.9.x through the worker all along. No cycle is refused, the live
+// next-hop count comes back to where it was, and every frame that came out carries a next hop's
+// complete address: out of b one of the cycle's MACs (02:10:xx:xx:xx:01), out of a the /8's
+// (an id reused before a worker was done with it would show a torn or foreign MAC). Afterwards
+// a new route forwards to exactly its MAC.
+TEST_F(DataplaneTest, NextHopIdsAreReusedOverAHundredThousandDistinctMacs) {
+  rte_ring *irx, *itx, *arx, *atx, *brx, *btx;
+  const std::string in = RingPort(&irx, &itx);
+  const std::string a = RingPort(&arx, &atx);
+  const std::string b = RingPort(&brx, &btx);
+  EngineConfig c =
+      Config(ForwardingMode::kL3, {{in, a, ""}, {a, in, ""}, {b, in, ""}}, {{1, {{in, 0}}}});
+  c.routes = {{"10.0.0.0/8", a, "02:00:00:00:00:0a"}};
+  Engine& e = Make(c);
+  ASSERT_TRUE(e.Start().ok());
+  const size_t hops_at_start = e.NextHops();
+  EXPECT_EQ(hops_at_start, 1u);
+  const uint16_t pb = PortId(b);
+  MacAddr b_mac{};
+  for (const PortInfo& p : e.Ports()) {
+    if (p.id == pb) b_mac = p.mac;
+  }
+
+  std::atomic<bool> done{false};
+  std::atomic<uint64_t> bad{0}, out_a{0}, out_b{0};
+  std::string first_bad;
+  std::thread traffic([&] {
+    std::vector<Frame> batch;
+    for (int i = 0; i < 32; ++i) batch.push_back(UdpFrame(Ip(1, 1, 1, 1), Ip(10, 9, 9, i), 64));
+    uint64_t sent = 0;
+    while (!done.load()) {
+      Inject(irx, batch);
+      sent += batch.size();
+      WaitFor([&] {
+        const Totals t = Sum(e.Snapshot());
+        return t.tx + t.dropped >= sent;
+      });
+      for (const Frame& f : Drain(atx)) {
+        ++out_a;
+        if (MacAt(f.bytes, 0) != MacAddr{0x02, 0, 0, 0, 0, 0x0a}) ++bad;
+      }
+      for (const Frame& f : Drain(btx)) {
+        ++out_b;
+        const MacAddr d = MacAt(f.bytes, 0);
+        if (d[0] != 0x02 || d[1] != 0x10 || d[5] != 0x01 || MacAt(f.bytes, 6) != b_mac) {
+          if (bad++ == 0) first_bad = net::FormatMac(d);
+        }
+      }
+    }
+  });
+  Route r;
+  r.prefix = net::ParseIpv4Prefix("10.9.0.0/16").value();
+  r.port = pb;
+  std::set<uint32_t> ids;
+  int refused = 0;
+  std::string why;
+  for (uint32_t i = 0; i < 100'000; ++i) {
+    r.dst_mac = {0x02, 0x10, uint8_t(i >> 16), uint8_t(i >> 8), uint8_t(i), 0x01};
+    absl::StatusOr<uint32_t> id = e.AddRoute(r);
+    if (!id.ok()) {
+      if (refused++ == 0) why = absl::StrCat("cycle ", i, ": ", id.status().message());
+      continue;
+    }
+    ids.insert(*id);
+    ASSERT_TRUE(e.DeleteRoute(r.prefix).ok());
+  }
+  done.store(true);
+  traffic.join();
+  EXPECT_EQ(refused, 0) << why;
+  EXPECT_EQ(e.NextHops(), hops_at_start);
+  EXPECT_LT(*ids.rbegin(), 1u << 16);
+  EXPECT_EQ(bad.load(), 0u) << "first bad dst " << first_bad;
+  EXPECT_GT(out_a.load() + out_b.load(), 0u);
+  std::printf("100000 cycles: %zu distinct ids (largest %u), %lu frames out of a, %lu out of b\n",
+              ids.size(), *ids.rbegin(), static_cast<unsigned long>(out_a.load()),
+              static_cast<unsigned long>(out_b.load()));
+
+  // A route added afterwards forwards to exactly its MAC, from b's.
+  r.dst_mac = {0x02, 0xab, 0xcd, 0xef, 0x12, 0x34};
+  ASSERT_TRUE(e.AddRoute(r).ok());
+  EXPECT_EQ(e.NextHops(), hops_at_start + 1);
+  std::vector<Frame> batch;
+  for (int i = 0; i < 100; ++i) batch.push_back(UdpFrame(Ip(1, 1, 1, 1), Ip(10, 9, 9, i), 64));
+  const uint64_t before = Sum(e.Snapshot()).tx;
+  Inject(irx, batch);
+  ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx == before + 100; }));
+  const std::vector<Frame> via_b = Drain(btx);
+  ASSERT_EQ(via_b.size(), 100u);
+  for (const Frame& f : via_b) {
+    ASSERT_EQ(MacAt(f.bytes, 0), r.dst_mac);
+    ASSERT_EQ(MacAt(f.bytes, 6), b_mac);
+  }
+  EXPECT_TRUE(Drain(atx).empty());
+  ExpectExactAudit();
+}
+
 // ---------------------------------------------------------------------------------------------
 // Every strategy forwards.
 

@@ -99,3 +99,24 @@ logged=$(grep -c '"event":"end","rpc":"SetStrategy","source":"console","who":"lo
 [ "$swaps" -gt 0 ] && [ "$logged" -eq "$swaps" ] ||
   fail "--swap-cycle: $swaps swaps, $logged change-log lines with source=console"
 echo "ok: the $swaps --swap-cycle swaps are in the change log with source=console"
+
+# A worker that does not stop (issue 31 item 7): the hidden --test-stall-* hook
+# (server/daemon/test_hooks.cc) makes lcore 1 sleep 60 s before its quiescent point at the first
+# swap's new epoch. At --duration's end Engine::Stop waits its 5 s bound (EngineConfig::
+# stop_timeout), names the worker, its core and what its thread is doing (the kernel's state
+# and wchan), takes no audit under it, and skbnfd exits 1 at once (no destructor or EAL clean-up
+# under the running worker), long before the stall would end.
+t0=$(date +%s)
+set +e
+"$BIN" "${CTL[@]}" --test-stall-lcore=1 --test-stall-ms=60000 --swap-cycle="headpool;magazine" \
+  --swap-every=0.5 --duration=2 --stats=0 >"$OUT" 2>&1
+rc=$?
+set -e
+took=$(( $(date +%s) - t0 ))
+[ "$rc" -eq 1 ] || fail "wedged worker: exit $rc (want 1)"
+grep -Eq "^skbnfd: stopping the engine: worker on lcore 1 \(cores? [0-9,]+\) did not stop within 5000 ms: its loop did not come round" "$OUT" ||
+  fail "wedged worker: not named"
+grep -q "state S (sleeping), waiting in .*nanosleep" "$OUT" || fail "wedged worker: its thread's state not said"
+grep -q "audit FAILED (not taken: worker on lcore 1" "$OUT" || fail "wedged worker: summary line"
+[ "$took" -lt 30 ] || fail "wedged worker: skbnfd took $took s to exit (the stall is 60 s)"
+echo "ok: a wedged worker is named and skbnfd exits 1 after ${took} s"

@@ -47,21 +47,10 @@ cleanup() {
 }
 trap cleanup EXIT
 fail() { echo "FAIL: $*"; grep -v "^libxdp\|^libbpf" "$T/skb.log" | tail -15; exit 1; }
-if ! err=$(ip netns add "$NS" 2>&1); then
-  echo "SKIP: cannot create a network namespace here: $err"
-  exit 77
-fi
-in_ns() { ip netns exec "$NS" "$@"; }
-ip -n "$NS" link set lo up
-for p in "xa ka" "xb kb"; do
-  set -- $p
-  ip -n "$NS" link add "$1" type veth peer name "$2"
-  for i in "$1" "$2"; do
-    in_ns sysctl -qw "net.ipv6.conf.$i.disable_ipv6=1"
-    ip -n "$NS" link set "$i" up
-  done
-done
-KA=$(ip -n "$NS" -j link show ka | python3 -c 'import json,sys; print(json.load(sys.stdin)[0]["address"])')
+. "$HERE/../support/af_xdp_veth.sh"
+xdp_netns
+veth_pair "xa ka" "xb kb"
+KA=$(mac ka)
 cat >"$T/skb.conf" <<CONF
 mode io
 port net_af_xdp0 peer=net_af_xdp1

@@ -68,9 +68,15 @@ grep -q "port 0 (net_virtio_user0, vhost-user): EAL's memory is [0-9]* files .*a
 grep -q "^port 0 link up" "$T/out" && fail "a refused port was reported link up"
 echo "ok: without --single-file-segments: exit 2, $(grep -o "EAL's memory is [0-9]* files" "$T/out")"
 
-# With it: starts, runs, exact audit, exit 0.
-rc=0; run --single-file-segments || rc=$?
+# With it: starts, runs, exact audit, exit 0. The port has no control queue (no cq=1), so
+# virtio_user clears VIRTIO_NET_F_CTRL_RX (DPDK 22.11 virtio_user_dev.c) and
+# rte_eth_promiscuous_enable returns -ENOTSUP ("host does not support rx control",
+# virtio_ethdev.c, at the virtio init log's INFO level): Engine::Start takes that as a PMD
+# without promiscuous mode, not as an error (engine.cc; rte_ethdev.h documents -ENOTSUP).
+rc=0; run --single-file-segments --log-level=pmd.net.virtio.init:info || rc=$?
 [ "$rc" -eq 0 ] || fail "with --single-file-segments: exit $rc"
 grep -q "preflight warning: vdev_memory" "$T/out" && fail "warned although the flag is given"
 grep -q "audit OK (exact" "$T/out" || fail "with --single-file-segments: no exact audit"
-echo "ok: with --single-file-segments: started, exit 0, exact audit"
+grep -q "host does not support rx control" "$T/out" ||
+  fail "rte_eth_promiscuous_enable did not answer -ENOTSUP: the start-up with it is not shown"
+echo "ok: with --single-file-segments: started (promiscuous -ENOTSUP not fatal), exit 0, exact audit"
