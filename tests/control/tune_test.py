@@ -366,9 +366,15 @@ class TuneFailedSwapTest(unittest.TestCase):
             rep = [m for m in msgs if m["phase"] == "PHASE_DONE"][-1]["report"]
             self.assertEqual(rep["outcome"], "TUNE_OUTCOME_FAILED")
             self.assertIn("failed", rep["reason"])
-            self.assertEqual(rep["final_spec"], incumbent)
             code, out, err = d.ctl("--json", "strategy", "get")
-            self.assertEqual(json.loads(out)["spec"], incumbent)
+            self.assertEqual(json.loads(out)["spec"], rep["final_spec"])
+            if rep["final_spec"] != incumbent:
+                # The stall hook (server/daemon/test_hooks.cc) reads the epoch just before the
+                # worker's quiescent point: a swap published in between is acknowledged without
+                # the stall (seen under ASan, 1 run in 2 of the stage). Then that swap committed,
+                # the next one failed, and so did the tune's restore: the report must say so.
+                self.assertIn("the final swap to " + incumbent, rep["reason"])
+                self.assertIn("failed", rep["reason"].split("the final swap to ")[1])
         finally:
             self.assertEqual(d.stop(), 0, "daemon exit code (skbnfd: its final, exact audit)")
 
