@@ -211,11 +211,6 @@ struct LayerList {
     return true;
   }();
   static_assert(kIndicesFit, "a layer's kIndex must be below kMaxLayers and its own in the list");
-  // Whether a StrategySpec's default for each layer's tunable is the one its kFacts states.
-  static constexpr bool kDefaultsAgree =
-      ((!L::kFacts.has_tunable ||
-        StrategySpec{}.*(L::kFacts.tunable.field) == L::kFacts.tunable.default_value) &&
-       ...);
   // The list's rows for the catalog (layer_facts.h), top first: what parsing, the held-objects
   // bound and `strategy list` read. (LayerCatalog() is DefaultLayers'.)
   static const std::vector<CatalogEntry>& Catalog() {
