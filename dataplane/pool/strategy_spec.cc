@@ -178,7 +178,8 @@ absl::StatusOr<StrategySpec> StrategySpec::Parse(absl::string_view text,
   if (&catalog != &LayerCatalog()) {
     spec.catalog = &catalog;
     for (const CatalogEntry& e : catalog) {  // every row's default, from its kFacts
-      if (e.index >= 0 && e.facts.has_tunable) spec.Tunable(e.index) = e.facts.tunable.default_value;
+      if (e.index < 0 || !e.facts.has_tunable) continue;
+      spec.Tunable(e.index) = e.facts.tunable.default_value;
     }
   }
   if (text.empty()) return absl::InvalidArgumentError("strategy spec is empty (try 'magazine')");

@@ -72,8 +72,9 @@ TEST(ToyLayerConsumers, ThePoolShareCheckBoundsIt) {
   EXPECT_EQ(MaxHoldings(ToySpec("toy:keep=3"), TwoWorkers(0), ports)[0].total(), 3u);
   EXPECT_TRUE(CheckPoolShare(ToySpec("toy:keep=3"), TwoWorkers(15), ports).ok());
   const absl::Status big = CheckPoolShare(ToySpec("toy:keep=8"), TwoWorkers(31), ports);
-  EXPECT_TRUE(absl::StartsWith(big.message(), "toy:keep=8: the per-core layers of 2 workers "
-                                              "could hold 16 objects (toy alone 16)"))
+  EXPECT_TRUE(absl::StartsWith(big.message(),
+                               "toy:keep=8: the per-core layers of 2 workers "
+                               "could hold 16 objects (toy alone 16)"))
       << big.message();
 }
 

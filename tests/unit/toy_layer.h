@@ -11,15 +11,15 @@
 // built again as pool_toy_layer_tests) fail.
 //
 // Its facts are its own (kFacts, MaxHeld, kIndex below): with the one list entry, a spec parsed
-// under ToyLayers::Catalog() names it ("toy:keep=2+headpool"; its tunable's key, default and
-// range are its kFacts, its value the spec's slot kIndex, read by Keep below), the pool-share check and preflight's
-// sizing count what it holds (pool::MaxHeld over the spec's catalogue), ListStrategies lists it
-// and the metrics export its counters and gauge under layer="toy" (tests/control/
-// toy_layer_consumers_test.cc, one test per consumer). It takes the first index past the
-// production layers (kNumLayers): its bit in a spec's mask, its slot in CoreCounters::layer,
-// LayerGauges and AuditReport. It is in every strategy's chain whether a spec names it or not,
-// so that the production suites built again over ToyPool run with it on top; a spec that names
-// it prints it back.
+// under ToyLayers::Catalog() names it and its tunable ("toy:keep=2+headpool": the key, default
+// and range are its kFacts, the value the spec's slot kIndex, read by Keep below), the
+// pool-share check and preflight's sizing count what it holds (pool::MaxHeld over the spec's
+// catalogue), ListStrategies lists it and the metrics export its counters and gauge under
+// layer="toy" (tests/control/ toy_layer_consumers_test.cc, one test per consumer). It takes the
+// first index past the production layers (kNumLayers): its bit in a spec's mask, its slot in
+// CoreCounters::layer, LayerGauges and AuditReport. It is in every strategy's chain whether a spec
+// names it or not, so that the production suites built again over ToyPool run with it on top; a
+// spec that names it prints it back.
 #ifndef SKBNF_TESTS_UNIT_TOY_LAYER_H_
 #define SKBNF_TESTS_UNIT_TOY_LAYER_H_
 
@@ -33,17 +33,16 @@ namespace skbnf::pool::testing {
 
 struct ToyStash {
   static constexpr int kIndex = kNumLayers;  // the first past the production layers
-  static constexpr uint32_t kCapacity = 4;  // keep's default
-  static constexpr uint32_t kMaxKeep = 8;   // keep's largest value: the State's array
-  static constexpr LayerFacts kFacts{
-      .name = "toy",
-      .help = "a test's stash of a few freed objects per core",
-      .has_tunable = true,
-      .tunable = {.key = "keep",
-                  .default_value = kCapacity,
-                  .min = 1,
-                  .max = kMaxKeep,
-                  .help = "freed objects the stash keeps per core"}};
+  static constexpr uint32_t kCapacity = 4;   // keep's default
+  static constexpr uint32_t kMaxKeep = 8;    // keep's largest value: the State's array
+  static constexpr LayerFacts kFacts{.name = "toy",
+                                     .help = "a test's stash of a few freed objects per core",
+                                     .has_tunable = true,
+                                     .tunable = {.key = "keep",
+                                                 .default_value = kCapacity,
+                                                 .min = 1,
+                                                 .max = kMaxKeep,
+                                                 .help = "freed objects the stash keeps per core"}};
   // Its value: the spec's slot kIndex when the spec names it; a spec that does not (a
   // production one, parsed without the toy's catalogue) runs it at its default.
   static uint32_t Keep(const StrategySpec& spec) {

@@ -8,8 +8,8 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
-#include <thread>
 #include <string>
+#include <thread>
 #include <type_traits>
 #include <utility>
 #include <vector>
