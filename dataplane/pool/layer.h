@@ -18,7 +18,8 @@
 //                                      can name
 //   static constexpr LayerFacts kFacts;                its name, help line and tunable with its
 //                                      default and range (layer_facts.h: the spec's grammar and
-//                                      `strategy list` read them from the catalog)
+//                                      `strategy list` read them from the catalog); its value in
+//                                      a spec is spec.Tunable(kIndex), which it reads itself
 //   static uint64_t MaxHeld(const StrategySpec&, const HoldEnv&)
 //                                      the most it can hold on one core under that spec: the one
 //                                      definition the pool-share check and preflight sizing use

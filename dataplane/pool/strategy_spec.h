@@ -10,7 +10,8 @@
 // Each layer's name, help line, tunable (key, default, range) and bound on held objects are
 // its own file's kFacts and MaxHeld (lcache.h, recycle.h, headpool.h, magazine.h), gathered in
 // stack order by the catalog (layer_facts.h, LayerCatalog(), over DefaultLayers); this file's
-// parser, printer and tables (AllLayers, AllTunables) read that catalog.
+// parser, printer and tables (AllLayers, AllTunables) read that catalog. A spec keeps each
+// layer's tunable value in that layer's slot (`tunable[kIndex]`), so this file names no tunable.
 //
 //   modifier   seed
 //   prefetch   2010 Junchang Wang prefetchw on allocation
