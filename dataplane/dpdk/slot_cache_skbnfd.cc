@@ -102,8 +102,9 @@ void HostAdopt(void* ctx, int core, const pool::StrategySpec& next) {
   }
   const bool on = dp->pool->HostsLcache(next);
   const bool was = t.active.load(std::memory_order_relaxed) != 0;
-  c.size = on ? next.lcache_size : 0;
-  c.flushthresh = on ? next.lcache_size * 3 / 2 : 0;  // rte_mempool's CALC_CACHE_FLUSHTHRESH
+  const uint32_t size = next.Tunable(pool::kHostedLayer);
+  c.size = on ? size : 0;
+  c.flushthresh = on ? size * 3 / 2 : 0;  // rte_mempool's CALC_CACHE_FLUSHTHRESH
   t.active.store(on ? 1 : 0, std::memory_order_relaxed);
   t.gauge.store(0, std::memory_order_relaxed);
   if (on != was) {

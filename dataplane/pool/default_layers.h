@@ -19,7 +19,6 @@ namespace skbnf::pool {
 using DefaultLayers = LayerList<Lcache, Recycle, HeadPool, MagazineLayer>;
 
 static_assert(DefaultLayers::kSize == kNumLayers, "every Layer enumerator has its layer");
-static_assert(DefaultLayers::kDefaultsAgree, "StrategySpec's defaults are the layers' own");
 static_assert(DefaultLayers::kIndexIsPlace, "a production layer's kIndex is its place in the list");
 
 }  // namespace skbnf::pool

@@ -44,10 +44,11 @@ struct HeadPool {
                   .default_value = 128,
                   .min = 1,
                   .max = 65536,
-                  .help = "bound of the per-core hot list",
-                  .field = &StrategySpec::hot_list_len}};
+                  .help = "bound of the per-core hot list"}};
+  // Its value in `spec`: its slot, by kIndex (StrategySpec::tunable).
+  static uint32_t HotListLen(const StrategySpec& spec) { return spec.Tunable(kIndex); }
   // The list's bound: a put beyond it goes below.
-  static uint64_t MaxHeld(const StrategySpec& spec, const HoldEnv&) { return spec.hot_list_len; }
+  static uint64_t MaxHeld(const StrategySpec& spec, const HoldEnv&) { return HotListLen(spec); }
 
   // A position in the list. Pointers, not indexes: PutOne is then a compare with `end`, a store
   // through `top` and `top` + 1, without loading the array's address or indexing into it
@@ -79,13 +80,13 @@ struct HeadPool {
 
   static bool InStack(const StrategySpec& spec) { return spec.Has(Layer::kHeadPool); }
   static void Reserve(State& st, const LayerEnv& env) {
-    EnsureBuf(st.buf, st.buf_cap, env.spec.hot_list_len);
+    EnsureBuf(st.buf, st.buf_cap, HotListLen(env.spec));
   }
   static void Configure(State& st, const LayerEnv& env, bool on) {
     if (on) {
-      EnsureBuf(st.buf, st.buf_cap, env.spec.hot_list_len);
+      EnsureBuf(st.buf, st.buf_cap, HotListLen(env.spec));
       st.hot = st.buf.get();
-      st.hot_list_len = env.spec.hot_list_len;
+      st.hot_list_len = HotListLen(env.spec);
     } else {
       st.hot_list_len = 0;  // empty and full
     }

@@ -18,7 +18,8 @@
 //                                      can name
 //   static constexpr LayerFacts kFacts;                its name, help line and tunable with its
 //                                      default and range (layer_facts.h: the spec's grammar and
-//                                      `strategy list` read them from the catalog)
+//                                      `strategy list` read them from the catalog); its value in
+//                                      a spec is spec.Tunable(kIndex), which it reads itself
 //   static uint64_t MaxHeld(const StrategySpec&, const HoldEnv&)
 //                                      the most it can hold on one core under that spec: the one
 //                                      definition the pool-share check and preflight sizing use
@@ -211,11 +212,6 @@ struct LayerList {
     return true;
   }();
   static_assert(kIndicesFit, "a layer's kIndex must be below kMaxLayers and its own in the list");
-  // Whether a StrategySpec's default for each layer's tunable is the one its kFacts states.
-  static constexpr bool kDefaultsAgree =
-      ((!L::kFacts.has_tunable ||
-        StrategySpec{}.*(L::kFacts.tunable.field) == L::kFacts.tunable.default_value) &&
-       ...);
   // The list's rows for the catalog (layer_facts.h), top first: what parsing, the held-objects
   // bound and `strategy list` read. (LayerCatalog() is DefaultLayers'.)
   static const std::vector<CatalogEntry>& Catalog() {

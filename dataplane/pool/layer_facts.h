@@ -33,7 +33,7 @@ struct TunableFacts {
   uint32_t min = 0;
   uint32_t max = 0;
   absl::string_view help;
-  uint32_t StrategySpec::*field = nullptr;  // where a StrategySpec keeps its value
+  // Its value in a spec: StrategySpec::Tunable(kIndex) (the layer's slot).
 };
 
 // What bounds a layer's holding on one core besides the spec: the RX ring size of each RX

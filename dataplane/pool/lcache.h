@@ -33,15 +33,16 @@ struct Lcache {
                   .default_value = 256,
                   .min = 1,
                   .max = 1024,
-                  .help = "objects kept per lcore before a flush",
-                  .field = &StrategySpec::lcache_size}};
+                  .help = "objects kept per lcore before a flush"}};
+  // Its value in `spec`: its slot, by kIndex (StrategySpec::tunable).
+  static uint32_t Size(const StrategySpec& spec) { return spec.Tunable(kIndex); }
 
   // DPDK's CALC_CACHE_FLUSHTHRESH: a put that would pass it flushes the whole cache first, so
   // it is also the most the cache holds between calls (a fill leaves `size`). The one formula
   // for this layer and for DPDK's own lcore cache (the daemon's preflight sizes both with it).
   static constexpr uint32_t FlushThreshold(uint32_t size) { return size * 3 / 2; }
   static uint64_t MaxHeld(const StrategySpec& spec, const HoldEnv&) {
-    return FlushThreshold(spec.lcache_size);
+    return FlushThreshold(Size(spec));
   }
 
   struct State {
@@ -59,15 +60,15 @@ struct Lcache {
 
   static bool InStack(const StrategySpec& spec) { return spec.Has(Layer::kLcache); }
   static void Reserve(State& st, const LayerEnv& env) {
-    EnsureBuf(st.buf, st.buf_cap, Capacity(env.spec.lcache_size));
+    EnsureBuf(st.buf, st.buf_cap, Capacity(Size(env.spec)));
   }
   static void Configure(State& st, const LayerEnv& env, bool on) {
     st.len.set(0);
     if (on) {
-      EnsureBuf(st.buf, st.buf_cap, Capacity(env.spec.lcache_size));
+      EnsureBuf(st.buf, st.buf_cap, Capacity(Size(env.spec)));
       st.lc = st.buf.get();
-      st.size = env.spec.lcache_size;
-      st.flush = FlushThreshold(env.spec.lcache_size);
+      st.size = Size(env.spec);
+      st.flush = FlushThreshold(Size(env.spec));
     } else {
       st.size = st.flush = 0;
     }

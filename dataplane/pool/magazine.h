@@ -43,12 +43,13 @@ struct MagazineLayer {
                   .default_value = 32,
                   .min = 1,
                   .max = 1024,
-                  .help = "rounds per magazine",
-                  .field = &StrategySpec::magazine_size}};
+                  .help = "rounds per magazine"}};
+  // Its value in `spec`: its slot, by kIndex (StrategySpec::tunable).
+  static uint32_t Size(const StrategySpec& spec) { return spec.Tunable(kIndex); }
   // Loaded + previous, both full. Full magazines in the depot are shared by every core, so
   // reachable: not counted.
   static uint64_t MaxHeld(const StrategySpec& spec, const HoldEnv&) {
-    return uint64_t{spec.magazine_size} * 2;
+    return uint64_t{Size(spec)} * 2;
   }
 
   struct State {

@@ -230,7 +230,7 @@ class PoolCore {
   // hands out most objects). Otherwise the pool's own lcache layer runs.
   bool HostsLcache(const StrategySpec& spec) const {
     return config_.host_lcache && !debug_ && spec.Has(kHostedLayer) &&
-           spec.lcache_size <= kLcacheMaxBurst && !spec.prefetch;
+           spec.Tunable(kHostedLayer) <= kLcacheMaxBurst && !spec.prefetch;
   }
 
   // ---- control

@@ -70,7 +70,7 @@ absl::Status PoolCore::RegisterLocked(int core, const uint32_t (&rings)[kMaxPort
     // (measured: 1.3-1.6 ms of a first lcache+magazine -> recycle+magazine swap was this
     // allocation; later swaps reuse the retired generation's depot). Its memory: one magazine
     // of pointers per magazine_size objects, about 280 KiB for 32,768 mbufs.
-    KeepSpareDepot(TakeDepot(StrategySpec().magazine_size));
+    KeepSpareDepot(TakeDepot(StrategySpec().Tunable(Layer::kMagazine)));
   }
   return absl::OkStatus();
 }

@@ -18,7 +18,7 @@ std::unique_ptr<Generation> PoolCore::MakeGeneration(const StrategySpec& spec, u
   g->epoch = epoch;
   g->spec = spec;
   CompileChain(ChainSpec(spec), *g);
-  if (spec.Has(Layer::kMagazine)) g->depot = TakeDepot(spec.magazine_size);
+  if (spec.Has(Layer::kMagazine)) g->depot = TakeDepot(spec.Tunable(Layer::kMagazine));
   return g;
 }
 

@@ -38,13 +38,14 @@ struct Recycle {
                   .default_value = 0,
                   .min = 0,
                   .max = 65536,
-                  .help = "recycle list bound per (core, RX port); 0 = that port's RX ring size",
-                  .field = &StrategySpec::recycle_limit}};
+                  .help = "recycle list bound per (core, RX port); 0 = that port's RX ring size"}};
+  // Its value in `spec`: its slot, by kIndex (StrategySpec::tunable).
+  static uint32_t Limit(const StrategySpec& spec) { return spec.Tunable(kIndex); }
   // One list per RX port the core refills, each bounded by the limit (0: the port's ring).
   static uint64_t MaxHeld(const StrategySpec& spec, const HoldEnv& env) {
     uint64_t sum = 0;
     for (uint32_t ring : env.rx_ring_sizes) {
-      sum += spec.recycle_limit != 0 ? spec.recycle_limit : ring;
+      sum += Limit(spec) != 0 ? Limit(spec) : ring;
     }
     return sum;
   }
@@ -73,7 +74,7 @@ struct Recycle {
       l.limit = 0;
       if (on && env.rx_ring_size[p] > 0) {
         ++st.ports;
-        l.limit = env.spec.recycle_limit != 0 ? env.spec.recycle_limit : env.rx_ring_size[p];
+        l.limit = Limit(env.spec) != 0 ? Limit(env.spec) : env.rx_ring_size[p];
         EnsureBuf(st.buf[p], st.buf_cap[p], l.limit);
         l.objs = st.buf[p].get();
       }

@@ -95,7 +95,7 @@ absl::Status ParseTunable(absl::string_view kv, const CatalogEntry& row, Strateg
                                                    " is out of range [", info.min, ", ", info.max,
                                                    "]"));
   }
-  spec.*(info.field) = static_cast<uint32_t>(v);
+  spec.Tunable(row.index) = static_cast<uint32_t>(v);
   return absl::OkStatus();
 }
 
@@ -134,8 +134,17 @@ const std::vector<ModifierInfo>& AllModifiers() {
   return kModifiers;
 }
 
-uint32_t& StrategySpec::Tunable(Layer l) {
-  return this->*Row(static_cast<int>(l)).facts.tunable.field;
+const std::array<uint32_t, kMaxLayers>& DefaultTunables() {
+  static const std::array<uint32_t, kMaxLayers> kDefaults = [] {
+    std::array<uint32_t, kMaxLayers> d{};
+    for (const CatalogEntry& e : LayerCatalog()) {
+      if (e.index >= 0 && e.facts.has_tunable) {
+        d[static_cast<size_t>(e.index)] = e.facts.tunable.default_value;
+      }
+    }
+    return d;
+  }();
+  return kDefaults;
 }
 
 const std::vector<CatalogEntry>& StrategySpec::Catalog() const {
@@ -145,14 +154,13 @@ const std::vector<CatalogEntry>& StrategySpec::Catalog() const {
 std::string StrategySpec::ToString() const {
   std::string out;
   if (layers == 0) out = "slab";
-  StrategySpec defaults;
   for (const CatalogEntry& e : Catalog()) {
     if (e.index < 0 || !Has(e.index)) continue;
     if (!out.empty()) out += "+";
     absl::StrAppend(&out, e.facts.name);
     if (!e.facts.has_tunable) continue;
-    const uint32_t v = this->*(e.facts.tunable.field);
-    if (v != defaults.*(e.facts.tunable.field)) {
+    const uint32_t v = Tunable(e.index);
+    if (v != e.facts.tunable.default_value) {
       absl::StrAppend(&out, ":", e.facts.tunable.key, "=", v);
     }
   }
@@ -167,7 +175,13 @@ absl::StatusOr<StrategySpec> StrategySpec::Parse(absl::string_view text) {
 absl::StatusOr<StrategySpec> StrategySpec::Parse(absl::string_view text,
                                                  const std::vector<CatalogEntry>& catalog) {
   StrategySpec spec;
-  if (&catalog != &LayerCatalog()) spec.catalog = &catalog;
+  if (&catalog != &LayerCatalog()) {
+    spec.catalog = &catalog;
+    for (const CatalogEntry& e : catalog) {  // every row's default, from its kFacts
+      if (e.index < 0 || !e.facts.has_tunable) continue;
+      spec.Tunable(e.index) = e.facts.tunable.default_value;
+    }
+  }
   if (text.empty()) return absl::InvalidArgumentError("strategy spec is empty (try 'magazine')");
   for (char c : text) {
     if (c == ' ' || c == '\t' || c == '\n') {

@@ -10,7 +10,8 @@
 // Each layer's name, help line, tunable (key, default, range) and bound on held objects are
 // its own file's kFacts and MaxHeld (lcache.h, recycle.h, headpool.h, magazine.h), gathered in
 // stack order by the catalog (layer_facts.h, LayerCatalog(), over DefaultLayers); this file's
-// parser, printer and tables (AllLayers, AllTunables) read that catalog.
+// parser, printer and tables (AllLayers, AllTunables) read that catalog. A spec keeps each
+// layer's tunable value in that layer's slot (`tunable[kIndex]`), so this file names no tunable.
 //
 //   modifier   seed
 //   prefetch   2010 Junchang Wang prefetchw on allocation
@@ -78,14 +79,19 @@ struct LayerInfo {
 };
 const std::vector<LayerInfo>& AllLayers();
 
+// The production layers' tunable defaults by kIndex (their kFacts, through LayerCatalog()); 0 in
+// the slots no production layer takes.
+const std::array<uint32_t, kMaxLayers>& DefaultTunables();
+
 struct StrategySpec {
   // Layers present, as a mask of LayerBit(kIndex).
   unsigned layers = 0;
-  // Tunables (meaningful only when the layer is present).
-  uint32_t lcache_size = 256;
-  uint32_t recycle_limit = 0;  // 0: the port's RX ring size
-  uint32_t hot_list_len = 128;
-  uint32_t magazine_size = 32;
+  // Tunables, by the layer's kIndex (meaningful only when the layer is present): slot i is the
+  // value of the one tunable of the layer with kIndex i (its key, default and range are that
+  // layer's kFacts.tunable, layer_facts.h). Each layer reads its own slot, in its own file; a
+  // default spec holds the production layers' defaults (DefaultTunables()), and Parse under a
+  // catalogue sets every row's default first, so a new layer with a tunable needs no edit here.
+  std::array<uint32_t, kMaxLayers> tunable = DefaultTunables();
   // Modifiers.
   bool prefetch = false;
   // The catalogue the spec was parsed under (layer_facts.h): the layers its mask can name, with
@@ -97,9 +103,11 @@ struct StrategySpec {
   bool Has(Layer l) const { return (layers & LayerBit(l)) != 0; }
   bool Has(int index) const { return (layers & LayerBit(index)) != 0; }
   const std::vector<CatalogEntry>& Catalog() const;
-  // The one tunable of layer `l` (lcache_size, recycle_limit, hot_list_len, magazine_size).
-  uint32_t& Tunable(Layer l);
-  uint32_t Tunable(Layer l) const { return const_cast<StrategySpec*>(this)->Tunable(l); }
+  // The value of the one tunable of the layer with kIndex `index` (or Layer `l`).
+  uint32_t& Tunable(int index) { return tunable[static_cast<size_t>(index)]; }
+  uint32_t Tunable(int index) const { return tunable[static_cast<size_t>(index)]; }
+  uint32_t& Tunable(Layer l) { return Tunable(static_cast<int>(l)); }
+  uint32_t Tunable(Layer l) const { return Tunable(static_cast<int>(l)); }
   // Canonical text form.
   std::string ToString() const;
   // Parses `text` under the production catalogue; on error the message names the offending part.

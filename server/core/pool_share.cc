@@ -19,7 +19,7 @@ uint32_t RxRingSize(const std::vector<PortInfo>& ports, int port) {
 // "<layer>:<key>=<value>", what a user lowers; a layer without a tunable: its name.
 std::string TunableText(const pool::CatalogEntry& e, const pool::StrategySpec& spec) {
   if (!e.facts.has_tunable) return std::string(e.facts.name);
-  const uint32_t value = spec.*(e.facts.tunable.field);
+  const uint32_t value = spec.Tunable(e.index);
   return absl::StrCat(e.facts.name, ":", e.facts.tunable.key, "=", value);
 }
 
@@ -69,7 +69,7 @@ absl::Status CheckPoolShare(const pool::StrategySpec& spec, const Info& info,
   }
   const absl::string_view name = worst->facts.name;
   const bool ring = worst->index == static_cast<int>(pool::Layer::kRecycle) &&
-                    spec.recycle_limit == 0;  // recycle's 0: the port's ring
+                    spec.Tunable(pool::Layer::kRecycle) == 0;  // recycle's 0: the port's ring
   return absl::InvalidArgumentError(absl::StrCat(
       TunableText(*worst, spec), ring ? " (the RX ring size)" : "", ": the per-core layers of ",
       holdings.size(), " worker", holdings.size() == 1 ? "" : "s", " could hold ", total,

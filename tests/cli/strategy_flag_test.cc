@@ -58,8 +58,8 @@ TEST_F(StrategyFlagTest, TheFlagsTextBecomesTheSpec) {
   pool::StrategySpec want;
   want.layers = pool::LayerBit(pool::Layer::kLcache) | pool::LayerBit(pool::Layer::kRecycle) |
                 pool::LayerBit(pool::Layer::kMagazine);
-  want.lcache_size = 64;
-  want.magazine_size = 48;
+  want.Tunable(pool::Layer::kLcache) = 64;
+  want.Tunable(pool::Layer::kMagazine) = 48;
   want.prefetch = true;
   EXPECT_EQ(c.strategy, want);
 }

@@ -328,8 +328,8 @@ TEST(StructuredStrategy, RoundTripsEveryLayerMaskAndModifier) {
       pool::StrategySpec spec;
       spec.layers = mask;
       spec.prefetch = prefetch != 0;
-      if (spec.Has(pool::Layer::kMagazine)) spec.magazine_size = 8 + mask;
-      if (spec.Has(pool::Layer::kHeadPool)) spec.hot_list_len = 64 + mask;
+      if (spec.Has(pool::Layer::kMagazine)) spec.Tunable(pool::Layer::kMagazine) = 8 + mask;
+      if (spec.Has(pool::Layer::kHeadPool)) spec.Tunable(pool::Layer::kHeadPool) = 64 + mask;
       v1::StructuredStrategy st;
       StrategyToStructured(spec, &st);
       absl::StatusOr<pool::StrategySpec> back = StrategyFromStructured(st);

@@ -65,9 +65,17 @@ TEST(ToyLayerConsumers, ThePoolShareCheckBoundsIt) {
   const absl::Status s = CheckPoolShare(ToySpec("toy"), TwoWorkers(15), ports);
   EXPECT_EQ(s.code(), absl::StatusCode::kInvalidArgument);
   EXPECT_EQ(s.message(),
-            "toy: the per-core layers of 2 workers could hold 8 objects (toy alone 8), more than "
-            "the bound of 7, half of the pool's 15 objects (the other half must stay reachable "
-            "by every core); take toy out of the strategy or give the pool more objects");
+            "toy:keep=4: the per-core layers of 2 workers could hold 8 objects (toy alone 8), "
+            "more than the bound of 7, half of the pool's 15 objects (the other half must stay "
+            "reachable by every core); lower toy:keep or give the pool more objects");
+  // Its tunable bounds it: keep=3 holds 3 per core, 6 in all, which a pool of 15 takes.
+  EXPECT_EQ(MaxHoldings(ToySpec("toy:keep=3"), TwoWorkers(0), ports)[0].total(), 3u);
+  EXPECT_TRUE(CheckPoolShare(ToySpec("toy:keep=3"), TwoWorkers(15), ports).ok());
+  const absl::Status big = CheckPoolShare(ToySpec("toy:keep=8"), TwoWorkers(31), ports);
+  EXPECT_TRUE(absl::StartsWith(big.message(),
+                               "toy:keep=8: the per-core layers of 2 workers "
+                               "could hold 16 objects (toy alone 16)"))
+      << big.message();
 }
 
 TEST(ToyLayerConsumers, PreflightSizesThePoolForIt) {
@@ -87,6 +95,10 @@ TEST(ToyLayerConsumers, PreflightSizesThePoolForIt) {
   EXPECT_EQ(short_one.severity, preflight::Severity::kError);
   EXPECT_TRUE(absl::StrContains(short_one.message, "2 workers x 104 per-core layers"))
       << short_one.message;
+  // Its tunable sizes it: keep=7 needs 3 more per worker than the default 4.
+  c.strategy = ToySpec("toy:keep=7+headpool:hot_list_len=100");
+  EXPECT_EQ(PoolNeedsOf(c, 1, 2).per_core_capacity, 7u + 100u);
+  EXPECT_EQ(preflight::MinPoolObjects(PoolNeedsOf(c, 1, 2)), need + 2 * 3u);
 }
 
 // One held-objects definition (the drift of issue 30: the pool-share check had the lcache at
@@ -123,7 +135,13 @@ TEST(ToyLayerConsumers, StrategyListListsIt) {
   EXPECT_EQ(r.layers(0).name(), "toy");
   EXPECT_EQ(r.layers(0).help(), std::string(ToyStash::kFacts.help));
   EXPECT_EQ(r.layers(0).position(), 0u);
-  EXPECT_EQ(r.layers(0).tunables_size(), 0);
+  // Its tunable, with the default and range of its kFacts.
+  ASSERT_EQ(r.layers(0).tunables_size(), 1);
+  EXPECT_EQ(r.layers(0).tunables(0).key(), "keep");
+  EXPECT_EQ(r.layers(0).tunables(0).default_value(), ToyStash::kCapacity);
+  EXPECT_EQ(r.layers(0).tunables(0).min(), 1u);
+  EXPECT_EQ(r.layers(0).tunables(0).max(), ToyStash::kMaxKeep);
+  EXPECT_EQ(r.layers(0).tunables(0).help(), std::string(ToyStash::kFacts.tunable.help));
   EXPECT_EQ(r.layers(3).name(), "headpool");
   EXPECT_EQ(r.layers(3).position(), 3u);
   EXPECT_EQ(r.layers(3).layer(), v1::LAYER_HEADPOOL);  // skbnf.v1's numbers: kIndex + 1

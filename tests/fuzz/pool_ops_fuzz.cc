@@ -121,10 +121,10 @@ StrategySpec SpecFrom(Program& p) {
   StrategySpec s;
   s.layers = b & 0xf;
   s.prefetch = (b & 0x10) != 0;
-  if (s.Has(Layer::kLcache)) s.lcache_size = 1 + p.Next() % 32;
-  if (s.Has(Layer::kRecycle)) s.recycle_limit = p.Next() % 33;  // 0: the port's ring size
-  if (s.Has(Layer::kHeadPool)) s.hot_list_len = 1 + p.Next() % 64;
-  if (s.Has(Layer::kMagazine)) s.magazine_size = 1 + p.Next() % 16;
+  if (s.Has(Layer::kLcache)) s.Tunable(Layer::kLcache) = 1 + p.Next() % 32;
+  if (s.Has(Layer::kRecycle)) s.Tunable(Layer::kRecycle) = p.Next() % 33;  // 0: the port's ring
+  if (s.Has(Layer::kHeadPool)) s.Tunable(Layer::kHeadPool) = 1 + p.Next() % 64;
+  if (s.Has(Layer::kMagazine)) s.Tunable(Layer::kMagazine) = 1 + p.Next() % 16;
   return s;
 }
 

@@ -24,7 +24,7 @@ TEST(StrategyInitTest, CreateRunsTheParsedSpecAsGiven) {
   ASSERT_EQ(rte_vdev_init(b.c_str(), ""), 0);
   pool::StrategySpec spec;  // recycle+headpool:hot_list_len=96, never written as text
   spec.layers = pool::LayerBit(pool::Layer::kRecycle) | pool::LayerBit(pool::Layer::kHeadPool);
-  spec.hot_list_len = 96;
+  spec.Tunable(pool::Layer::kHeadPool) = 96;
   EngineConfig c;
   c.mode = ForwardingMode::kIo;
   c.strategy = spec;

@@ -357,7 +357,7 @@ struct HostCache {
     auto& c = h->objs[core];
     h->pool->Put(core, c.data(), static_cast<unsigned>(c.size()));
     c.clear();
-    h->size[core] = next.Has(Layer::kLcache) ? next.lcache_size : 0;
+    h->size[core] = next.Has(Layer::kLcache) ? next.Tunable(Layer::kLcache) : 0;
   }
 };
 
@@ -903,7 +903,7 @@ TEST(LayerFactsTest, TheCatalogIsTheStackInOrder) {
   }
   EXPECT_EQ(StackOrderText(), "lcache+recycle+headpool+magazine");
   EXPECT_EQ(cat[kHp].facts.tunable.key, "hot_list_len");
-  EXPECT_EQ(cat[kMg].facts.tunable.default_value, StrategySpec{}.magazine_size);
+  EXPECT_EQ(cat[kMg].facts.tunable.default_value, StrategySpec{}.Tunable(Layer::kMagazine));
   // The parser's range is the layer's.
   EXPECT_TRUE(StrategySpec::Parse("headpool:hot_list_len=65536").ok());
   EXPECT_FALSE(StrategySpec::Parse("headpool:hot_list_len=65537").ok());

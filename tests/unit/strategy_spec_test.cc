@@ -43,15 +43,14 @@ TEST(StrategySpecTest, EverySpecRoundTrips) {
         s.layers = mask;
         s.prefetch = prefetch != 0;
         if (tuned) {
-          s.lcache_size = 100;
-          s.recycle_limit = 7;
-          s.hot_list_len = 9;
-          s.magazine_size = 3;
+          s.Tunable(Layer::kLcache) = 100;
+          s.Tunable(Layer::kRecycle) = 7;
+          s.Tunable(Layer::kHeadPool) = 9;
+          s.Tunable(Layer::kMagazine) = 3;
         }
-        if (!s.Has(Layer::kLcache)) s.lcache_size = StrategySpec().lcache_size;
-        if (!s.Has(Layer::kRecycle)) s.recycle_limit = StrategySpec().recycle_limit;
-        if (!s.Has(Layer::kHeadPool)) s.hot_list_len = StrategySpec().hot_list_len;
-        if (!s.Has(Layer::kMagazine)) s.magazine_size = StrategySpec().magazine_size;
+        for (int i = 0; i < kNumLayers; ++i) {
+          if (!s.Has(i)) s.Tunable(i) = StrategySpec().Tunable(i);
+        }
         auto back = StrategySpec::Parse(s.ToString());
         ASSERT_TRUE(back.ok()) << s.ToString() << ": " << back.status();
         EXPECT_EQ(*back, s) << s.ToString();
@@ -67,7 +66,7 @@ TEST(StrategySpecTest, NonCanonicalFormsNormalise) {
   ASSERT_TRUE(s.ok());
   EXPECT_TRUE(s->Has(Layer::kRecycle));
   EXPECT_TRUE(s->Has(Layer::kMagazine));
-  EXPECT_EQ(s->magazine_size, 64u);
+  EXPECT_EQ(s->Tunable(Layer::kMagazine), 64u);
   EXPECT_TRUE(s->prefetch);
 }
 

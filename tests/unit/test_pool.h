@@ -100,10 +100,10 @@ inline std::vector<StrategySpec> AllSpecs() {
       StrategySpec s;
       s.layers = mask;
       s.prefetch = prefetch != 0;
-      if (s.Has(Layer::kLcache)) s.lcache_size = 8 + 8 * prefetch;
-      if (s.Has(Layer::kHeadPool)) s.hot_list_len = 16 + 48 * prefetch;
-      if (s.Has(Layer::kMagazine)) s.magazine_size = 4 + 12 * prefetch;
-      if (s.Has(Layer::kRecycle)) s.recycle_limit = 24 * prefetch;
+      if (s.Has(Layer::kLcache)) s.Tunable(Layer::kLcache) = 8 + 8 * prefetch;
+      if (s.Has(Layer::kHeadPool)) s.Tunable(Layer::kHeadPool) = 16 + 48 * prefetch;
+      if (s.Has(Layer::kMagazine)) s.Tunable(Layer::kMagazine) = 4 + 12 * prefetch;
+      if (s.Has(Layer::kRecycle)) s.Tunable(Layer::kRecycle) = 24 * prefetch;
       out.push_back(s);
     }
   }

@@ -2,22 +2,24 @@
 // A toy layer, to show that a layer is one unit (issue 21): this file and the one list entry
 // below are all it takes to put a new layer into a pool. Nothing in dataplane/pool names it.
 //
-// ToyStash keeps at most kCapacity freed objects per core (LIFO) on top of every strategy's
-// stack and hands them out again when it holds a whole request. It is deliberately small, so
+// ToyStash keeps at most `keep` freed objects per core (LIFO; its tunable, `toy:keep=N` in
+// [1, kMaxKeep], default kCapacity) on top of every strategy's stack and hands them out again
+// when it holds a whole request. It is deliberately small, so
 // that it is almost always non-empty when a test looks: every swap, pause, reclaim, audit and
 // unregistration must find its objects through the pool's folds (Flush, Objects), or the
 // conservation checks of the suites that run over it (pool_test, reclaim_test, stress_test,
 // built again as pool_toy_layer_tests) fail.
 //
 // Its facts are its own (kFacts, MaxHeld, kIndex below): with the one list entry, a spec parsed
-// under ToyLayers::Catalog() names it ("toy+headpool"), the pool-share check and preflight's
-// sizing count what it holds (pool::MaxHeld over the spec's catalogue), ListStrategies lists it
-// and the metrics export its counters and gauge under layer="toy" (tests/control/
-// toy_layer_consumers_test.cc, one test per consumer). It takes the first index past the
-// production layers (kNumLayers): its bit in a spec's mask, its slot in CoreCounters::layer,
-// LayerGauges and AuditReport. It is in every strategy's chain whether a spec names it or not,
-// so that the production suites built again over ToyPool run with it on top; a spec that names
-// it prints it back.
+// under ToyLayers::Catalog() names it and its tunable ("toy:keep=2+headpool": the key, default
+// and range are its kFacts, the value the spec's slot kIndex, read by Keep below), the
+// pool-share check and preflight's sizing count what it holds (pool::MaxHeld over the spec's
+// catalogue), ListStrategies lists it and the metrics export its counters and gauge under
+// layer="toy" (tests/control/ toy_layer_consumers_test.cc, one test per consumer). It takes the
+// first index past the production layers (kNumLayers): its bit in a spec's mask, its slot in
+// CoreCounters::layer, LayerGauges and AuditReport. It is in every strategy's chain whether a spec
+// names it or not, so that the production suites built again over ToyPool run with it on top; a
+// spec that names it prints it back.
 #ifndef SKBNF_TESTS_UNIT_TOY_LAYER_H_
 #define SKBNF_TESTS_UNIT_TOY_LAYER_H_
 
@@ -31,23 +33,35 @@ namespace skbnf::pool::testing {
 
 struct ToyStash {
   static constexpr int kIndex = kNumLayers;  // the first past the production layers
-  static constexpr uint32_t kCapacity = 4;
+  static constexpr uint32_t kCapacity = 4;   // keep's default
+  static constexpr uint32_t kMaxKeep = 8;    // keep's largest value: the State's array
   static constexpr LayerFacts kFacts{.name = "toy",
-                                     .help = "a test's stash of up to 4 freed objects per core",
-                                     .has_tunable = false,
-                                     .tunable = {}};
-  static uint64_t MaxHeld(const StrategySpec&, const HoldEnv&) { return kCapacity; }
+                                     .help = "a test's stash of a few freed objects per core",
+                                     .has_tunable = true,
+                                     .tunable = {.key = "keep",
+                                                 .default_value = kCapacity,
+                                                 .min = 1,
+                                                 .max = kMaxKeep,
+                                                 .help = "freed objects the stash keeps per core"}};
+  // Its value: the spec's slot kIndex when the spec names it; a spec that does not (a
+  // production one, parsed without the toy's catalogue) runs it at its default.
+  static uint32_t Keep(const StrategySpec& spec) {
+    return spec.Has(kIndex) ? spec.Tunable(kIndex) : kFacts.tunable.default_value;
+  }
+  static uint64_t MaxHeld(const StrategySpec& spec, const HoldEnv&) { return Keep(spec); }
 
   struct State {
-    void* objs[kCapacity] = {};
+    void* objs[kMaxKeep] = {};
+    uint32_t keep = kCapacity;
     Gauge count;
     bool on = false;
   };
 
   // In every strategy's chain, on top.
   static bool InStack(const StrategySpec&) { return true; }
-  static void Configure(State& st, const LayerEnv&, bool on) {
+  static void Configure(State& st, const LayerEnv& env, bool on) {
     st.count.set(0);
+    st.keep = Keep(env.spec);
     st.on = on;
   }
   static uint64_t Flush(State& st, CoreCounters& c, FlushSink to_below) {
@@ -83,7 +97,7 @@ struct ToyStash {
     State& st = StateOf<ToyStash>(s);
     uint32_t cnt = st.count.get();
     unsigned i = 0;
-    for (; i < n && cnt < kCapacity; ++i) st.objs[cnt++] = objs[i];
+    for (; i < n && cnt < st.keep; ++i) st.objs[cnt++] = objs[i];
     st.count.set(cnt);
     LayerCounters& c = s.counters.layer[kIndex];
     c.free_hits.Add(i);

@@ -8,8 +8,10 @@
 #include <gtest/gtest.h>
 
 #include <atomic>
+#include <string>
 #include <thread>
 #include <type_traits>
+#include <utility>
 #include <vector>
 
 #include "tests/unit/test_pool.h"
@@ -86,7 +88,8 @@ TEST(ToyLayerTest, ItsFactsAreCatalogedAndBounded) {
   EXPECT_EQ(cat[0].facts.name, "toy");
   EXPECT_EQ(cat[0].order, 0u);
   EXPECT_EQ(cat[0].index, kNumLayers);
-  EXPECT_FALSE(cat[0].facts.has_tunable);
+  EXPECT_TRUE(cat[0].facts.has_tunable);
+  EXPECT_EQ(cat[0].facts.tunable.key, "keep");
   EXPECT_EQ(StackOrderText(cat), "toy+lcache+recycle+headpool+magazine");
   const HoldEnv env{.rx_ring_sizes = {256}};
   const HeldBound b = MaxHeld(Spec("headpool:hot_list_len=100"), env, cat);
@@ -107,9 +110,11 @@ TEST(ToyLayerTest, ItIsParsedUnderItsListsCatalog) {
   ASSERT_TRUE(s.ok()) << s.status();
   EXPECT_TRUE(s->Has(ToyStash::kIndex));
   EXPECT_TRUE(s->Has(Layer::kHeadPool));
-  EXPECT_EQ(s->hot_list_len, 100u);
+  EXPECT_EQ(s->Tunable(Layer::kHeadPool), 100u);
   EXPECT_EQ(s->ToString(), "toy+headpool:hot_list_len=100");
   EXPECT_EQ(&s->Catalog(), &cat);
+  // Its tunable's default is its kFacts', in its own slot (kIndex) of the spec.
+  EXPECT_EQ(s->Tunable(ToyStash::kIndex), ToyStash::kCapacity);
   EXPECT_EQ(MaxHeld(*s, HoldEnv{}).total, ToyStash::kCapacity + 100u);
   // Its place: on top.
   absl::StatusOr<StrategySpec> late = StrategySpec::Parse("headpool+toy", cat);
@@ -117,10 +122,32 @@ TEST(ToyLayerTest, ItIsParsedUnderItsListsCatalog) {
   EXPECT_EQ(
       late.status().message(),
       "layer 'toy' must come before 'headpool' (order: toy+lcache+recycle+headpool+magazine)");
-  // It has no tunable, and says so.
-  absl::StatusOr<StrategySpec> tuned = StrategySpec::Parse("toy:size=2", cat);
-  ASSERT_FALSE(tuned.ok());
-  EXPECT_EQ(tuned.status().message(), "layer 'toy' has no tunable 'size' (it has: none)");
+  // Its tunable (toy:keep, kFacts only): parsed into its slot, bounding what it holds,
+  // printed canonically (the default omitted, as a production layer's).
+  absl::StatusOr<StrategySpec> tuned = StrategySpec::Parse("toy:keep=7+magazine:size=3", cat);
+  ASSERT_TRUE(tuned.ok()) << tuned.status();
+  EXPECT_EQ(tuned->Tunable(ToyStash::kIndex), 7u);
+  EXPECT_EQ(tuned->Tunable(Layer::kMagazine), 3u);
+  EXPECT_EQ(tuned->ToString(), "toy:keep=7+magazine:size=3");
+  EXPECT_EQ(MaxHeld(*tuned, HoldEnv{}).total, 7u + 2 * 3u);
+  absl::StatusOr<StrategySpec> again = StrategySpec::Parse(tuned->ToString(), cat);
+  ASSERT_TRUE(again.ok()) << again.status();
+  EXPECT_EQ(*again, *tuned);
+  absl::StatusOr<StrategySpec> dflt = StrategySpec::Parse("toy:keep=4", cat);
+  ASSERT_TRUE(dflt.ok()) << dflt.status();
+  EXPECT_EQ(dflt->ToString(), "toy");
+  EXPECT_EQ(*dflt, *StrategySpec::Parse("toy", cat));
+  // Its range and key are refused by name, as a production layer's.
+  for (const auto& [text, error] : std::vector<std::pair<const char*, const char*>>{
+           {"toy:keep=9", "tunable 'toy:keep' = 9 is out of range [1, 8]"},
+           {"toy:keep=0", "tunable 'toy:keep' = 0 is out of range [1, 8]"},
+           {"toy:keep=x", "tunable 'toy:keep' value 'x' is not a whole number"},
+           {"toy:keep=2,keep=3", "tunable 'toy:keep' is given twice"},
+           {"toy:size=2", "layer 'toy' has no tunable 'size' (it has: keep)"}}) {
+    absl::StatusOr<StrategySpec> bad = StrategySpec::Parse(text, cat);
+    ASSERT_FALSE(bad.ok()) << text;
+    EXPECT_EQ(bad.status().message(), error) << text;
+  }
   // The production grammar has no toy; a production spec means the same under either.
   absl::StatusOr<StrategySpec> prod = StrategySpec::Parse("toy+headpool");
   ASSERT_FALSE(prod.ok());
@@ -130,6 +157,32 @@ TEST(ToyLayerTest, ItIsParsedUnderItsListsCatalog) {
   ASSERT_TRUE(both.ok()) << both.status();
   EXPECT_EQ(both->layers, Spec("lcache+magazine:size=7").layers);
   EXPECT_EQ(both->ToString(), "lcache+magazine:size=7");
+}
+
+// The pool runs the toy with the value the spec gives it (read at the swap's configure, from the
+// spec's slot kIndex): toy:keep=2 stashes two of three freed objects, the default four.
+TEST(ToyLayerTest, ItKeepsWhatItsTunableSays) {
+  auto t = MakePool("slab", {.n = 32});
+  ASSERT_TRUE(t->RegisterWorker(0).ok());
+  std::vector<void*> held;
+  Stash(*t.pool, held, 3);
+  EXPECT_EQ(t->CoreGauges(0).objects[ToyStash::kIndex], 3u);  // a production spec: keep=4
+  absl::StatusOr<StrategySpec> two =
+      StrategySpec::Parse("toy:keep=2", testing::ToyLayers::Catalog());
+  ASSERT_TRUE(two.ok()) << two.status();
+  std::atomic<bool> done{false};
+  SwapReport report;
+  std::thread control([&] {
+    report = t->Swap(*two);
+    done = true;
+  });
+  while (!done) t->Quiesce(0);
+  control.join();
+  ASSERT_TRUE(report.status.ok()) << report.status;
+  EXPECT_EQ(t->CoreGauges(0).objects[ToyStash::kIndex], 0u);  // flushed by the swap
+  Stash(*t.pool, held, 3);
+  EXPECT_EQ(t->CoreGauges(0).objects[ToyStash::kIndex], 2u);
+  EXPECT_EQ(t->in_store(), 32u - 2u);
 }
 
 TEST(ToyLayerTest, SwapReclaimAndUnregisterFlushIt) {
