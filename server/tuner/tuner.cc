@@ -311,6 +311,14 @@ double LabelAndScore(TuneMeasurement& baseline, std::vector<TuneMeasurement>& vi
       by_round[m->round].push_back(m->ratio * ref);
     }
     for (const auto& [round, figures] : by_round) c.cycles_per_packet.push_back(Median(figures));
+    if (c.incumbent) {
+      // its rounds with reference visits but none scored (no neighbour in its mode)
+      std::map<uint32_t, bool> rounds;
+      for (const TuneMeasurement* m : mine) {
+        if (m->round > 0 && !m->disqualified) rounds[m->round] = true;
+      }
+      for (const auto& [round, unused] : rounds) c.straddled += by_round.count(round) ? 0 : 1;
+    }
     c.modes = ByMode(mine);
   }
   return ref;

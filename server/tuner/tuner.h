@@ -165,7 +165,9 @@ struct TuneCandidate {
   std::vector<double> cycles_per_packet;
   std::vector<double> packets_per_second;  // per measured round
   std::vector<TuneModeFigure> modes;       // raw figures by machine mode
-  uint32_t straddled = 0;                  // visits not scored: the mode changed around them
+  // visits not scored: the mode changed around them (the incumbent: its rounds none of whose
+  // reference visits had a neighbouring reference in its mode)
+  uint32_t straddled = 0;
   double median_packets_per_second = 0;
   uint64_t rx_nombuf = 0, drops = 0;
   bool disqualified = false;

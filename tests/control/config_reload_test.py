@@ -65,15 +65,8 @@ def config_text(pcap, prefix, strategy="magazine", routes=None, extra=()):
     return "\n".join(lines) + "\n"
 
 
-def wait_for(cond, what, timeout=30):
-    """Polls `cond` (guards a hang only: the watcher applies within its settle time)."""
-    end = time.monotonic() + timeout
-    while time.monotonic() < end:
-        v = cond()
-        if v:
-            return v
-        time.sleep(0.05)
-    raise AssertionError("timed out waiting for " + what)
+# Polls a condition (guards a hang only: the watcher applies within its settle time).
+wait_for = h.until
 
 
 class ConfigReloadTest(unittest.TestCase):

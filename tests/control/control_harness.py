@@ -15,6 +15,7 @@ import socket
 import subprocess
 import tempfile
 import time
+import unittest
 import urllib.request
 
 DAEMON = os.environ.get("SKBNF_CONTROL_DAEMON", "")
@@ -23,6 +24,33 @@ SKBNFCTL = os.environ.get("SKBNFCTL", "")
 # Arguments that make worker core 1 late to its quiescent point (swaps with a short quiesce
 # timeout roll back); empty: tests that need it skip.
 STALL_ARGS = os.environ.get("SKBNF_CONTROL_DAEMON_STALL_ARGS", "").split()
+
+
+def until(predicate, what, timeout=30, step=0.02):
+    """Polls `predicate` until it returns something true (returned); fails naming `what` after
+    `timeout` seconds. For waiting on an event the test cannot be told of; bounded."""
+    deadline = time.monotonic() + timeout
+    while time.monotonic() < deadline:
+        v = predicate()
+        if v:
+            return v
+        time.sleep(step)
+    raise AssertionError("not within %d s: %s" % (timeout, what))
+
+
+class SharedDaemon(unittest.TestCase):
+    """A test case whose tests share one daemon (started with `daemon_args`) as `cls.d`; its
+    exit code at the end must be 0 (skbnfd's final audit is exact)."""
+    daemon_args = ()
+
+    @classmethod
+    def setUpClass(cls):
+        cls.d = Daemon(*cls.daemon_args)
+
+    @classmethod
+    def tearDownClass(cls):
+        code = cls.d.stop()
+        assert code == 0, "daemon exit code %r" % code
 
 
 def daemon_is_fake():

@@ -27,26 +27,9 @@ import control_harness as h  # noqa: E402
 HEALTH = os.path.join(os.path.dirname(h.SKBNFCTL), "skbnf_health")
 
 
-def until(predicate, what, timeout=20, step=0.02):
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = predicate()
-        if v:
-            return v
-        time.sleep(step)
-    raise AssertionError("not within %d s: %s" % (timeout, what))
 
 
-class PauseLeases(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.d = h.Daemon()
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.d.stop()
-        assert code == 0, "daemon exit code %r" % code
-
+class PauseLeases(h.SharedDaemon):
     def ctl(self, *args):
         return self.d.ctl(*args)
 
@@ -74,7 +57,7 @@ class PauseLeases(unittest.TestCase):
         return json.loads(out)
 
     def setUp(self):
-        until(self.ready, "readiness SERVING before the test")
+        h.until(self.ready, "readiness SERVING before the test")
         self.core = int(self.cores()[-1].get("core", 0))
         self.assertFalse(self.paused(self.core))
 
@@ -93,11 +76,11 @@ class PauseLeases(unittest.TestCase):
         end_ms = int(r["lease_expires_unix_ms"])
         self.assertAlmostEqual(end_ms / 1000.0, time.time() + 1.5, delta=1.0)
         self.assertTrue(self.paused(self.core))
-        until(lambda: not self.ready(), "readiness NOT_SERVING while the worker is paused")
-        until(lambda: not self.paused(self.core), "the worker resumed when its lease ran out")
+        h.until(lambda: not self.ready(), "readiness NOT_SERVING while the worker is paused")
+        h.until(lambda: not self.paused(self.core), "the worker resumed when its lease ran out")
         self.assertGreaterEqual(time.time(), end_ms / 1000.0 - 0.05,
                                 "resumed before the end of its lease")
-        until(self.ready, "readiness SERVING again")
+        h.until(self.ready, "readiness SERVING again")
         self.assertEqual(self.lease_resumes(), before + 1)
         log = self.d.read_stderr()
         self.assertIn("NOT_SERVING: worker core %d: paused by PauseWorker" % self.core, log)
@@ -111,7 +94,7 @@ class PauseLeases(unittest.TestCase):
         self.assertTrue(second.get("was_paused"), second)
         end_ms = int(second["lease_expires_unix_ms"])
         self.assertGreater(end_ms, int(first["lease_expires_unix_ms"]) + 1000, second)
-        until(lambda: not self.paused(self.core), "the worker resumed at the renewed end")
+        h.until(lambda: not self.paused(self.core), "the worker resumed at the renewed end")
         self.assertGreaterEqual(time.time(), end_ms / 1000.0 - 0.05,
                                 "resumed at the first lease's end, not the renewal's")
 
@@ -121,9 +104,9 @@ class PauseLeases(unittest.TestCase):
         code, out, err = self.ctl("worker", "resume", str(self.core))
         self.assertEqual(code, 0, err + out)
         self.assertFalse(self.paused(self.core))
-        until(self.ready, "readiness SERVING after the resume")
+        h.until(self.ready, "readiness SERVING after the resume")
         # Past the released lease's end, nothing expired: pause again, and it holds.
-        until(lambda: time.time() > int(r["lease_expires_unix_ms"]) / 1000.0 + 0.3,
+        h.until(lambda: time.time() > int(r["lease_expires_unix_ms"]) / 1000.0 + 0.3,
               "the released lease's end passed", timeout=10)
         self.assertEqual(self.lease_resumes(), before)
         self.pause(self.core, "--lease=60s")

@@ -54,16 +54,7 @@ def wait_until(predicate, attempts=500, pause=0.02):
     return v
 
 
-class MetricsTest(unittest.TestCase):
-    @classmethod
-    def setUpClass(cls):
-        cls.d = h.Daemon()
-
-    @classmethod
-    def tearDownClass(cls):
-        code = cls.d.stop()
-        assert code == 0, "daemon exit code %r" % code
-
+class MetricsTest(h.SharedDaemon):
     def scrape(self):
         return h.parse_metrics(self.d.scrape())
 

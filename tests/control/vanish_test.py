@@ -38,15 +38,6 @@ def first_line(proc, timeout=30):
     return line
 
 
-def until(predicate, what, timeout=20, step=0.02):
-    """Polls `predicate` until true; fails naming `what` after `timeout` seconds."""
-    deadline = time.monotonic() + timeout
-    while time.monotonic() < deadline:
-        v = predicate()
-        if v:
-            return v
-        time.sleep(step)
-    raise AssertionError("not within %d s: %s" % (timeout, what))
 
 
 class ClientsThatVanish(unittest.TestCase):
@@ -100,7 +91,7 @@ class ClientsThatVanish(unittest.TestCase):
         """No worker parked, traffic still received, and the conservation audit exact."""
         self.assertTrue(self.no_worker_paused())
         before = self.received()
-        until(lambda: self.received() > before, "workers receive again")
+        h.until(lambda: self.received() > before, "workers receive again")
         code, out, err = self.ctl("audit")
         self.assertEqual(code, 0, err + out)
         self.assertTrue(out.startswith("audit ok: "), out)
@@ -113,7 +104,7 @@ class ClientsThatVanish(unittest.TestCase):
             p = self.popen("top", "--interval=50")
             first_line(p)
             self.kill(p)
-            until(lambda: self.watch_streams() == 0, "the dead client's stream released")
+            h.until(lambda: self.watch_streams() == 0, "the dead client's stream released")
         # Slots are free: two streams of one client at once are accepted and run to the end.
         a = self.popen("top", "--interval=50", "--count=3")
         b = self.popen("top", "--interval=50", "--count=3")
@@ -130,7 +121,7 @@ class ClientsThatVanish(unittest.TestCase):
         self.assertNotEqual(self.strategy(), "magazine")  # a candidate is in force now
         t.proc.send_signal(signal.SIGKILL)
         t.proc.wait(timeout=10)
-        until(lambda: h.total(h.parse_metrics(self.d.scrape())[1], "skbnf_tune_running") == 0,
+        h.until(lambda: h.total(h.parse_metrics(self.d.scrape())[1], "skbnf_tune_running") == 0,
               "the server's tune ended")
         self.assertEqual(self.strategy(), "magazine")  # the incumbent, restored
         # The tuner is free: a new tune runs to its end.
@@ -160,7 +151,7 @@ class ClientsThatVanish(unittest.TestCase):
 
             # The swap is in flight once its epoch is published (GetStrategy's epoch increments
             # on every publish) and its client has no answer yet.
-            until(lambda: get()[1] > epoch or p.poll() is not None, "the swap published")
+            h.until(lambda: get()[1] > epoch or p.poll() is not None, "the swap published")
             self.assertIsNone(p.poll(), "the swap ended before its client could be killed")
             self.kill(p)
             # The swap finishes on its own (committed or rolled back, never half): then the
@@ -185,7 +176,7 @@ class ClientsThatVanish(unittest.TestCase):
             # park): not a wait for anything, a spread of kill points.
             time.sleep(0.002 * i)
             self.kill(p)
-        until(self.no_worker_paused, "no worker parked")
+        h.until(self.no_worker_paused, "no worker parked")
         self.assert_forwarding_and_exact()
 
     def test_pause_client_killed_leaves_the_worker_paused_only_for_its_lease(self):
@@ -205,7 +196,7 @@ class ClientsThatVanish(unittest.TestCase):
         self.assertEqual(p.returncode, 0, err)
         end = int(json.loads(out)["lease_expires_unix_ms"]) / 1000.0
         self.assertFalse(self.no_worker_paused())
-        until(self.no_worker_paused, "the worker resumed when the dead client's lease ran out")
+        h.until(self.no_worker_paused, "the worker resumed when the dead client's lease ran out")
         self.assertGreaterEqual(time.time(), end - 0.05)
         self.assert_forwarding_and_exact()
 
