@@ -316,8 +316,10 @@ absl::Status FakeBackend::DeleteRoute(const Ipv4Prefix& prefix) {
   std::lock_guard<std::mutex> l(routes_mu_);
   auto it = routes_.find(std::make_pair(prefix.addr, prefix.len));
   if (it == routes_.end()) return absl::InternalError("fake: DeleteRoute of a prefix not routed");
-  // The next hop keeps its id when its last route goes, as the engine's does (dpdk::Route::
-  // next_hop_id): an id is never given to another next hop. ListRoutes lists hops in use only.
+  // The next hop keeps its id when its last route goes, and the fake never gives that id to
+  // another next hop; the engine frees and reuses it after a grace period (dataplane/dpdk/
+  // routes.cc). Both stay within the contract (control_api_test): an id in use is never
+  // another's. ListRoutes lists hops in use only.
   --next_hops_[it->second].routes;
   routes_.erase(it);
   return absl::OkStatus();

@@ -87,10 +87,16 @@ def attachable(plugin):
         with open(p.log, encoding="utf-8", errors="replace") as f:
             text = f.read()
         last = text.strip().splitlines()[-1]
-        if rc != 0 or "audit OK" not in last or "NOT_SERVING" in text:
-            fail(f"skbnfd after proc-info: rc {rc}, NOT_SERVING logged: "
-                 f"{'NOT_SERVING' in text}: {last}", p.log)
-        print("ok: skbnfd stayed SERVING and exited 0 with an exact audit")
+        # The test's own pause (for an exact audit) is NOT_SERVING by design while its lease
+        # holds (server/control/pause_leases.h); any other reason is proc-info's doing.
+        other = [x for x in text.splitlines() if "NOT_SERVING" in x and
+                 not re.search(r"NOT_SERVING: worker core 1: paused by PauseWorker \([^)]*\), "
+                               r"lease ends in \d+ s$", x)]
+        if rc != 0 or "audit OK" not in last or other:
+            fail(f"skbnfd after proc-info: rc {rc}, NOT_SERVING logged but for the test's own "
+                 f"pause: {other}: {last}", p.log)
+        print("ok: skbnfd stayed SERVING (but for the test's own pause) and exited 0 with an "
+              "exact audit")
 
 
 def not_attachable():
