@@ -128,17 +128,15 @@ int Run(int argc, char** argv) {
     return 0;
   }
   const std::vector<char*> rest = ParseFlags(argc, argv);
-  // --config is watched once running; a SIGHUP before then is that watcher's first reload.
-  // Without --config, SIGHUP is ignored with a line.
+  // A SIGHUP: with --config the watcher's (first) reload, without it ignored with a line.
   InstallHangUpHandler(HasConfigFile());
 
   // Configuration: the file, then flags; bad flags stop start-up before anything else happens.
   absl::StatusOr<dpdk::DaemonConfig> dc = ConfigFromFlags();
   if (!dc.ok()) return Fail(dc.status());
   const dpdk::DaemonConfig from_file = *dc;  // what a reload of --config is compared with
-  if (dpdk::EngineConfig check = dc->engine; true) {
-    if (absl::Status st = ApplyEngineFlags(check); !st.ok()) return Fail(st);
-  }
+  dpdk::EngineConfig check = dc->engine;  // the flags' effect checked on a copy
+  if (absl::Status st = ApplyEngineFlags(check); !st.ok()) return Fail(st);
   // A --pcidevice-env without devices is the preflight's to explain (pci_devices).
   absl::StatusOr<std::vector<std::string>> pci_args = PciDeviceEalArgs();
   Demo demo;
