@@ -243,12 +243,11 @@ int Run(int argc, char** argv) {
 // gRPC server's thread pool (up to --grpc-threads) spreads its short-lived requests over 16
 // arenas on a 2-core node, each keeping its own freed pages: RSS crept up for an hour under
 // control churn (bench/results/churn/loaded-nice19: +1.69 % after the warm-up) while the live
-// heap stayed flat (heaptrack: 3.8 MB throughout): freed chunks spread over many arenas. Five
+// heap stayed flat (heaptrack: 3.83-3.89 MB): freed chunks spread over many arenas. Five
 // minutes of that churn at ten times its rates (bench/heap_arenas.sh) grew RSS +0.86 % with
 // glibc's 16 arenas and +0.32 % with 2 (bench/results/churn/arenas). Nothing on the packet
-// path allocates from the heap (DPDK's
-// memory only), so two arenas cost the control plane nothing it can measure. MALLOC_ARENA_MAX in
-// the environment still decides when set.
+// path allocates from the heap (DPDK's memory only), so two arenas cost the control plane
+// nothing it can measure. MALLOC_ARENA_MAX in the environment still decides when set.
 int main(int argc, char** argv) {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
   return skbnf::control::Run(argc, argv);
