@@ -65,8 +65,9 @@ absl::StatusOr<CertFacts> ReadCertFacts(const std::string& pem);
 // The earliest notAfter of every certificate in a PEM bundle (a CA file may hold several).
 absl::StatusOr<CertFacts> EarliestExpiry(const std::string& pem);
 
-// Start-up check of the files (InvalidArgument naming --tls-cert / --tls-key / --tls-client-ca).
-absl::Status CheckTlsFiles(const TlsFiles& files);
+// Start-up check of the files (InvalidArgument naming --<prefix>cert / --<prefix>key /
+// --<prefix>client-ca: --tls-cert..., or --metrics-tls-cert... with prefix "metrics-tls-").
+absl::Status CheckTlsFiles(const TlsFiles& files, const std::string& prefix = "tls-");
 
 // Credentials that re-read `files` every `reload_interval` (>= 1 s). With a client CA, a client
 // certificate is requested and, when presented, verified against it (certificate-less clients
