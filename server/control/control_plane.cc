@@ -291,9 +291,10 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
                                           *impl->tuner, *impl->leases);
     (*s)->set_config_drift(&impl->config_drift);
   }
-  if (!o.tls_cert.empty()) {  // logs every certificate change even when /metrics is off
+  if (!o.tls_cert.empty() || !o.metrics_tls_cert.empty()) {  // logs every certificate change
     impl->tls_watch = std::make_shared<TlsCertificateWatch>(
-        TlsFiles{o.tls_cert, o.tls_key, o.tls_client_ca}, o.tls_reload_interval);
+        TlsFiles{o.tls_cert, o.tls_key, o.tls_client_ca}, o.tls_reload_interval,
+        TlsFiles{o.metrics_tls_cert, o.metrics_tls_key, o.metrics_tls_client_ca});
   }
   // From here on, returning an error destroys `cp`, which shuts every server down.
   std::unique_ptr<ControlPlane> cp(new ControlPlane(std::move(impl)));

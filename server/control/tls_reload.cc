@@ -155,8 +155,9 @@ std::shared_ptr<grpc::ServerCredentials> ReloadingServerCredentials(
   return grpc::experimental::TlsServerCredentials(options);
 }
 
-TlsCertificateWatch::TlsCertificateWatch(TlsFiles files, std::chrono::seconds interval)
-    : files_(std::move(files)) {
+TlsCertificateWatch::TlsCertificateWatch(TlsFiles files, std::chrono::seconds interval,
+                                         TlsFiles metrics)
+    : files_(std::move(files)), metrics_(std::move(metrics)) {
   Reload();
   thread_ = std::make_unique<Periodic>(
       std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -174,7 +175,9 @@ void TlsCertificateWatch::Reload() {
     bool bundle;
   };
   const Source sources[] = {{"server", "tls-cert", files_.cert, false},
-                            {"client_ca", "tls-client-ca", files_.client_ca, true}};
+                            {"client_ca", "tls-client-ca", files_.client_ca, true},
+                            {"metrics", "metrics-tls-cert", metrics_.cert, false},
+                            {"metrics_client_ca", "metrics-tls-client-ca", metrics_.client_ca, true}};
   for (const Source& s : sources) {
     if (s.path.empty()) continue;
     absl::StatusOr<std::string> pem = ReadFile(s.flag, s.path);

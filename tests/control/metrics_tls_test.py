@@ -185,8 +185,16 @@ class MetricsTlsTest(unittest.TestCase):
         self.assertIn("HTTP/1.1 200 OK", body)
         self.assertIn("skbnf_strategy_info", body)
         self.assertNotIn(b"skbnf_", plaintext_get(d.metrics_port))
-        self.scraped(self.prometheus(d.metrics_port, {"ca_file": self.pki.path("ca.crt")}))
+        prom = self.prometheus(d.metrics_port, {"ca_file": self.pki.path("ca.crt")})
+        self.scraped(prom)
         self.assertNotIn(b"skbnf_", plaintext_get(d.metrics_port))  # still, after scrapes
+        # the served certificate's notAfter, for the expiry alerts (deploy/prometheus rules)
+        (expiry,) = prom.query('skbnf_tls_certificate_expiry_timestamp_seconds'
+                               '{certificate="metrics"}')
+        end = subprocess.run([OPENSSL, "x509", "-noout", "-enddate", "-in",
+                              self.pki.path("server.crt")], capture_output=True, text=True,
+                             check=True).stdout.strip().split("=", 1)[1]
+        self.assertEqual(float(expiry["value"][1]), ssl.cert_time_to_seconds(end))
 
     def test_mtls_prometheus_with_a_client_certificate_and_no_one_else(self):
         k = self.pki.path
