@@ -325,7 +325,11 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
             << "; metrics "
             << (i.metrics_port ? absl::StrCat("on ", o.metrics_addr.substr(
                                                          0, o.metrics_addr.rfind(':')),
-                                              ":", i.metrics_port, " /metrics")
+                                              ":", i.metrics_port, " /metrics",
+                                              o.metrics_tls_cert.empty() ? " (plaintext HTTP)"
+                                              : o.metrics_tls_client_ca.empty()
+                                                  ? " (HTTPS)"
+                                                  : " (HTTPS, client certificate required)")
                                : std::string("off"))
             << std::endl;
   if (absl::Status s = WriteReadyFile(*cp, o.ready_file); !s.ok()) return s;

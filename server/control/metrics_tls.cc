@@ -244,7 +244,9 @@ void MetricsTlsServer::Serve(int fd) {
   }
   std::string req;
   std::array<char, 2048> buf{};
+  const auto deadline = std::chrono::steady_clock::now() + std::chrono::seconds(kIoTimeoutSeconds);
   while (req.find("\r\n\r\n") == std::string::npos && req.size() < kMaxRequestBytes) {
+    if (std::chrono::steady_clock::now() > deadline) return;  // a trickling client
     size_t got = 0;
     if (SSL_read_ex(ssl.get(), buf.data(), buf.size(), &got) != 1) {
       ERR_clear_error();

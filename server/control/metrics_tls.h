@@ -17,9 +17,9 @@
 // reads one request and answers GET (or HEAD) /metrics with every registered collectable in the
 // text exposition format 0.0.4, then closes the connection (Prometheus reconnects per scrape).
 // Other paths: 404; other methods: 405; plaintext HTTP on the port: the handshake fails and
-// nothing is written. Connections are served one at a time, each bounded by a 5 s socket
-// timeout, so a client that stalls delays a scrape by at most that (the NetworkPolicy admits
-// only Prometheus to this port).
+// nothing is written. Connections are served one at a time, each read bounded by a 5 s socket
+// timeout and the request by 5 s in all, so a client that stalls delays a scrape by seconds
+// (the NetworkPolicy admits only Prometheus to this port).
 //
 // Rotation: every `reload_interval` (--tls-reload-interval) the three files' inode, size and
 // modification time are compared with the last loaded ones (stat follows the Secret volume's

@@ -64,14 +64,14 @@ class Pki:
                 "-out", self.path((out or name) + ".crt"), "-extfile", ext)
 
 
-def tls_get(port, cafile, cert=None, key=None):
-    """GET /metrics over TLS with Python's ssl (OpenSSL): (served certificate DER, body)."""
+def tls_get(port, cafile, cert=None, key=None, request=b"GET /metrics HTTP/1.1"):
+    """GET /metrics over TLS with Python's ssl (OpenSSL): (served certificate DER, response)."""
     ctx = ssl.create_default_context(cafile=cafile)
     if cert:
         ctx.load_cert_chain(cert, key)
     with socket.create_connection(("127.0.0.1", port), timeout=10) as s:
         with ctx.wrap_socket(s, server_hostname="127.0.0.1") as t:
-            t.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            t.sendall(request + b"\r\nHost: x\r\n\r\n")
             data = b""
             while True:
                 chunk = t.recv(65536)
@@ -184,6 +184,15 @@ class MetricsTlsTest(unittest.TestCase):
         _, body = tls_get(d.metrics_port, self.pki.path("ca.crt"))
         self.assertIn("HTTP/1.1 200 OK", body)
         self.assertIn("skbnf_strategy_info", body)
+        self.assertIn("Content-Type: text/plain; version=0.0.4", body)
+        ca = self.pki.path("ca.crt")
+        head = tls_get(d.metrics_port, ca, request=b"HEAD /metrics HTTP/1.1")[1]
+        self.assertTrue(head.startswith("HTTP/1.1 200 OK"), head)
+        self.assertNotIn("skbnf_", head)  # headers only
+        self.assertTrue(tls_get(d.metrics_port, ca, request=b"GET / HTTP/1.1")[1].startswith(
+            "HTTP/1.1 404 Not Found"))
+        self.assertTrue(tls_get(d.metrics_port, ca, request=b"POST /metrics HTTP/1.1")[1]
+                        .startswith("HTTP/1.1 405 Method Not Allowed"))
         self.assertNotIn(b"skbnf_", plaintext_get(d.metrics_port))
         prom = self.prometheus(d.metrics_port, {"ca_file": self.pki.path("ca.crt")})
         self.scraped(prom)
