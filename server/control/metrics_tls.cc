@@ -6,6 +6,8 @@
 #include <openssl/err.h>
 #include <openssl/ssl.h>
 #include <poll.h>
+#include <pthread.h>
+#include <signal.h>
 #include <sys/socket.h>
 #include <sys/stat.h>
 #include <sys/time.h>
@@ -219,6 +221,12 @@ void MetricsTlsServer::MaybeReload() {
 }
 
 void MetricsTlsServer::Run() {
+  // A scraper that hangs up mid-response makes OpenSSL's write() raise SIGPIPE in this thread:
+  // blocked here, so it never kills a process that does not ignore it (skbnfd does: eal.cc).
+  sigset_t pipe;
+  sigemptyset(&pipe);
+  sigaddset(&pipe, SIGPIPE);
+  pthread_sigmask(SIG_BLOCK, &pipe, nullptr);
   for (;;) {
     std::array<pollfd, 2> p = {pollfd{listen_fd_, POLLIN, 0}, pollfd{wake_[0], POLLIN, 0}};
     const int n = ::poll(p.data(), p.size(), 1000);

@@ -18,6 +18,7 @@ import shutil
 import signal
 import socket
 import ssl
+import struct
 import subprocess
 import sys
 import tempfile
@@ -194,6 +195,17 @@ class MetricsTlsTest(unittest.TestCase):
         self.assertTrue(tls_get(d.metrics_port, ca, request=b"POST /metrics HTTP/1.1")[1]
                         .startswith("HTTP/1.1 405 Method Not Allowed"))
         self.assertNotIn(b"skbnf_", plaintext_get(d.metrics_port))
+        # scrapers that hang up (RST) right after asking: the server's writes fail, it lives on
+        for _ in range(20):
+            ctx = ssl.create_default_context(cafile=ca)
+            t = ctx.wrap_socket(socket.create_connection(("127.0.0.1", d.metrics_port),
+                                                         timeout=10),
+                                server_hostname="127.0.0.1")
+            t.sendall(b"GET /metrics HTTP/1.1\r\nHost: x\r\n\r\n")
+            t.setsockopt(socket.SOL_SOCKET, socket.SO_LINGER, struct.pack("ii", 1, 0))
+            t.close()
+        self.assertIsNone(d.proc.poll(), d.read_stderr())
+        self.assertIn("skbnf_strategy_info", tls_get(d.metrics_port, ca)[1])
         prom = self.prometheus(d.metrics_port, {"ca_file": self.pki.path("ca.crt")})
         self.scraped(prom)
         self.assertNotIn(b"skbnf_", plaintext_get(d.metrics_port))  # still, after scrapes
