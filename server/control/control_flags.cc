@@ -84,6 +84,13 @@ ABSL_FLAG(std::string, metrics_addr, "",
           "Prometheus endpoint [host]:port, served at /metrics (port 0 picks a free one; :PORT "
           "binds every address); 'off' disables it. Not given: 127.0.0.1:9478 (skbnfd's demo: "
           ":9478). In a pod: $(POD_IP):9478.");
+ABSL_FLAG(std::string, metrics_tls_cert, "",
+          "PEM certificate (chain) to serve /metrics over HTTPS with (and --metrics-tls-key); "
+          "re-read every --tls-reload-interval. Not given: plaintext HTTP.");
+ABSL_FLAG(std::string, metrics_tls_key, "", "PEM private key of --metrics-tls-cert.");
+ABSL_FLAG(std::string, metrics_tls_client_ca, "",
+          "PEM CA bundle: /metrics then requires a client certificate it verifies (mTLS); "
+          "scrapers without one fail the handshake.");
 ABSL_FLAG(std::string, ready_file, "",
           "When set, written once the servers listen: {\"grpc\":ADDR,\"metrics_port\":N,"
           "\"health\":ADDR (\"\" without --health-listen),\"pid\":P}.");
@@ -123,6 +130,9 @@ ControlOptions OptionsFromFlags(bool demo) {
   o.metrics_addr = absl::GetFlag(FLAGS_metrics_addr);
   // Not given: this host only; the demo keeps every address (a container's published port).
   if (o.metrics_addr.empty()) o.metrics_addr = demo ? ":9478" : "127.0.0.1:9478";
+  o.metrics_tls_cert = absl::GetFlag(FLAGS_metrics_tls_cert);
+  o.metrics_tls_key = absl::GetFlag(FLAGS_metrics_tls_key);
+  o.metrics_tls_client_ca = absl::GetFlag(FLAGS_metrics_tls_client_ca);
   o.ready_file = absl::GetFlag(FLAGS_ready_file);
   return o;
 }

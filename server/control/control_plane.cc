@@ -23,6 +23,7 @@
 #include "server/control/control_service.h"
 #include "server/control/health.h"
 #include "server/control/limits.h"
+#include "server/control/metrics_tls.h"
 #include "server/control/tls_reload.h"
 #include "server/control/unix_acceptor.h"
 #include "server/core/change_log.h"
@@ -106,9 +107,15 @@ struct ControlPlane::Impl {
   std::string health_address;
   std::shared_ptr<TlsCertificateWatch> tls_watch;  // TLS only: expiry gauge, reload log
   std::shared_ptr<MetricsCollector> collector;
-  std::unique_ptr<prometheus::Exposer> exposer;
+  std::unique_ptr<prometheus::Exposer> exposer;         // plaintext /metrics
+  std::unique_ptr<MetricsTlsServer> metrics_tls;        // or /metrics over HTTPS
   std::unique_ptr<HealthPublisher> health;
   bool down = false;
+
+  void Register(const std::weak_ptr<prometheus::Collectable>& c) {  // nothing when /metrics off
+    if (exposer != nullptr) exposer->RegisterCollectable(c, "/metrics");
+    if (metrics_tls != nullptr) metrics_tls->RegisterCollectable(c);
+  }
 };
 
 ControlPlane::ControlPlane(std::unique_ptr<Impl> impl) : impl_(std::move(impl)) {}
@@ -190,27 +197,45 @@ absl::Status StartHealthServer(ControlPlane::Impl& impl, const ControlOptions& o
   return absl::OkStatus();
 }
 
+// /metrics over HTTPS (metrics_tls.h: why not the Exposer's civetweb).
+absl::Status StartMetricsTls(ControlPlane::Impl& impl, const ControlOptions& o) {
+  absl::StatusOr<std::unique_ptr<MetricsTlsServer>> s = MetricsTlsServer::Start(
+      o.metrics_addr,
+      TlsFiles{o.metrics_tls_cert, o.metrics_tls_key, o.metrics_tls_client_ca},
+      o.tls_reload_interval);
+  if (!s.ok()) return s.status();
+  impl.metrics_tls = *std::move(s);
+  impl.metrics_port = impl.metrics_tls->port();
+  return absl::OkStatus();
+}
+
 absl::Status StartExposer(ControlPlane::Impl& impl, const ControlOptions& o, Backend& backend) {
   if (o.metrics_addr.empty() || o.metrics_addr == "off") return absl::OkStatus();
   // civetweb syntax: "port" binds every IPv4 address, "ip:port" one of them.
   std::string bind =
       absl::StartsWith(o.metrics_addr, ":") ? o.metrics_addr.substr(1) : o.metrics_addr;
-  try {
-    impl.exposer = std::make_unique<prometheus::Exposer>(bind, 2);
-  } catch (const std::exception& e) {
-    return absl::UnavailableError(
-        absl::StrCat("--metrics-addr: cannot listen on '", o.metrics_addr, "': ", e.what()));
+  if (!o.metrics_tls_cert.empty()) {
+    if (absl::Status s = StartMetricsTls(impl, o); !s.ok()) return s;
+  } else {
+    try {
+      impl.exposer = std::make_unique<prometheus::Exposer>(bind, 2);
+    } catch (const std::exception& e) {
+      return absl::UnavailableError(
+          absl::StrCat("--metrics-addr: cannot listen on '", o.metrics_addr, "': ", e.what()));
+    }
+    impl.metrics_address =
+        bind.find(':') == std::string::npos ? "" : bind.substr(0, bind.rfind(':'));
+    std::vector<int> ports = impl.exposer->GetListeningPorts();
+    impl.metrics_port = ports.empty() ? 0 : ports[0];
   }
   impl.collector = std::make_shared<MetricsCollector>(backend, *impl.sampler, impl.swaps,
                                                       &impl.service->tuner());
-  impl.exposer->RegisterCollectable(impl.collector, "/metrics");
-  impl.exposer->RegisterCollectable(impl.changes, "/metrics");
-  impl.exposer->RegisterCollectable(impl.limits, "/metrics");
-  if (impl.tls_watch != nullptr) impl.exposer->RegisterCollectable(impl.tls_watch, "/metrics");
-  impl.metrics_address =
-      bind.find(':') == std::string::npos ? "" : bind.substr(0, bind.rfind(':'));
-  std::vector<int> ports = impl.exposer->GetListeningPorts();
-  impl.metrics_port = ports.empty() ? 0 : ports[0];
+  for (const std::weak_ptr<prometheus::Collectable>& c :
+       std::initializer_list<std::weak_ptr<prometheus::Collectable>>{
+           impl.collector, impl.changes, impl.limits}) {
+    impl.Register(c);
+  }
+  if (impl.tls_watch != nullptr) impl.Register(impl.tls_watch);
   return absl::OkStatus();
 }
 
@@ -266,9 +291,10 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
                                           *impl->tuner, *impl->leases);
     (*s)->set_config_drift(&impl->config_drift);
   }
-  if (!o.tls_cert.empty()) {  // logs every certificate change even when /metrics is off
+  if (!o.tls_cert.empty() || !o.metrics_tls_cert.empty()) {  // logs every certificate change
     impl->tls_watch = std::make_shared<TlsCertificateWatch>(
-        TlsFiles{o.tls_cert, o.tls_key, o.tls_client_ca}, o.tls_reload_interval);
+        TlsFiles{o.tls_cert, o.tls_key, o.tls_client_ca}, o.tls_reload_interval,
+        TlsFiles{o.metrics_tls_cert, o.metrics_tls_key, o.metrics_tls_client_ca});
   }
   // From here on, returning an error destroys `cp`, which shuts every server down.
   std::unique_ptr<ControlPlane> cp(new ControlPlane(std::move(impl)));
@@ -299,7 +325,11 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
             << "; metrics "
             << (i.metrics_port ? absl::StrCat("on ", o.metrics_addr.substr(
                                                          0, o.metrics_addr.rfind(':')),
-                                              ":", i.metrics_port, " /metrics")
+                                              ":", i.metrics_port, " /metrics",
+                                              o.metrics_tls_cert.empty() ? " (plaintext HTTP)"
+                                              : o.metrics_tls_client_ca.empty()
+                                                  ? " (HTTPS)"
+                                                  : " (HTTPS, client certificate required)")
                                : std::string("off"))
             << std::endl;
   if (absl::Status s = WriteReadyFile(*cp, o.ready_file); !s.ok()) return s;
@@ -313,7 +343,7 @@ void ControlPlane::Mutate(ChangeSource source, const std::function<void(Change&)
 ConfigDriftSlot& ControlPlane::config_drift() { return impl_->config_drift; }
 
 void ControlPlane::AddMetrics(const std::weak_ptr<prometheus::Collectable>& c) {
-  if (impl_->exposer != nullptr) impl_->exposer->RegisterCollectable(c, "/metrics");
+  impl_->Register(c);
 }
 
 void ControlPlane::Shutdown() {
@@ -324,8 +354,12 @@ void ControlPlane::Shutdown() {
   i.leases.reset();  // no lease expires into a stopping data plane
   // civetweb's listener thread notices the stop flag only when its poll() returns (up to 2 s):
   // stop the exposer on a helper thread and wake that poll with one throw-away connection.
-  std::thread stop_exposer([&i] { i.exposer.reset(); });  // no scrape runs past this point
-  if (i.metrics_port > 0) {
+  const bool civetweb = i.exposer != nullptr;  // read before the helper resets it
+  std::thread stop_exposer([&i] {  // no scrape runs past this point
+    i.exposer.reset();
+    i.metrics_tls.reset();
+  });
+  if (i.metrics_port > 0 && civetweb) {
     std::this_thread::sleep_for(std::chrono::milliseconds(5));
     WakeListener(i.metrics_address, i.metrics_port);
   }

@@ -135,6 +135,29 @@ absl::Status CheckMetricsAddr(const std::string& a) {
   return absl::OkStatus();
 }
 
+// --metrics-tls-cert/-key/-client-ca: together, with /metrics on, files readable and matching.
+absl::Status CheckMetricsTls(const ControlOptions& o) {
+  const bool cert = !o.metrics_tls_cert.empty(), key = !o.metrics_tls_key.empty();
+  if (cert != key) {
+    return absl::InvalidArgumentError(
+        "--metrics-tls-cert and --metrics-tls-key must be given together (the PEM certificate "
+        "chain and its private key, e.g. a kubernetes.io/tls Secret's tls.crt and tls.key)");
+  }
+  if (!o.metrics_tls_client_ca.empty() && !cert) {
+    return absl::InvalidArgumentError(
+        "--metrics-tls-client-ca needs --metrics-tls-cert and --metrics-tls-key: client "
+        "certificates are asked for in a TLS handshake");
+  }
+  if (!cert) return absl::OkStatus();
+  if (o.metrics_addr.empty() || o.metrics_addr == "off") {
+    return absl::InvalidArgumentError(
+        "--metrics-tls-cert: /metrics is off (--metrics-addr=off); drop the --metrics-tls-* "
+        "flags or write --metrics-addr=host:port");
+  }
+  return CheckTlsFiles(TlsFiles{o.metrics_tls_cert, o.metrics_tls_key, o.metrics_tls_client_ca},
+                       "metrics-tls-");
+}
+
 // --roles plus the deprecated --tls-client-names, and the loopback role.
 absl::Status BuildPolicy(const ControlOptions& o, Listeners& out) {
   absl::StatusOr<std::vector<RoleBinding>> roles = ParseRoles(o.roles);
@@ -202,7 +225,7 @@ absl::Status CheckControlOptions(const ControlOptions& o) {
         "--tls-client-names needs --tls-client-ca (and --tls-cert, --tls-key): names are "
         "checked on client certificates the CA verified");
   }
-  if (HasTls(o) && (o.tls_reload_interval < std::chrono::seconds(1) ||
+  if ((HasTls(o) || !o.metrics_tls_cert.empty()) && (o.tls_reload_interval < std::chrono::seconds(1) ||
                     o.tls_reload_interval > std::chrono::seconds(86400))) {
     return absl::InvalidArgumentError(
         absl::StrCat("--tls-reload-interval: ", o.tls_reload_interval.count(),
@@ -211,6 +234,7 @@ absl::Status CheckControlOptions(const ControlOptions& o) {
   if (absl::Status s = CheckLimitOptions(o.limits); !s.ok()) return s;
   if (absl::Status s = CheckHealthListen(o); !s.ok()) return s;
   if (absl::Status s = CheckMetricsAddr(o.metrics_addr); !s.ok()) return s;
+  if (absl::Status s = CheckMetricsTls(o); !s.ok()) return s;
   if (o.audit_log.empty()) {
     return absl::InvalidArgumentError(
         "--audit-log: empty; write - (stderr) or the path of a file to append to");

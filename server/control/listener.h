@@ -61,6 +61,9 @@ struct ControlOptions {
   bool insecure_remote = false;
   LimitOptions limits;
   std::string metrics_addr = "127.0.0.1:9478";  // "" or "off": no exporter
+  // /metrics over HTTPS (metrics_tls.h): both or neither; client CA: mTLS. Re-read every
+  // tls_reload_interval.
+  std::string metrics_tls_cert, metrics_tls_key, metrics_tls_client_ca;
   std::string audit_log = "-";                  // "-": stderr; else a file appended to
   std::string ready_file;
 };

@@ -100,34 +100,37 @@ absl::StatusOr<CertFacts> EarliestExpiry(const std::string& pem) {
   return *earliest;
 }
 
-absl::Status CheckTlsFiles(const TlsFiles& files) {
-  absl::StatusOr<std::string> cert = ReadFile("tls-cert", files.cert);
+absl::Status CheckTlsFiles(const TlsFiles& files, const std::string& prefix) {
+  const std::string cert_flag = prefix + "cert", key_flag = prefix + "key";
+  const std::string ca_flag = prefix + "client-ca";
+  absl::StatusOr<std::string> cert = ReadFile(cert_flag, files.cert);
   if (!cert.ok()) return cert.status();
-  absl::StatusOr<std::string> key = ReadFile("tls-key", files.key);
+  absl::StatusOr<std::string> key = ReadFile(key_flag, files.key);
   if (!key.ok()) return key.status();
   Bio cert_bio = MemBio(*cert);
   Cert x(PEM_read_bio_X509(cert_bio.get(), nullptr, nullptr, nullptr));
   if (x == nullptr) {
     return absl::InvalidArgumentError(
-        absl::StrCat("--tls-cert: '", files.cert, "' holds no PEM certificate"));
+        absl::StrCat("--", cert_flag, ": '", files.cert, "' holds no PEM certificate"));
   }
   Bio key_bio = MemBio(*key);
   std::unique_ptr<EVP_PKEY, PkeyDeleter> k(
       PEM_read_bio_PrivateKey(key_bio.get(), nullptr, nullptr, nullptr));
   if (k == nullptr) {
-    return absl::InvalidArgumentError(
-        absl::StrCat("--tls-key: '", files.key, "' holds no PEM private key (or it is encrypted)"));
+    return absl::InvalidArgumentError(absl::StrCat(
+        "--", key_flag, ": '", files.key, "' holds no PEM private key (or it is encrypted)"));
   }
   if (X509_check_private_key(x.get(), k.get()) != 1) {
-    return absl::InvalidArgumentError(absl::StrCat(
-        "--tls-key: '", files.key, "' is not the key of --tls-cert '", files.cert, "'"));
+    return absl::InvalidArgumentError(absl::StrCat("--", key_flag, ": '", files.key,
+                                                   "' is not the key of --", cert_flag, " '",
+                                                   files.cert, "'"));
   }
   if (!files.client_ca.empty()) {
-    absl::StatusOr<std::string> ca = ReadFile("tls-client-ca", files.client_ca);
+    absl::StatusOr<std::string> ca = ReadFile(ca_flag, files.client_ca);
     if (!ca.ok()) return ca.status();
     if (!EarliestExpiry(*ca).ok()) {
       return absl::InvalidArgumentError(
-          absl::StrCat("--tls-client-ca: '", files.client_ca, "' holds no PEM certificate"));
+          absl::StrCat("--", ca_flag, ": '", files.client_ca, "' holds no PEM certificate"));
     }
   }
   return absl::OkStatus();
@@ -152,8 +155,9 @@ std::shared_ptr<grpc::ServerCredentials> ReloadingServerCredentials(
   return grpc::experimental::TlsServerCredentials(options);
 }
 
-TlsCertificateWatch::TlsCertificateWatch(TlsFiles files, std::chrono::seconds interval)
-    : files_(std::move(files)) {
+TlsCertificateWatch::TlsCertificateWatch(TlsFiles files, std::chrono::seconds interval,
+                                         TlsFiles metrics)
+    : files_(std::move(files)), metrics_(std::move(metrics)) {
   Reload();
   thread_ = std::make_unique<Periodic>(
       std::chrono::duration_cast<std::chrono::milliseconds>(
@@ -171,7 +175,9 @@ void TlsCertificateWatch::Reload() {
     bool bundle;
   };
   const Source sources[] = {{"server", "tls-cert", files_.cert, false},
-                            {"client_ca", "tls-client-ca", files_.client_ca, true}};
+                            {"client_ca", "tls-client-ca", files_.client_ca, true},
+                            {"metrics", "metrics-tls-cert", metrics_.cert, false},
+                            {"metrics_client_ca", "metrics-tls-client-ca", metrics_.client_ca, true}};
   for (const Source& s : sources) {
     if (s.path.empty()) continue;
     absl::StatusOr<std::string> pem = ReadFile(s.flag, s.path);

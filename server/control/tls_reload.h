@@ -65,8 +65,9 @@ absl::StatusOr<CertFacts> ReadCertFacts(const std::string& pem);
 // The earliest notAfter of every certificate in a PEM bundle (a CA file may hold several).
 absl::StatusOr<CertFacts> EarliestExpiry(const std::string& pem);
 
-// Start-up check of the files (InvalidArgument naming --tls-cert / --tls-key / --tls-client-ca).
-absl::Status CheckTlsFiles(const TlsFiles& files);
+// Start-up check of the files (InvalidArgument naming --<prefix>cert / --<prefix>key /
+// --<prefix>client-ca: --tls-cert..., or --metrics-tls-cert... with prefix "metrics-tls-").
+absl::Status CheckTlsFiles(const TlsFiles& files, const std::string& prefix = "tls-");
 
 // Credentials that re-read `files` every `reload_interval` (>= 1 s). With a client CA, a client
 // certificate is requested and, when presented, verified against it (certificate-less clients
@@ -75,11 +76,12 @@ std::shared_ptr<grpc::ServerCredentials> ReloadingServerCredentials(
     const TlsFiles& files, std::chrono::seconds reload_interval);
 
 // skbnf_tls_certificate_expiry_timestamp_seconds{certificate="server"} (--tls-cert's leaf) and
-// {certificate="client_ca"} (the earliest-expiring certificate of --tls-client-ca, when set):
-// Unix seconds of notAfter, re-read every `interval`. An alert fires well before either.
+// {certificate="client_ca"} (the earliest-expiring certificate of --tls-client-ca, when set);
+// likewise "metrics" and "metrics_client_ca" for /metrics' own files (metrics_tls.h; `metrics`
+// empty: none): Unix seconds of notAfter, re-read every `interval`. An alert fires well before.
 class TlsCertificateWatch : public prometheus::Collectable {
  public:
-  TlsCertificateWatch(TlsFiles files, std::chrono::seconds interval);
+  TlsCertificateWatch(TlsFiles files, std::chrono::seconds interval, TlsFiles metrics = {});
   ~TlsCertificateWatch() override;
   std::vector<prometheus::MetricFamily> Collect() const override;
 
@@ -87,6 +89,7 @@ class TlsCertificateWatch : public prometheus::Collectable {
   void Reload();
 
   const TlsFiles files_;
+  const TlsFiles metrics_;
   mutable absl::Mutex mu_;
   std::map<std::string, CertFacts> facts_ ABSL_GUARDED_BY(mu_);  // by label value
   std::map<std::string, std::string> errors_;  // last error logged per file; Reload() only

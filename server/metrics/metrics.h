@@ -82,7 +82,9 @@
 // On a TLS listener, its own collectable (server/control/tls_reload.h, TlsCertificateWatch):
 //   skbnf_tls_certificate_expiry_timestamp_seconds{certificate}  gauge  notAfter (unix time) of
 //                                                              server (--tls-cert) | client_ca
-//                                                              (earliest in --tls-client-ca)
+//                                                              (earliest in --tls-client-ca) |
+//                                                              metrics (--metrics-tls-cert) |
+//                                                              metrics_client_ca
 #ifndef SKBNF_SERVER_METRICS_METRICS_H_
 #define SKBNF_SERVER_METRICS_METRICS_H_
 

@@ -562,7 +562,46 @@ class HelmTest(unittest.TestCase):
         self.assertIn("server auth", cert["spec"]["usages"])
         self.assertEqual(cert["spec"]["privateKey"]["rotationPolicy"], "Always")
         (sm,) = by_kind(docs, "ServiceMonitor")
-        self.assertNotIn("scheme", sm["spec"]["endpoints"][0])  # metrics.tls: not yet
+        self.assertNotIn("scheme", sm["spec"]["endpoints"][0])  # metrics.tls off: http
+        (ms,) = [s for s in by_kind(docs, "Service") if s["metadata"]["name"].endswith("-metrics")]
+        self.assertEqual(ms["spec"]["ports"][0]["appProtocol"], "http")
+
+    def test_metrics_tls_renders_flags_mounts_and_an_https_service_monitor(self):
+        # metrics-tls.yaml (validated against the models with the other scenarios): skbnfd's
+        # flags and mounts, the Service's appProtocol and the ServiceMonitor's tlsConfig
+        # (prometheus-operator's SafeTLSConfig: ca, cert, keySecret, serverName).
+        docs = self.scenarios["metrics-tls.yaml"]
+        _, spec, c = container(docs)
+        for flag in ("--metrics-tls-cert=/etc/skbnf/metrics-tls/tls.crt",
+                     "--metrics-tls-key=/etc/skbnf/metrics-tls/tls.key",
+                     "--metrics-tls-client-ca=/etc/skbnf/metrics-client-ca/ca.crt"):
+            self.assertIn(flag, c["args"])
+        self.assertIn({"name": "metrics-tls", "mountPath": "/etc/skbnf/metrics-tls",
+                       "readOnly": True}, c["volumeMounts"])
+        self.assertIn({"name": "metrics-client-ca", "mountPath": "/etc/skbnf/metrics-client-ca",
+                       "readOnly": True}, c["volumeMounts"])
+        vols = {v["name"]: v for v in spec["volumes"]}
+        self.assertEqual(vols["metrics-tls"]["secret"],
+                         {"secretName": "skbnf-metrics-tls", "defaultMode": 0o440})
+        self.assertEqual(vols["metrics-client-ca"]["secret"]["secretName"], "prometheus-client-ca")
+        (ms,) = [s for s in by_kind(docs, "Service") if s["metadata"]["name"].endswith("-metrics")]
+        self.assertEqual(ms["spec"]["ports"][0]["appProtocol"], "https")
+        (sm,) = by_kind(docs, "ServiceMonitor")
+        ep = sm["spec"]["endpoints"][0]
+        self.assertEqual(ep["scheme"], "https")
+        self.assertEqual(ep["tlsConfig"], {
+            "serverName": "rel-skbnf-metrics.net.svc",
+            "ca": {"secret": {"name": "skbnf-metrics-tls", "key": "ca.crt"}},
+            "cert": {"secret": {"name": "prometheus-skbnf-client", "key": "tls.crt"}},
+            "keySecret": {"name": "prometheus-skbnf-client", "key": "tls.key"}})
+        # TLS without mTLS: no client CA flag, no client certificate in the ServiceMonitor
+        docs = render(None, "metrics.tls.enabled=true", "metrics.tls.secretName=s",
+                      "serviceMonitor.enabled=true")
+        _, _, c = container(docs)
+        self.assertIn("--metrics-tls-cert=/etc/skbnf/metrics-tls/tls.crt", c["args"])
+        self.assertFalse([a for a in c["args"] if a.startswith("--metrics-tls-client-ca")])
+        (sm,) = by_kind(docs, "ServiceMonitor")
+        self.assertEqual(set(sm["spec"]["endpoints"][0]["tlsConfig"]), {"serverName", "ca"})
 
     def test_readme_client_certificate_is_a_certificate(self):
         # deploy/README.md's client Certificate, against cert-manager's CRD-generated model
@@ -636,10 +675,16 @@ class HelmTest(unittest.TestCase):
         self.assertIn("tls.certManager.issuerRef.name", err)
         err = refused("control.roles[0].name=dns:a", "control.roles[0].role=read")
         self.assertIn("control.roles", err)
-        # skbnfd has no --metrics-tls-cert yet (sec-control): refused rather than a pod that
-        # exits 2 on an unknown flag
-        err = refused("metrics.tls.enabled=true", "metrics.tls.secretName=s")
-        self.assertIn("metrics.tls.enabled=true: this skbnfd has no --metrics-tls-cert", err)
+        # metrics TLS: a Secret is needed; a client CA needs TLS, and (with the ServiceMonitor)
+        # Prometheus' client certificate
+        err = refused("metrics.tls.enabled=true")
+        self.assertIn("metrics.tls.enabled=true needs metrics.tls.secretName", err)
+        err = refused("metrics.tls.clientCA.secretName=ca")
+        self.assertIn("metrics.tls.clientCA.secretName is set but metrics.tls.enabled is false",
+                      err)
+        err = refused("metrics.tls.enabled=true", "metrics.tls.secretName=s",
+                      "metrics.tls.clientCA.secretName=ca", "serviceMonitor.enabled=true")
+        self.assertIn("set metrics.tls.clientCertSecretName", err)
         # the client CA from a Secret of its own
         _, spec, c = container(render(None, *tls, "tls.clientNames[0].name=dns:a",
                                       "tls.clientNames[0].role=read",

@@ -112,7 +112,8 @@ class SecurityContextTest(unittest.TestCase):
                 mounts = {m["name"] for m in c.get("volumeMounts", [])}
                 if c["name"] not in ("skbnfd", "preflight"):
                     self.assertFalse(mounts & {"control", "run", "tls", "client-ca",
-                                               "metrics-tls", "hugepages"}, (name, c["name"]))
+                                               "metrics-tls", "metrics-client-ca", "hugepages"},
+                                     (name, c["name"]))
 
     def test_default_is_sriov_with_ipc_lock_only(self):
         _, spec = workload(self.scenarios[None])

@@ -149,17 +149,20 @@ app.kubernetes.io/part-of: skbnf
 {{- fail "tls.certManager.enabled=true needs tls.certManager.issuerRef.name: the cert-manager Issuer (kind: Issuer) or ClusterIssuer (kind: ClusterIssuer) that signs the server certificate" -}}
 {{- end -}}
 {{- end -}}
-{{- if .Values.metrics.tls.enabled -}}
-{{- fail "metrics.tls.enabled=true: this skbnfd has no --metrics-tls-cert/--metrics-tls-key yet (prometheus-cpp's embedded server in Debian; issue 31), so the pod would not start; leave metrics.tls.enabled=false and keep /metrics on the pod IP behind networkPolicy.metricsFrom" -}}
-{{- end -}}
 {{- if and .Values.metrics.tls.enabled (not .Values.metrics.tls.secretName) -}}
 {{- fail "metrics.tls.enabled=true needs metrics.tls.secretName: a kubernetes.io/tls Secret with tls.crt, tls.key and ca.crt for /metrics (tls.secretName's will do)" -}}
+{{- end -}}
+{{- if and .Values.metrics.tls.clientCA.secretName (not .Values.metrics.tls.enabled) -}}
+{{- fail "metrics.tls.clientCA.secretName is set but metrics.tls.enabled is false: client certificates are asked for in a TLS handshake; set metrics.tls.enabled=true and metrics.tls.secretName" -}}
+{{- end -}}
+{{- if and .Values.metrics.tls.clientCA.secretName .Values.serviceMonitor.enabled (not .Values.metrics.tls.clientCertSecretName) -}}
+{{- fail "metrics.tls.clientCA.secretName makes skbnfd require a client certificate on /metrics, and the ServiceMonitor has none: set metrics.tls.clientCertSecretName to a kubernetes.io/tls Secret in this namespace with Prometheus' client certificate (tls.crt, tls.key) issued by that CA" -}}
 {{- end -}}
 {{- end -}}
 
 {{/* Sidecars and extra volumes: kept out of skbnfd's private volumes. */}}
 {{- define "skbnf.validatePodExtras" -}}
-{{- $private := list "control" "run" "tls" "client-ca" "metrics-tls" "hugepages" "tmp" -}}
+{{- $private := list "control" "run" "tls" "client-ca" "metrics-tls" "metrics-client-ca" "hugepages" "tmp" -}}
 {{- $chart := concat $private (list "config" "podnetinfo") -}}
 {{- range $i, $v := .Values.extraVolumes -}}
 {{- if has $v.name $chart -}}
@@ -299,6 +302,9 @@ exec:
 {{- if .Values.metrics.tls.enabled }}
 - --metrics-tls-cert=/etc/skbnf/metrics-tls/tls.crt
 - --metrics-tls-key=/etc/skbnf/metrics-tls/tls.key
+{{- with .Values.metrics.tls.clientCA }}{{ if .secretName }}
+- --metrics-tls-client-ca=/etc/skbnf/metrics-client-ca/{{ .key }}
+{{- end }}{{ end }}
 {{- end }}
 - --stats=0
 {{- if not .Values.preflight.enabled }}
@@ -383,6 +389,9 @@ capabilities:
 {{- end }}
 {{- if .Values.metrics.tls.enabled }}
 - {name: metrics-tls, mountPath: /etc/skbnf/metrics-tls, readOnly: true}
+{{- if .Values.metrics.tls.clientCA.secretName }}
+- {name: metrics-client-ca, mountPath: /etc/skbnf/metrics-client-ca, readOnly: true}
+{{- end }}
 {{- end }}
 {{- if .Values.sriov.enabled }}
 - {name: podnetinfo, mountPath: /etc/podnetinfo, readOnly: true}
