@@ -33,7 +33,10 @@
 # nothing is received, nothing is sent, nothing is pulled: before skbnfd's worker reclaimed TX
 # queues on idle polls (dataplane/dpdk/forward.cc, TxReclaim: a zero-length rte_eth_tx_burst
 # on net_af_xdp reaches kick_tx), no frame ever crossed skbnfd again after the flood; this test
-# then fails at "a frame through skbnfd after the flood".
+# then fails at "a frame through skbnfd after the flood" (shown by hand on 2026-12-03 with
+# main's aa07c69 skbnfd: port 0 counted 32,490,912 rx_nombuf, the deadlock spinning, and no
+# frame crossed). With 4,170 mbufs or more the same flood counted no rx_nombuf at all (two bursts
+# to spare): the preflight's 4,192 keeps a default start out of this regime.
 # Usage: small_pool_test.sh <skbnfd> <skbnfctl> [mbufs]
 set -euo pipefail
 SKBNFD=$1
