@@ -322,19 +322,14 @@ class TxReclaim {
     }
     every_ = rte_get_tsc_hz() / kReclaimsPerSecond;
   }
-  // An idle poll that started at TSC `now`.
-  void Idle(uint64_t now) {
-    if (now - last_ < every_) return;
+  // An idle poll that started at TSC `now`: whether to reclaim now (then call Reclaim).
+  bool Due(uint64_t now) {
+    if (now - last_ < every_) return false;
     last_ = now;
-    Reclaim();
+    return true;
   }
-
- private:
-  enum How : uint8_t { kOff, kEmptyBurst, kDoneCleanup };
-  struct Queue {
-    uint16_t port, queue;
-    How how;
-  };
+  // What the PMDs free here goes through the worker's pool handle like any PMD call's frees:
+  // with the lcore cache hosting the lcache layer, the caller counts it as one more region.
   __attribute__((noinline, cold)) void Reclaim() {
     for (int i = 0; i < n_; ++i) {
       Queue& q = queues_[i];
@@ -349,6 +344,13 @@ class TxReclaim {
       if (ps.tx_shared) rte_spinlock_unlock(&ps.tx_lock);
     }
   }
+
+ private:
+  enum How : uint8_t { kOff, kEmptyBurst, kDoneCleanup };
+  struct Queue {
+    uint16_t port, queue;
+    How how;
+  };
   Engine::Impl& e_;
   Queue queues_[kMaxPorts];
   int n_ = 0;
@@ -413,8 +415,13 @@ int RunWorker(Worker& w) {
       w.c.busy_polls.Add(1);
       w.c.busy_cycles.Add(busy_from - poll_start);
       w.c.busy_packets.Add(received);
-    } else {
-      reclaim.Idle(poll_start);
+    } else if (reclaim.Due(poll_start)) {
+      if (hosted) regions.Begin();
+      reclaim.Reclaim();
+      if (hosted) {
+        regions.Mark();
+        regions.Count(pool, core);
+      }
     }
   }
   if (rcu != nullptr) rte_rcu_qsbr_thread_offline(rcu, w.index);
