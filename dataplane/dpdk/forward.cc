@@ -12,6 +12,7 @@
 #include <rte_prefetch.h>
 
 #include <algorithm>
+#include <cerrno>
 
 #include "dataplane/dpdk/engine_state.h"
 #include "dataplane/dpdk/l3_packet.h"
@@ -277,6 +278,86 @@ inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int cor
   return received;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Idle polls give back what the TX queues hold (issue 34 item 4, too little memory).
+//
+// Some PMDs keep the mbufs they sent until a later TX call on the same queue frees them. With a
+// small pool the last free mbufs can all sit there; if RX then cannot refill, no packet arrives,
+// nothing is sent, and nothing frees them: a deadlock (tests/integration/small_pool_test.sh). So
+// a worker whose poll received nothing reclaims its TX queues, at most kReclaimsPerSecond times
+// a second. Never on a busy poll, so the packet path pays nothing for it; under load with a dry
+// pool RX returns 0, and that poll counts as idle. Per queue, from the DPDK 22.11 sources:
+//   net_af_xdp  a zero-length rte_eth_tx_burst: af_xdp_tx_zc reaches `out:` and kick_tx, whose
+//               pull_umem_cq frees what the completion ring holds (up to 2,048), and whose
+//               send() lets the kernel complete what the TX ring still holds. Its own TX frees
+//               sent mbufs only at a later burst (kick_tx, or the completion ring half full);
+//               it has no tx_done_cleanup. And af_xdp_rx_zc needs a whole burst of fresh mbufs
+//               (rte_pktmbuf_alloc_bulk of what it peeked) before it hands over any.
+//   others      rte_eth_tx_done_cleanup(port, queue, 0) where the PMD implements it (i40e, ice,
+//               ice_dcf, ixgbe, igb, ena, hns3, txgbe, ngbe, netvsc, cnxk; not iavf, not mlx5;
+//               net_vhost's is a no-op: it copies). -ENOTSUP (virtio, virtio_user, memif,
+//               af_packet, null, ring, pcap) turns the queue's reclaim off. A zero-length burst
+//               would not help virtio: virtio_xmit_pkts{,_packed,_inorder} return before their
+//               cleanup when nb_pkts < 1, so its used descriptors are freed only inside a
+//               non-empty burst. memif (copy mode), af_packet and net_vhost copy and free at TX.
+constexpr uint64_t kReclaimsPerSecond = 10000;  // every 100 us at most
+
+class TxReclaim {
+ public:
+  // The TX queues `w` sends on: its RX ports' peers (io, mac) or every port (l3), queue
+  // w.index, or queue 0 under the port's lock when shared.
+  TxReclaim(Engine::Impl& e, const Worker& w) : e_(e) {
+    bool sends_to[kMaxPorts] = {};
+    for (const RxQueue& q : w.rx) {
+      const int peer = e.ports[q.port].peer;
+      if (peer >= 0 && peer < kMaxPorts) sends_to[peer] = true;
+    }
+    for (uint16_t id : e.port_ids) {
+      const PortState& ps = e.ports[id];
+      if (ps.nb_txq == 0 || (e.config.mode != ForwardingMode::kL3 && !sends_to[id])) continue;
+      Queue& q = queues_[n_++];
+      q.port = id;
+      q.queue = ps.tx_shared ? 0 : static_cast<uint16_t>(w.index);
+      q.how = ps.driver == "net_af_xdp" ? kEmptyBurst : kDoneCleanup;
+    }
+    every_ = rte_get_tsc_hz() / kReclaimsPerSecond;
+  }
+  // An idle poll that started at TSC `now`: whether to reclaim now (then call Reclaim).
+  bool Due(uint64_t now) {
+    if (now - last_ < every_) return false;
+    last_ = now;
+    return true;
+  }
+  // What the PMDs free here goes through the worker's pool handle like any PMD call's frees:
+  // with the lcore cache hosting the lcache layer, the caller counts it as one more region.
+  __attribute__((noinline, cold)) void Reclaim() {
+    for (int i = 0; i < n_; ++i) {
+      Queue& q = queues_[i];
+      PortState& ps = e_.ports[q.port];
+      if (q.how == kOff || !ps.started.load(std::memory_order_relaxed)) continue;
+      if (ps.tx_shared) rte_spinlock_lock(&ps.tx_lock);
+      if (q.how == kEmptyBurst) {
+        rte_eth_tx_burst(q.port, q.queue, none_, 0);
+      } else if (rte_eth_tx_done_cleanup(q.port, q.queue, 0) == -ENOTSUP) {
+        q.how = kOff;
+      }
+      if (ps.tx_shared) rte_spinlock_unlock(&ps.tx_lock);
+    }
+  }
+
+ private:
+  enum How : uint8_t { kOff, kEmptyBurst, kDoneCleanup };
+  struct Queue {
+    uint16_t port, queue;
+    How how;
+  };
+  Engine::Impl& e_;
+  Queue queues_[kMaxPorts];
+  int n_ = 0;
+  uint64_t every_ = 0, last_ = 0;
+  rte_mbuf* none_[1] = {};
+};
+
 // The poll loop, one per mode: the mode's forward function is inlined (no call per burst).
 // kHooked: the loop of a test that set worker hooks (worker_hooks.h); the production loop
 // (false) has no hook call, and nothing of the hooks is compiled into it.
@@ -292,6 +373,7 @@ int RunWorker(Worker& w) {
   rte_mbuf* pkts[kMaxBurst];
   const HostLcache host = HostLcacheOf(e.mp, core);
   CacheRegions regions(host);
+  TxReclaim reclaim(e, w);
   [[maybe_unused]] const WorkerView view{w.lcore, w.index, e.mp, pool};
   // Busy cycles (see WorkerCounters): TSC at the end of the previous busy poll, which is where
   // the next one's accounting starts; 0 after an idle poll or a pause (then one rdtsc before
@@ -333,6 +415,13 @@ int RunWorker(Worker& w) {
       w.c.busy_polls.Add(1);
       w.c.busy_cycles.Add(busy_from - poll_start);
       w.c.busy_packets.Add(received);
+    } else if (reclaim.Due(poll_start)) {
+      if (hosted) regions.Begin();
+      reclaim.Reclaim();
+      if (hosted) {
+        regions.Mark();
+        regions.Count(pool, core);
+      }
     }
   }
   if (rcu != nullptr) rte_rcu_qsbr_thread_offline(rcu, w.index);

@@ -1631,11 +1631,14 @@ TEST_F(AfXdpTwoWorkersTest, SharedTxQueuesExactAuditPerCoreSumsAndNoStranding) {
       const Rings r = RingMbufs(e);
       const uint64_t in_flight = e.mempool_info().populated - rte_mempool_avail_count(MempoolOf(e));
       const Rings r2 = RingMbufs(e);
-      ASSERT_TRUE(e.ResumeWorker(1).ok());
-      ASSERT_TRUE(e.ResumeWorker(2).ok());
+      const absl::Status resumed1 = e.ResumeWorker(1);
+      ASSERT_TRUE(resumed1.ok()) << resumed1;
+      const absl::Status resumed2 = e.ResumeWorker(2);
+      ASSERT_TRUE(resumed2.ok()) << resumed2;
       ASSERT_TRUE(r.known);
       EXPECT_GT(r.rx, 0u);
-      EXPECT_GT(r.tx, 0u) << "the last sends are reaped only by a later TX call";
+      // r.tx: what the TX rings still hold (the last sends, reaped by a later TX call or by an
+      // idle poll's reclaim, forward.cc TxReclaim): often 0 here, counted exactly either way.
       EXPECT_EQ(r.total(), r2.total()) << "rings moved while the workers were parked";
       EXPECT_EQ(r.total(), in_flight) << "rx " << r.rx << " tx " << r.tx;
       checked_in_flight = true;

@@ -20,6 +20,25 @@
 #   - SIGTERM: exit 0 and an exact audit (what the dead peer's rings held is back in the pool).
 #     Before port_setup.cc enabled link-state interrupts, this SIGTERM crashed skbnfd (SIGSEGV in
 #     eal-intr-thread, exit 139): see the comment there.
+#
+# Then skbnfd as the vhost-user *client* (the issue's "where the PMD allows"): the same OVS's vhu0
+# and vhu1 become `dpdkvhostuser` ports (OVS is the server, sockets $T/vhu0 and $T/vhu1 in its
+# rundir), skbnfd's net_virtio_user has path= set to them and no server=1. What DPDK 22.11 does
+# when the server dies (v22.11.11, drivers/net/virtio/virtio_user/):
+#   - vhost_user.c vhost_user_update_link_state: at a link poll, recv(MSG_PEEK) on the socket
+#     returns 0: VIRTIO_NET_S_LINK_UP cleared, an alarm set for
+#     virtio_user_dev.c virtio_user_dev_delayed_disconnect_handler, which in client mode only
+#     unregisters the interrupt callback (the server_disconnect/re-listen branch is
+#     `if (dev->is_server)`); the dead socket stays open (vhostfd >= 0), so every later link
+#     poll sees recv() == 0 again, and virtio_user_dev_server_reconnect runs only
+#     `else if (dev->is_server)`. Nothing in the client ever connects again.
+# So with OVS SIGKILLed and started again: skbnfd keeps running and readiness is NOT_SERVING
+# while OVS is away; after OVS is back (its sockets listening again, flows re-added) the port
+# stays dead: readiness still NOT_SERVING and a frame sent into vhu0 does not cross skbnfd;
+# never a crash, and SIGTERM gives exit 0 and an exact audit. (A SIGKILLed OVS leaves its
+# server sockets; DPDK's vhost library cannot bind over them, lib/vhost/socket.c
+# vhost_user_start_server: "failed to bind ... remove it and try again": the test removes them
+# before the restart, as an init script would.)
 # Usage: ovs_restart_test.sh <skbnfd> <skbnf_health>
 set -euo pipefail
 SKBNFD=$1
@@ -123,3 +142,44 @@ PY
 echo "ok: readiness SERVING, paced frames through the restarted OVS"
 
 stop_skbnfd "after the OVS restart"
+
+rm -f "$MNT"/skbnf-vr-$$*
+
+# ---- skbnfd as the vhost-user client: OVS's vhu0/vhu1 as dpdkvhostuser (OVS the server).
+"${VSCTL[@]}" del-port br0 vhu0 -- del-port br0 vhu1 \
+  -- add-port br0 vhu0 -- set Interface vhu0 type=dpdkvhostuser \
+  -- add-port br0 vhu1 -- set Interface vhu1 type=dpdkvhostuser
+ovs_links_and_flows
+socks_there() { [ -S "$T/vhu0" ] && [ -S "$T/vhu1" ]; }
+wait_for "client: OVS's vhost-user server sockets" 100 socks_there
+start_skbnfd client --listen=127.0.0.1:0 --loopback-role=admin --metrics-addr=off \
+  --config="$T/skb.conf" --stats=0 \
+  -- -l 0,1 --no-pci --single-file-segments --huge-dir="$MNT" --file-prefix="skbnf-vr-$$" \
+  "--vdev=net_virtio_user0,path=$T/vhu0,queues=1,queue_size=1024,mac=$M0" \
+  "--vdev=net_virtio_user1,path=$T/vhu1,queues=1,queue_size=1024,mac=$M1"
+skbnfd_address client
+wait_for "client: readiness SERVING at start" 300 ready
+CLIENT=$(traffic 300 "$RATE")
+[ "$(delivered "$CLIENT")" -eq 300 ] || fail "client: before the restart: $CLIENT"
+echo "ok: client: 300 of 300 frames through OVS (dpdkvhostuser) -> skbnfd -> OVS"
+
+kill -KILL "$(cat "$T/ovs-vswitchd.pid")"
+echo "ok: client: ovs-vswitchd SIGKILLed"
+wait_for "client: readiness NOT_SERVING while OVS is away" 200 not_ready
+echo "ok: client: skbnfd running, readiness NOT_SERVING while OVS is away"
+
+rm -f "$T/vhu0" "$T/vhu1"
+"$OVS_VSWITCHD" "unix:$T/db.sock" --pidfile="$T/ovs-vswitchd.pid" --detach \
+  --log-file="$T/ovs-vswitchd.log"
+wait_for "client: OVS's internal ports back" 200 test -e "/sys/class/net/$SO"
+wait_for "client: OVS's vhost-user server sockets back" 200 socks_there
+ovs_links_and_flows
+# OVS listens again: a frame into vhu0 (OVS counts it sent, or dropped with no guest) must not
+# cross skbnfd, whose client port never connects again (see the header).
+LATE=$(traffic 20 100 --linger 1)
+[ "$(delivered "$LATE")" -eq 0 ] || fail "client: frames crossed a port DPDK never reconnects: $LATE"
+kill -0 "$PID" || fail "client: skbnfd died"
+ready && fail "client: readiness SERVING on a client port whose server was restarted"
+echo "ok: client: OVS back; the port stays dead (no reconnect in client mode): 0 of 20 frames, NOT_SERVING"
+
+stop_skbnfd "client, after the OVS restart"
