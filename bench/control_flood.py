@@ -8,9 +8,9 @@ for the limits; with --unauthorised it runs with --loopback-role=none and the fl
 at the door) plus a unix socket the operator uses (its own identity). For FLOOD_S seconds,
 CONNS loopback connections (each its own HTTP/2 connection) keep UNARY calls each in flight
 (GetStats, ListRoutes, SetStrategy{validate_only}, round robin) and one WatchStats stream.
-Meanwhile the operator runs `skbnfctl info` over the unix socket every 0.5 s (its latency), and
-the script samples skbnfd's threads and RSS (/proc/PID/status) and the worker's forwarding rate
-(`skbnfctl stats --json`, rx_pps, before and during). The client is python3-grpcio 1.51
+Meanwhile the operator, a process of its own, runs `skbnfctl info` over the unix socket every
+0.5 s (its latency) and samples skbnfd's threads and RSS (/proc/PID/status) and the worker's
+forwarding rate (`skbnfctl stats --json`, rx_pps, before and during). The client is python3-grpcio 1.51
 (grpc.aio), raw bytes on the wire (the requests are encoded by hand: proto field numbers of
 proto/skbnf/v1/control.proto), so no generated code is needed.
 
@@ -28,6 +28,7 @@ import asyncio
 import collections
 import json
 import os
+import signal
 import statistics
 import subprocess
 import sys
@@ -125,9 +126,26 @@ def thread_cpus(pid):
     return {k: sorted(v) for k, v in out.items()}
 
 
+def operator_loop(build, spec):
+    """The operator (a process of its own until SIGTERM): every 0.5 s skbnfd's /proc status,
+    a timed `skbnfctl info` and the forwarding rate over the unix socket, one JSON line each."""
+    sock, pid, out = spec.split(",")
+    stop = threading.Event()
+    signal.signal(signal.SIGTERM, lambda *_: stop.set())
+    with open(out, "w") as f:
+        while not stop.is_set():
+            status = proc_status(int(pid))
+            code, _, _, dt = ctl(build, "unix:" + sock, "info")
+            f.write(json.dumps({"status": status, "info_ok": code == 0, "info_s": dt,
+                                "rx_pps": rx_pps(build, sock)}) + "\n")
+            f.flush()
+            stop.wait(0.5)
+
+
 def main():
     ap = argparse.ArgumentParser()
     ap.add_argument("build")
+    ap.add_argument("--operator-loop", default="", help=argparse.SUPPRESS)
     ap.add_argument("--conns", type=int, default=300)
     ap.add_argument("--unary", type=int, default=8)
     ap.add_argument("--seconds", type=float, default=20)
@@ -139,6 +157,8 @@ def main():
                          "its worker's (lcore 1): a client on the worker's CPU would measure the "
                          "client, not skbnfd")
     a = ap.parse_args()
+    if a.operator_loop:
+        return operator_loop(a.build, a.operator_loop)
     os.sched_setaffinity(0, {a.client_cpu})  # inherited by skbnfctl; EAL pins skbnfd's lcores
     d = tempfile.mkdtemp(prefix="skbnf-flood-")
     sock, ready = os.path.join(d, "op.sock"), os.path.join(d, "ready.json")
@@ -158,20 +178,12 @@ def main():
     before = proc_status(p.pid)
 
     codes = collections.Counter()
-    samples, lat, during_pps = [], [], []
-    done = threading.Event()
-
-    def watch():
-        while not done.is_set():
-            samples.append(proc_status(p.pid))
-            code, _, e, dt = ctl(a.build, "unix:" + sock, "info")
-            lat.append(dt if code == 0 else float("inf"))
-            v = rx_pps(a.build, sock)
-            if v is not None:
-                during_pps.append(v)
-            done.wait(0.5)
-    w = threading.Thread(target=watch)
-    w.start()
+    # The operator is a process of its own (as a real one is): timed inside the flood's process,
+    # its calls would wait for the flood's event loop to let go of the GIL, and the figure would
+    # be the client's, not skbnfd's.
+    op_out = os.path.join(d, "operator.jsonl")
+    op = subprocess.Popen([sys.executable, os.path.abspath(__file__), a.build, "--operator-loop",
+                           f"{sock},{p.pid},{op_out}"])
     cpus_during = {}
 
     def snap():
@@ -183,8 +195,12 @@ def main():
     asyncio.run(flood(tcp, a.conns, a.unary if calls else 0, a.seconds, codes, calls or ALL_CALLS,
                       streams=not a.only or a.only == "WatchStats"))
     flood_s = time.monotonic() - t0
-    done.set()
-    w.join()
+    op.terminate()
+    op.wait(timeout=60)
+    rows = [json.loads(line) for line in open(op_out)]
+    samples = [r["status"] for r in rows]
+    lat = [r["info_s"] if r["info_ok"] else float("inf") for r in rows]
+    during_pps = [r["rx_pps"] for r in rows if r["rx_pps"] is not None]
     time.sleep(2)
     after = proc_status(p.pid)
     code, _, _, _ = ctl(a.build, "unix:" + sock, "info")
@@ -199,7 +215,7 @@ def main():
         "authorised_flood": not a.unauthorised,
         "results": dict(codes),
         "operator_info_s": {"max": round(max(lat), 3), "p50": round(statistics.median(lat), 3),
-                            "n": len(lat)},
+                            "n": len(lat), "slowest": [round(x, 3) for x in sorted(lat)[-3:]]},
         "threads": {"before": before["Threads"], "max": max(s["Threads"] for s in samples),
                     "after": after["Threads"]},
         "rss_mib": {"before": round(before["VmRSS"] / 1024, 1),
