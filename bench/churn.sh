@@ -26,7 +26,11 @@
 #   RSS, descriptors and threads flat after the first WARMUP_S (300) seconds: the peak of the
 #   last third of the samples within RSS_TOL (1 %) of the peak of the first third (threads: not
 #   above it; gRPC's synchronous server grows and shrinks its pool by one or two with the load),
-#   descriptors one count throughout.
+#   descriptors' floor unchanged (the lowest count of the last third that of the first; a
+#   connection-age GOAWAY, --grpc-max-connection-age, keeps each old client connection open
+#   next to its successor for 60 s: rises of at most one per client connection); a WatchStats
+#   stream the server ends UNAVAILABLE at that age is reopened, counted, not an error.
+# SKBNFD_FLAGS: extra skbnfd flags (e.g. --grpc-max-connection-age=60 to meet that age in minutes).
 # bench/churn_report.py makes the checks, the summary and the plot from the raw files (it can be
 # run again on them). Writes OUT/churn.csv, OUT/churn.png (plot), OUT/client.json (the control client's counts),
 # OUT/COMMAND; exit 0 when every check holds.
@@ -95,7 +99,8 @@ CONF
   mv "$T/skb.conf.new" "$T/skb.conf"  # one rename: the watcher never reads half a file
 }
 write_conf "${SPECS[0]}"
-"$SKBNFD" --listen="unix:$T/control.sock" --metrics-addr=127.0.0.1:0 --config="$T/skb.conf" \
+# shellcheck disable=SC2086  # SKBNFD_FLAGS: extra skbnfd flags, split on spaces
+"$SKBNFD" --listen="unix:$T/control.sock" --metrics-addr=127.0.0.1:0 --config="$T/skb.conf" ${SKBNFD_FLAGS:-} \
   --stats=0 --ready-file="$T/ready.json" \
   -- -l 0,1 --no-pci --single-file-segments --huge-dir="$MNT" --file-prefix="skbnf-churn-$$" \
   "--vdev=net_virtio_user0,path=$T/vhu0.sock,server=1,queues=1,queue_size=1024,mac=$M0" \
@@ -163,7 +168,7 @@ CSV=$OUT/churn.csv
   echo "# churn: $(date -u +%FT%TZ), $(uname -r), $(nproc) CPUs, OVS $("$OVS_VSWITCHD" --version | head -1 | awk '{print $NF}'), $MINUTES min; batches of ${BATCH_S}s at $RATE/s; swap every ${SWAP_EVERY_S}s, $ROUTE_OPS route ops/s, $WATCHERS watchers, reload every ${RELOAD_EVERY_S}s, OVS restart every ${OVS_RESTART_EVERY_S}s"
   echo "sample,t_s,event,sent,delivered,counted_drops,unaccounted,bad,duplicates,rss_kb,fds,threads,hugetlb_kb,reloads_ok,reloads_unchanged,reloads_error"
 } >"$CSV"
-echo "BATCH_S=$BATCH_S RATE=$RATE SWAP_EVERY_S=$SWAP_EVERY_S ROUTE_OPS=$ROUTE_OPS WATCHERS=$WATCHERS RELOAD_EVERY_S=$RELOAD_EVERY_S OVS_RESTART_EVERY_S=$OVS_RESTART_EVERY_S WARMUP_S=$WARMUP_S RSS_TOL=$RSS_TOL bench/churn.sh BUILD $MINUTES OUT" >"$OUT/COMMAND"
+echo "SKBNFD_FLAGS='${SKBNFD_FLAGS:-}' BATCH_S=$BATCH_S RATE=$RATE SWAP_EVERY_S=$SWAP_EVERY_S ROUTE_OPS=$ROUTE_OPS WATCHERS=$WATCHERS RELOAD_EVERY_S=$RELOAD_EVERY_S OVS_RESTART_EVERY_S=$OVS_RESTART_EVERY_S WARMUP_S=$WARMUP_S RSS_TOL=$RSS_TOL bench/churn.sh BUILD $MINUTES OUT" >"$OUT/COMMAND"
 
 START=$(date +%s)
 END=$((START + MINUTES * 60))
@@ -226,4 +231,4 @@ exitline=$(grep "^skbnfd: " "$T/skb.log" | tail -1 || true)
 cp "$T/client.json" "$OUT/client.json"
 /usr/bin/python3 "$HERE/churn_report.py" --csv "$CSV" --client "$OUT/client.json" --exit-status "$rc" \
   --client-exit "$crc" --reloads "$reloads" --restarts "$restarts" --warmup "$WARMUP_S" \
-  --rss-tol "$RSS_TOL" --plot "$OUT/churn.png"
+  --rss-tol "$RSS_TOL" --connections $((WATCHERS + 2)) --plot "$OUT/churn.png"

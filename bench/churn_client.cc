@@ -55,8 +55,9 @@ struct Options {
 struct Counts {
   std::mutex mu;
   uint64_t route_ok = 0, route_failed = 0, watch_updates = 0, watch_reopened = 0,
+           watch_unavailable = 0,
            swap_ok = 0, swap_failed = 0;
-  std::string first_route_error, first_watch_error, first_swap_error;
+  std::string first_route_error, first_watch_error, first_swap_error, last_watch_unavailable;
   void Error(std::string& slot, const std::string& what) {
     std::lock_guard<std::mutex> l(mu);
     if (slot.empty()) slot = what;
@@ -191,8 +192,16 @@ void Watcher(const Options& o, Clock::time_point end, Counts& c) {
       if (g_stop.load()) ctx.TryCancel();
     }
     grpc::Status s = reader->Finish();
-    if (!s.ok() && s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED &&
-        s.error_code() != grpc::StatusCode::CANCELLED) {
+    if (s.error_code() == grpc::StatusCode::UNAVAILABLE) {
+      // The server's connection age (--grpc-max-connection-age, 1800 s, then GOAWAY and 60 s of
+      // grace: server/control/limits.h) ends a stream older than that: a client reconnects and
+      // opens it again, as this loop does. Counted, not an error; the next stream's updates show
+      // the reconnect worked (a server that is gone fails the routes' and swaps' calls too).
+      std::lock_guard<std::mutex> l(c.mu);
+      ++c.watch_unavailable;
+      c.last_watch_unavailable = s.error_message();
+    } else if (!s.ok() && s.error_code() != grpc::StatusCode::DEADLINE_EXCEEDED &&
+               s.error_code() != grpc::StatusCode::CANCELLED) {
       c.Error(c.first_watch_error, s.error_message());
       std::this_thread::sleep_for(std::chrono::milliseconds(200));
     }
@@ -254,13 +263,15 @@ int main(int argc, char** argv) {
   std::lock_guard<std::mutex> l(c.mu);
   std::printf(
       "{\"route_ok\":%llu,\"route_failed\":%llu,\"watch_updates\":%llu,\"watch_reopened\":%llu,"
-      "\"swap_ok\":%llu,\"swap_failed\":%llu,\"first_route_error\":%s,\"first_watch_error\":%s,"
+      "\"watch_unavailable\":%llu,\"swap_ok\":%llu,\"swap_failed\":%llu,"
+      "\"first_route_error\":%s,\"first_watch_error\":%s,\"last_watch_unavailable\":%s,"
       "\"first_swap_error\":%s}\n",
       static_cast<unsigned long long>(c.route_ok), static_cast<unsigned long long>(c.route_failed),
       static_cast<unsigned long long>(c.watch_updates),
       static_cast<unsigned long long>(c.watch_reopened),
+      static_cast<unsigned long long>(c.watch_unavailable),
       static_cast<unsigned long long>(c.swap_ok), static_cast<unsigned long long>(c.swap_failed),
       Quote(c.first_route_error).c_str(), Quote(c.first_watch_error).c_str(),
-      Quote(c.first_swap_error).c_str());
+      Quote(c.last_watch_unavailable).c_str(), Quote(c.first_swap_error).c_str());
   return (c.route_failed || c.swap_failed || !c.first_watch_error.empty()) ? 1 : 0;
 }
