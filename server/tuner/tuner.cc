@@ -651,10 +651,7 @@ void TuneRun::Rounds() {
     cands[i].spec = plan.candidates[i];
     cands[i].incumbent = plan.candidates[i] == plan.incumbent;
   }
-  size_t incumbent = 0;
-  for (size_t i = 0; i < cands.size(); ++i) {
-    if (cands[i].incumbent) incumbent = i;
-  }
+  constexpr size_t incumbent = 0;  // TunePlan's candidates: the incumbent first (Tuner::Plan)
   rep.baseline.reference = true;
   std::mt19937_64 rng(plan.seed);
   for (uint32_t round = 1; round <= plan.rounds && stop == Stop::kNone && !failed; ++round) {

@@ -13,14 +13,12 @@ FAILED_PRECONDITION, with the read role only (DiffConfig is a read: no PERMISSIO
 
 import json
 import os
-import shutil
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import control_harness as h  # noqa: E402
-from config_reload_test import wait_for, write_pcap  # noqa: E402
+from config_reload_test import SkbnfdConfigCase, wait_for  # noqa: E402
 
 ROUTES = ["route 10.0.0.0/8 net_null0 02:00:00:00:01:01",
           "route 192.0.2.0/24 net_null0 02:00:00:00:01:02"]
@@ -38,22 +36,8 @@ def config_text(pcap, prefix, strategy, routes):
     ] + routes) + "\n"
 
 
-class ConfigDiffTest(unittest.TestCase):
-    def setUp(self):
-        if h.daemon_is_fake() or "skbnfd" not in os.path.basename(h.DAEMON):
-            self.skipTest("config diff needs skbnfd's --config (the fake daemon has none)")
-        self.dir = tempfile.mkdtemp(prefix="skbnf-config-diff-")
-        self.pcap = os.path.join(self.dir, "traffic.pcap")
-        write_pcap(self.pcap)
-        self.prefix = "skbnf-cdiff-%d" % os.getpid()
-        self.daemon = None
-
-    def tearDown(self):
-        if self.daemon is not None:
-            err = self.daemon.read_stderr()
-            code = self.daemon.stop()
-            self.assertEqual(code, 0, "exit code (1 = the final audit failed); stderr:\n" + err)
-        shutil.rmtree(self.dir, ignore_errors=True)
+class ConfigDiffTest(SkbnfdConfigCase):
+    PREFIX = "skbnf-cdiff"
 
     def drift(self, part):
         _, s = h.parse_metrics(self.daemon.scrape())

@@ -14,6 +14,7 @@ per signal (signal(7): SIGHUP's default action is to terminate), skbnfd keeps fo
 0 at SIGTERM with its exact audit (issue 31 item 7).
 """
 
+import hashlib
 import json
 import os
 import shutil
@@ -69,34 +70,51 @@ def config_text(pcap, prefix, strategy="magazine", routes=None, extra=()):
 wait_for = h.until
 
 
-class ConfigReloadTest(unittest.TestCase):
+class SkbnfdConfigCase(unittest.TestCase):
+    """The set-up of every test of skbnfd's --config (this file's, config_diff_test's,
+    reload_no_misroute_test's): skbnfd only (the fake daemon has no --config), a temporary
+    directory with a pcap of traffic (`self.pcap`), an EAL file prefix of the test's own
+    (`self.prefix`: PREFIX, the pid, a hash of the test's id), and at the end skbnfd stopped with its exit
+    code checked (1 = the final audit failed) and the directory removed. `before_stop` runs first
+    (e.g. to open a test gate a reload waits at)."""
+    PREFIX = "skbnf-config"
+
     def setUp(self):
         if h.daemon_is_fake() or "skbnfd" not in os.path.basename(h.DAEMON):
-            self.skipTest("config reload is skbnfd's (the fake daemon has no --config)")
-        self.dir = tempfile.mkdtemp(prefix="skbnf-reload-")
+            self.skipTest("skbnfd's --config (the fake daemon has none)")
+        self.dir = tempfile.mkdtemp(prefix=self.PREFIX + "-")
         self.pcap = os.path.join(self.dir, "traffic.pcap")
         write_pcap(self.pcap)
-        self.prefix = "skbnf-reload-%d-%s" % (os.getpid(), self._testMethodName)
+        # short: EAL's runtime directory is named after it, and its telemetry socket's path
+        # there must fit a sockaddr_un (108 bytes)
+        self.prefix = "%s-%d-%s" % (self.PREFIX, os.getpid(),
+                                    hashlib.sha1(self.id().encode()).hexdigest()[:8])
         self.daemon = None
+
+    def before_stop(self):
+        pass
 
     def tearDown(self):
         if self.daemon is not None:
-            code = self.daemon.stop()
-            self.daemon = None
-            self.assertEqual(code, 0, "skbnfd's exit code (1 = the final audit failed)")
+            self.before_stop()
+            self.stop_checked()
         shutil.rmtree(self.dir, ignore_errors=True)
-
-    def start(self, config_path):
-        self.daemon = h.Daemon("--config=" + config_path)
-        # the watcher's first pass (it catches changes made while skbnfd started) is done
-        wait_for(lambda: self.gauge("skbnf_config_watched") == 1, "the watcher to run")
-        return self.daemon
 
     def stop_checked(self):
         err = self.daemon.read_stderr()
         code = self.daemon.stop()
         self.daemon = None
         self.assertEqual(code, 0, "exit code (1 = the final audit failed); stderr:\n" + err)
+
+
+class ConfigReloadTest(SkbnfdConfigCase):
+    PREFIX = "skbnf-reload"
+
+    def start(self, config_path):
+        self.daemon = h.Daemon("--config=" + config_path)
+        # the watcher's first pass (it catches changes made while skbnfd started) is done
+        wait_for(lambda: self.gauge("skbnf_config_watched") == 1, "the watcher to run")
+        return self.daemon
 
     # ---- reads
 

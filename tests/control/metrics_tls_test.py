@@ -15,7 +15,6 @@ without a restart; bad flag combinations and unreadable files stop start-up nami
 
 import os
 import shutil
-import signal
 import socket
 import ssl
 import struct
@@ -28,6 +27,9 @@ import urllib.parse
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import control_harness as h  # noqa: E402
 import prometheus_test as p  # noqa: E402
+
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from prometheus_server import PrometheusServer  # noqa: E402
 
 OPENSSL = shutil.which("openssl") or "/usr/bin/openssl"
 
@@ -98,44 +100,22 @@ def plaintext_get(port):
         return data
 
 
-class Prometheus:
+class Prometheus(PrometheusServer):
     """Debian's prometheus scraping 127.0.0.1:port over https with `tls` as its tls_config."""
 
     def __init__(self, d, port, tls):
-        self.dir = d
-        config = os.path.join(d, "prometheus.yml")
-        with open(config, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n"
-                    "scrape_configs:\n"
-                    "  - job_name: skbnf\n"
-                    "    scheme: https\n"
-                    "    tls_config:\n" +
-                    "".join("      %s: %s\n" % kv for kv in sorted(tls.items())) +
-                    "    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % port)
-        self.log = open(os.path.join(d, "prometheus.log"), "w+")
-        self.port = h.free_port()
-        self.proc = subprocess.Popen(
-            [p.PROMETHEUS, "--config.file=" + config,
-             "--storage.tsdb.path=" + os.path.join(d, "data"),
-             "--web.listen-address=127.0.0.1:%d" % self.port, "--log.level=warn"],
-            stdout=self.log, stderr=self.log)
-        self.api = "http://127.0.0.1:%d" % self.port
-
-    def stop(self):
-        if self.proc.poll() is None:
-            self.proc.send_signal(signal.SIGTERM)
-            try:
-                self.proc.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.proc.kill()
-                self.proc.wait()
-        self.log.close()
+        super().__init__(d, "global:\n  scrape_interval: 1s\n"
+                            "scrape_configs:\n"
+                            "  - job_name: skbnf\n"
+                            "    scheme: https\n"
+                            "    tls_config:\n" +
+                         "".join("      %s: %s\n" % kv for kv in sorted(tls.items())) +
+                         "    static_configs:\n"
+                         "      - targets: ['127.0.0.1:%d']\n" % port)
 
     def query(self, expr):
-        self.log.flush()
-        if self.proc.poll() is not None:
-            raise AssertionError("prometheus exited: " + open(self.log.name).read())
+        if not self.alive():
+            raise AssertionError("prometheus exited: " + self.log_text())
         try:
             r = p.get_json(self.api + "/api/v1/query?" + urllib.parse.urlencode({"query": expr}))
         except OSError:

@@ -6,8 +6,6 @@ The test starts both, with a temporary config and data directory, and stops both
 import json
 import os
 import shutil
-import signal
-import subprocess
 import sys
 import tempfile
 import time
@@ -18,7 +16,8 @@ import urllib.request
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import control_harness as h  # noqa: E402
 
-PROMETHEUS = shutil.which("prometheus") or "/usr/bin/prometheus"
+sys.path.insert(0, os.path.join(os.path.dirname(os.path.abspath(__file__)), "..", "support"))
+from prometheus_server import PrometheusServer  # noqa: E402
 
 
 def get_json(url):
@@ -30,39 +29,21 @@ class PrometheusTest(unittest.TestCase):
     def setUp(self):
         self.d = h.Daemon()
         self.dir = tempfile.mkdtemp(prefix="skbnf-prometheus-")
-        config = os.path.join(self.dir, "prometheus.yml")
-        with open(config, "w") as f:
-            f.write("global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-                    "scrape_configs:\n"
-                    "  - job_name: skbnf\n"
-                    "    static_configs:\n"
-                    "      - targets: ['127.0.0.1:%d']\n" % self.d.metrics_port)
-        self.log = open(os.path.join(self.dir, "prometheus.log"), "w+")
-        # The port is free when chosen; a collision makes Prometheus exit, reported below.
-        self.port = h.free_port()
-        self.prom = subprocess.Popen(
-            [PROMETHEUS, "--config.file=" + config,
-             "--storage.tsdb.path=" + os.path.join(self.dir, "data"),
-             "--web.listen-address=127.0.0.1:%d" % self.port, "--log.level=warn"],
-            stdout=self.log, stderr=self.log)
-        self.api = "http://127.0.0.1:%d" % self.port
+        self.server = PrometheusServer(
+            self.dir, "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+                      "scrape_configs:\n"
+                      "  - job_name: skbnf\n"
+                      "    static_configs:\n"
+                      "      - targets: ['127.0.0.1:%d']\n" % self.d.metrics_port)
+        self.prom, self.api = self.server.proc, self.server.api
 
     def tearDown(self):
-        if self.prom.poll() is None:
-            self.prom.send_signal(signal.SIGTERM)
-            try:
-                self.prom.wait(timeout=30)
-            except subprocess.TimeoutExpired:
-                self.prom.kill()
-                self.prom.wait()
-        self.log.close()
+        self.server.stop()
         shutil.rmtree(self.dir, ignore_errors=True)
         self.assertEqual(self.d.stop(), 0)
 
     def prom_log(self):
-        self.log.flush()
-        with open(self.log.name) as f:
-            return f.read()
+        return self.server.log_text()
 
     def query(self, expr):
         url = self.api + "/api/v1/query?" + urllib.parse.urlencode({"query": expr})

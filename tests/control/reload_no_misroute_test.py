@@ -29,15 +29,13 @@ the parse never held the lock. Then the reload completes and keeps the RPC's cha
 """
 
 import os
-import shutil
 import signal
 import sys
-import tempfile
 import unittest
 
 sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
 import control_harness as h  # noqa: E402
-from config_reload_test import wait_for, write_pcap  # noqa: E402
+from config_reload_test import SkbnfdConfigCase, wait_for  # noqa: E402
 
 
 def l3_config(pcap, prefix, port, mac, count):
@@ -55,24 +53,11 @@ def l3_config(pcap, prefix, port, mac, count):
     ]) + "\n"
 
 
-class ReloadCase(unittest.TestCase):
-    def setUp(self):
-        if h.daemon_is_fake() or "skbnfd" not in os.path.basename(h.DAEMON):
-            self.skipTest("config reload is skbnfd's (the fake daemon has no --config)")
-        self.dir = tempfile.mkdtemp(prefix="skbnf-reload-traffic-")
-        self.pcap = os.path.join(self.dir, "traffic.pcap")
-        write_pcap(self.pcap)
-        self.prefix = "skbnf-rnm-%d-%s" % (os.getpid(), type(self).__name__[:8])
-        self.daemon = None
+class ReloadCase(SkbnfdConfigCase):
+    PREFIX = "skbnf-rnm"
 
-    def tearDown(self):
-        if self.daemon is not None:
-            open(os.path.join(self.dir, "gate"), "w").close()  # a reload held at a test gate
-            err = self.daemon.read_stderr()
-            code = self.daemon.stop()
-            self.daemon = None
-            self.assertEqual(code, 0, "exit code (1 = the final audit failed); stderr:\n" + err)
-        shutil.rmtree(self.dir, ignore_errors=True)
+    def before_stop(self):
+        open(os.path.join(self.dir, "gate"), "w").close()  # a reload held at a test gate
 
     def samples(self):
         _, s = h.parse_metrics(self.daemon.scrape())

@@ -19,7 +19,6 @@ import json
 import os
 import shutil
 import signal
-import socket
 import subprocess
 import sys
 import tempfile
@@ -33,12 +32,14 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "deploy", "grafana"))
 import render_dashboard as rd  # noqa: E402
 
+sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
+from prometheus_server import PROMETHEUS, PrometheusServer  # noqa: E402
+
 DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "skbnf-dashboard.json")
 RULES = os.path.join(ROOT, "deploy", "prometheus", "skbnf-rules.yaml")
 PROM_CONFIG = os.path.join(ROOT, "deploy", "prometheus", "prometheus.yml")
 SKBNFD = os.environ.get("SKBNFD", "")
 SKBNFCTL = os.environ.get("SKBNFCTL", "")
-PROMETHEUS = os.environ.get("PROMETHEUS") or shutil.which("prometheus") or "/usr/bin/prometheus"
 SCRAPE_S = 1
 RATE_INTERVAL = "4s"  # Grafana's $__rate_interval is >= 4 x the scrape interval
 STRATEGIES = ["recycle+magazine", "headpool", "magazine:size=32,prefetch"]
@@ -55,12 +56,6 @@ EMPTY_ON_THE_DEMO = {
 
 def may_be_empty(expr):
     return any(m in expr for m in EMPTY_ON_THE_DEMO)
-
-
-def free_port():
-    with socket.socket() as s:
-        s.bind(("127.0.0.1", 0))
-        return s.getsockname()[1]
 
 
 def stop(proc, timeout=30):
@@ -111,17 +106,8 @@ class DashboardTest(unittest.TestCase):
         # service discovery would give them: the dashboard's variables list them.
         cfg["scrape_configs"][0]["static_configs"] = [
             {"targets": ["127.0.0.1:%d" % metrics_port], "labels": K8S_LABELS}]
-        config = os.path.join(cls.dir, "prometheus.yml")
-        with open(config, "w") as f:
-            yaml.safe_dump(cfg, f)
-        cls.p_log = open(os.path.join(cls.dir, "prometheus.log"), "w+")
-        port = free_port()  # free when chosen; a collision makes Prometheus exit, reported
-        cls.prom_proc = subprocess.Popen(
-            [PROMETHEUS, "--config.file=" + config,
-             "--storage.tsdb.path=" + os.path.join(cls.dir, "data"),
-             "--web.listen-address=127.0.0.1:%d" % port, "--log.level=warn"],
-            stdout=cls.p_log, stderr=cls.p_log)
-        cls.prom = rd.Prometheus("http://127.0.0.1:%d" % port)
+        cls.server = PrometheusServer(cls.dir, yaml.safe_dump(cfg))
+        cls.prom = rd.Prometheus(cls.server.api)
         cls.started = time.time()
         try:
             cls._wait(lambda: cls.prom.query('up{job="skbnf"} == 1')["result"], "first scrape")
@@ -156,9 +142,8 @@ class DashboardTest(unittest.TestCase):
     def _wait(cls, fn, what, seconds=60):
         deadline = time.time() + seconds  # guards a hang only
         while time.time() < deadline:
-            if cls.prom_proc.poll() is not None:
-                cls.p_log.seek(0)
-                raise RuntimeError("prometheus exited:\n" + cls.p_log.read())
+            if not cls.server.alive():
+                raise RuntimeError("prometheus exited:\n" + cls.server.log_text())
             try:
                 if fn():
                     return
@@ -169,9 +154,8 @@ class DashboardTest(unittest.TestCase):
 
     @classmethod
     def tearDownClass(cls):
-        stop(cls.prom_proc)
+        cls.server.stop()
         code = stop(cls.daemon)
-        cls.p_log.close()
         cls.d_log.close()
         shutil.rmtree(cls.dir, ignore_errors=True)
         if code != 0:
