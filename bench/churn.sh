@@ -23,9 +23,9 @@
 # interfaces), into a raw CSV. At the end (SIGTERM): exit 0 with an exact audit, and checks:
 #   sent == delivered + counted drops for every batch (nothing unaccounted); no frame bad;
 #   no control call failed; the reloads were applied; the OVS restarts happened;
-#   RSS, descriptors and threads flat after the first WARMUP_S (300) seconds: the peak of the
-#   last third of the samples within RSS_TOL (1 %) of the peak of the first third (threads: not
-#   above it; gRPC's synchronous server grows and shrinks its pool by one or two with the load),
+#   RSS, descriptors and threads flat after the first WARMUP_S (300) seconds: RSS's highest
+#   sample after it within RSS_TOL (1 %) of the first sample after it (threads: the last third's
+#   peak not above the first third's; gRPC's synchronous server grows and shrinks its pool by one or two with the load),
 #   descriptors' floor unchanged (the lowest count of the last third that of the first; a
 #   connection-age GOAWAY, --grpc-max-connection-age, keeps each old client connection open
 #   next to its successor for 60 s: rises of at most one per client connection); a WatchStats
