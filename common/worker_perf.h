@@ -60,9 +60,9 @@ namespace skbnf::dpdk {
 
 // ---- packet latency histogram (HDR style) over TSC cycles
 
-inline constexpr int kLatencySubBits = 4;                  // 16 sub-buckets per power of two
+inline constexpr int kLatencySubBits = 4;  // 16 sub-buckets per power of two
 inline constexpr int kLatencySub = 1 << kLatencySubBits;
-inline constexpr int kLatencyMaxExp = 36;                  // values below 2^36 cycles are exact
+inline constexpr int kLatencyMaxExp = 36;  // values below 2^36 cycles are exact
 inline constexpr int kLatencyBuckets = (kLatencyMaxExp - kLatencySubBits + 1) * kLatencySub;
 
 inline int LatencyBucketOf(uint64_t cycles) {
@@ -96,9 +96,12 @@ inline int IterPacketBin(uint64_t packets) {
   return b < kIterPacketBins ? b : kIterPacketBins - 1;
 }
 // Inclusive range of packet bin b.
-inline uint64_t IterPacketBinLow(int b) { return b <= 32 ? b : (uint64_t{1} << (b - 28)) + 1; }
+inline uint64_t IterPacketBinLow(int b) {
+  return b <= 32 ? static_cast<uint64_t>(b) : (uint64_t{1} << (b - 28)) + 1;
+}
 inline uint64_t IterPacketBinHigh(int b) {
-  return b <= 32 ? b : (b == kIterPacketBins - 1 ? UINT64_MAX : uint64_t{1} << (b - 27));
+  if (b <= 32) return static_cast<uint64_t>(b);
+  return b == kIterPacketBins - 1 ? UINT64_MAX : uint64_t{1} << (b - 27);
 }
 inline constexpr int kIterCycleBins = 41;  // bin k: [2^(k-1), 2^k) cycles; bin 40: >= 2^39
 inline int IterCycleBin(uint64_t cycles) {
@@ -184,9 +187,9 @@ struct WorkerPerf {
   std::vector<PortLatency> ports;  // ports with at least one sample, by port id
   std::array<uint64_t, kIterPacketBins> iter_packets{};
   std::array<uint64_t, kIterCycleBins> iter_cycles{};
-  uint64_t iterations = 0;       // the sum of either histogram
-  uint64_t iter_cycles_sum = 0;  // their durations summed
-  uint64_t slow_iterations = 0;  // every one since start (the ring keeps the last kSlowRing)
+  uint64_t iterations = 0;          // the sum of either histogram
+  uint64_t iter_cycles_sum = 0;     // their durations summed
+  uint64_t slow_iterations = 0;     // every one since start (the ring keeps the last kSlowRing)
   std::vector<SlowIteration> slow;  // oldest first
 };
 

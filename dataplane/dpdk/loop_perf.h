@@ -5,11 +5,11 @@
 // What it costs the packet path, per unsampled RX burst: a decrement and a branch (the sampling
 // countdown); per TX burst: a load and a branch (Worker::latency_burst); per iteration: the two
 // histogram adds, the slow-threshold compare, the settings-generation compare, and the two cause
-// witnesses (Pool::epoch after the quiescent point, Pool::reclaims). A sampled burst: one TSC read and one store per mbuf
-// at RX, one TSC read and per sent mbuf one load and a histogram add at TX (SendSampled).
-// Nothing here takes a lock, allocates or makes a system call, except a slow iteration's log
-// line (at most one a second per worker, as OVS's pmd thread logs its suspicious iterations
-// itself, rate-limited: lib/dpif-netdev-perf.c).
+// witnesses (Pool::epoch after the quiescent point, Pool::reclaims). A sampled burst: one TSC read
+// and one store per mbuf at RX, one TSC read and per sent mbuf one load and a histogram add at TX
+// (SendSampled). Nothing here takes a lock, allocates or makes a system call, except a slow
+// iteration's log line (at most one a second per worker, as OVS's pmd thread logs its suspicious
+// iterations itself, rate-limited: lib/dpif-netdev-perf.c).
 #ifndef SKBNF_DATAPLANE_DPDK_LOOP_PERF_H_
 #define SKBNF_DATAPLANE_DPDK_LOOP_PERF_H_
 
@@ -38,12 +38,7 @@ class LoopPerf {
   static constexpr uint32_t kPaused = 1u << 31;
 
   LoopPerf(Engine::Impl& e, Worker& w)
-      : e_(e),
-        w_(w),
-        p_(*w.perf),
-        pool_(e.pool),
-        hz_(rte_get_tsc_hz()),
-        offset_(e.rx_tsc_offset) {
+      : e_(e), w_(w), p_(*w.perf), pool_(e.pool), hz_(rte_get_tsc_hz()), offset_(e.rx_tsc_offset) {
     Reload();
   }
 
@@ -73,7 +68,8 @@ class LoopPerf {
       p_.iter_packets[IterPacketBin(packets)].Add(1);
       if (__builtin_expect(d > slow_cycles_, 0)) {
         Slow(d, packets,
-             flags_ | (epoch != epoch_ ? kSlowSwap : 0) | (reclaims != reclaims_ ? kSlowReclaim : 0));
+             flags_ | (epoch != epoch_ ? kSlowSwap : 0) |
+                 (reclaims != reclaims_ ? kSlowReclaim : 0));
       }
     }
     epoch_ = epoch;

@@ -530,7 +530,9 @@ grpc::Status ControlService::ResumeWorker(grpc::ServerContext* ctx,
 grpc::Status ControlService::SetLatency(grpc::ServerContext* ctx,
                                         const v1::SetLatencyRequest* req,
                                         v1::SetLatencyResponse* resp) {
-  auto field = [](bool has, uint32_t v) { return has ? absl::StrCat(v) : std::string("unchanged"); };
+  auto field = [](bool has, uint32_t v) {
+    return has ? absl::StrCat(v) : std::string("unchanged");
+  };
   const std::string what =
       absl::StrCat("sample_every ", field(req->has_sample_every(), req->sample_every()),
                    ", slow_iteration_us ",

@@ -187,8 +187,8 @@ absl::StatusOr<bool> Change::ResumeWorker(int core) {
   return true;
 }
 
-absl::StatusOr<dpdk::LatencySettings> Change::SetLatency(std::optional<uint32_t> sample_every,
-                                                         std::optional<uint32_t> slow_iteration_us) {
+absl::StatusOr<dpdk::LatencySettings> Change::SetLatency(
+    std::optional<uint32_t> sample_every, std::optional<uint32_t> slow_iteration_us) {
   const StatsSnapshot now = backend_.GetStats();
   // A malformed request is INVALID_ARGUMENT whatever the data plane (then the precondition).
   dpdk::LatencySettings next = now.perf.has_value() ? now.perf->settings : dpdk::LatencySettings{};

@@ -53,7 +53,8 @@
 //   skbnf_worker_slow_iterations_total{core}          counter  iterations over the threshold
 //   skbnf_worker_slow_iteration_seconds               gauge    that threshold
 //   p99 over 5 minutes, per core and port:
-//     histogram_quantile(0.99, sum by (core, port, le) (rate(skbnf_packet_latency_seconds_bucket[5m])))
+//     histogram_quantile(0.99,
+//       sum by (core, port, le) (rate(skbnf_packet_latency_seconds_bucket[5m])))
 //   (layer: a row of the layer catalogue, pool::LayerCatalog(), by its name and kIndex; a
 //    collector made over another list's catalogue, a test's, exports its layers with no edit here)
 //   skbnf_pool_allocs_total{core,layer,result}        counter  a layer's allocs: hit/miss

@@ -77,8 +77,7 @@ absl::StatusOr<int> Client::Latency(const std::vector<std::string>& p) {
       req.set_sample_every(*v);
     }
     if (args_.Has("slow_iteration_us")) {
-      absl::StatusOr<uint32_t> v =
-          ParseUint("--slow-iteration-us", args_.Get("slow_iteration_us"));
+      absl::StatusOr<uint32_t> v = ParseUint("--slow-iteration-us", args_.Get("slow_iteration_us"));
       if (!v.ok()) return v.status();
       req.set_slow_iteration_us(*v);
     }
@@ -94,7 +93,8 @@ absl::StatusOr<int> Client::Latency(const std::vector<std::string>& p) {
               << r.settings().slow_iteration_us() << " us\n";
     return 0;
   }
-  if (p.size() != 1) return CommandUsage("latency | latency set [--sample-every=N] [--slow-iteration-us=US]");
+  if (p.size() != 1)
+    return CommandUsage("latency | latency set [--sample-every=N] [--slow-iteration-us=US]");
   v1::GetStatsRequest req;
   v1::Stats s;
   grpc::Status st = stub_->GetStats(Ctx().get(), req, &s);

@@ -96,7 +96,9 @@ dpdk::PerfSnapshot Perf(uint64_t per_bucket_scale) {
   w.iterations = 10 * per_bucket_scale;
   w.iter_cycles_sum = 30000 * per_bucket_scale;
   w.slow_iterations = 1;
-  w.slow.push_back({.monotonic_ns = 5, .cycles = 400000, .packets = 0,
+  w.slow.push_back({.monotonic_ns = 5,
+                    .cycles = 400000,
+                    .packets = 0,
                     .causes = dpdk::kSlowSwap | dpdk::kSlowTestHook});
   p.workers.push_back(w);
   return p;
@@ -166,8 +168,8 @@ TEST(LatencyMetrics, HistogramIsCumulativeAndExactAtItsBounds) {
   const auto& h = m->histogram;
   EXPECT_EQ(h.sample_count, 6u);
   EXPECT_DOUBLE_EQ(h.sample_sum, 2 * 5500 / 1e9);
-  ASSERT_EQ(h.bucket.size(), static_cast<size_t>(dpdk::kLatencyLeLastExp -
-                                                 dpdk::kLatencyLeFirstExp + 2));
+  ASSERT_EQ(h.bucket.size(),
+            static_cast<size_t>(dpdk::kLatencyLeLastExp - dpdk::kLatencyLeFirstExp + 2));
   uint64_t last = 0;
   for (const auto& b : h.bucket) {
     EXPECT_GE(b.cumulative_count, last);
