@@ -40,8 +40,9 @@
 //   mbuf_pool.cc    the mbuf mempool (skbnf ops or ring_mp_mc) and strategy swaps
 //   routes.cc       the l3 tables (rte_lpm + RCU, next hops, default route)
 //   audit.cc        the conservation audit (running and final)
-//   snapshot.cc     per-worker counters for readers
+//   snapshot.cc     per-worker counters for readers (Snapshot, Perf), the latency settings
 //   forward.cc      the packet path (a worker's poll loop, the forwarding modes)
+//   loop_perf.h     the loop's latency samples and iterations (common/worker_perf.h)
 //   worker_hooks.h  what a test puts into the poll loop (a second instantiation, tests only)
 //
 // No DPDK header here: the gRPC front includes this file without DPDK's cflags.
