@@ -39,52 +39,23 @@ import re
 import shutil
 import subprocess
 import sys
-import time
 import urllib.request
+
+sys.path.insert(0, os.path.dirname(os.path.abspath(__file__)))
+from capture_env import Primary, fail, wait_for  # noqa: E402
 
 SKBNFD, SKBNFCTL = sys.argv[1], sys.argv[2]
 CLIENT = "/usr/bin/dpdk-telemetry.py"
 
 
-def fail(msg, log=None):
-    print(f"FAIL: {msg}")
-    if log:
-        with open(log, encoding="utf-8", errors="replace") as f:
-            print(f.read()[-4000:])
-    sys.exit(1)
+class Skbnfd(Primary):
+    """skbnfd in io mode between `vdevs` on --no-huge (capture_env.Primary), with what the checks
+    ask it: skbnfctl, GetStats as JSON, dpdk-telemetry.py, /metrics."""
 
-
-def wait_for(what, pred, seconds=30):
-    deadline = time.monotonic() + seconds  # guards a hang only
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.05)
-    fail(f"timed out waiting for {what}")
-
-
-class Skbnfd:
-    def __init__(self, tag, vdevs, extra=()):
-        self.prefix = f"skbnf-lat{tag}-{os.getpid()}"
-        self.tmp = f"/run/{self.prefix}"
-        os.makedirs(self.tmp, exist_ok=True)
-        self.log = os.path.join(self.tmp, "skbnfd.log")
-        ready = os.path.join(self.tmp, "ready.json")
-        self.proc = subprocess.Popen(
-            [SKBNFD, "--mode=io", "--listen=127.0.0.1:0", "--loopback-role=admin",
-             "--metrics-addr=127.0.0.1:0", "--stats=0", f"--ready-file={ready}", *extra, "--",
-             "--lcores=0@0,1@1", "--no-huge", "-m", "512", "--no-pci", "--no-shconf",
-             f"--file-prefix={self.prefix}", *[f"--vdev={v}" for v in vdevs]],
-            stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
-
-        def started():
-            if self.proc.poll() is not None:
-                fail(f"skbnfd exited {self.proc.returncode}", self.log)
-            return os.path.exists(ready) and os.path.getsize(ready) > 0
-        wait_for("skbnfd's ready file", started)
-        r = json.load(open(ready))
-        self.addr, self.metrics_port = r["grpc"], r["metrics_port"]
+    def __init__(self, tag, vdevs, flags=()):
+        super().__init__(SKBNFD, f"lat{tag}", hugepages=False,
+                         eal_extra=["--no-huge", "-m", "512", "--no-shconf"],
+                         vdevs=[f"--vdev={v}" for v in vdevs], flags=flags)
 
     def ctl(self, *args, ok=True):
         out = subprocess.run([SKBNFCTL, f"--addr={self.addr}", *args], capture_output=True,
@@ -103,8 +74,8 @@ class Skbnfd:
         for line in out.stdout.splitlines():
             if line.strip().startswith("{"):
                 r = json.loads(line)
-                if cmd.split(",")[0] in r:
-                    return r[cmd.split(",")[0]]
+                if cmd in r:
+                    return r[cmd]
         fail(f"dpdk-telemetry.py gave no reply to {cmd}: {out.stdout!r} {out.stderr!r}")
 
     def scrape(self):
@@ -112,20 +83,15 @@ class Skbnfd:
         with urllib.request.urlopen(url, timeout=30) as r:
             return r.read().decode()
 
-    def stop(self):
-        self.proc.terminate()
-        try:
-            rc = self.proc.wait(timeout=30)
-        except subprocess.TimeoutExpired:
-            self.proc.kill()
-            rc = self.proc.wait()
-        log = open(self.log, encoding="utf-8", errors="replace").read()
-        shutil.rmtree(self.tmp, ignore_errors=True)
-        shutil.rmtree(f"/var/run/dpdk/{self.prefix}", ignore_errors=True)
-        if rc != 0:
+    def __exit__(self, *exc):
+        with open(self.log, encoding="utf-8", errors="replace") as f:
+            log = f.read()
+        rc = self.stop()
+        super().__exit__(*exc)
+        if exc[0] is None and rc != 0:
             print(log[-4000:])
             fail(f"skbnfd exited {rc} after SIGTERM")
-        return log
+        return False
 
 
 def core1(stats):
@@ -203,8 +169,7 @@ def check_metrics(d, parked):
 
 
 def run_forwarding():
-    d = Skbnfd("f", ["net_null0", "net_null1"])
-    try:
+    with Skbnfd("f", ["net_null0", "net_null1"]) as d:
         s = d.stats()
         ls = s.get("latency_settings", {})
         if int(ls.get("sample_every", 0)) != 64 or int(ls.get("slow_iteration_us", 0)) != 250:
@@ -259,8 +224,6 @@ def run_forwarding():
         if int(d.stats()["latency_settings"]["sample_every"]) != 4:
             fail("a refused SetLatency changed the settings")
         print(f"ok: bad N refused: {bad.stderr.strip()}")
-    finally:
-        d.stop()
 
 
 def slow_log(d):
@@ -270,8 +233,8 @@ def slow_log(d):
 
 
 def run_stalled():
-    d = Skbnfd("s", ["net_ring0", "net_ring1"], ["--test-stall-lcore=1", "--test-stall-ms=20"])
-    try:
+    with Skbnfd("s", ["net_ring0", "net_ring1"],
+                ["--test-stall-lcore=1", "--test-stall-ms=20"]) as d:
         n0, _ = slow_log(d)
         d.ctl("strategy", "set", "headpool")
 
@@ -310,8 +273,6 @@ def run_stalled():
         out = d.ctl("latency").stdout
         if "audit_park" not in out or "slow iterations" not in out:
             fail(f"skbnfctl latency does not show the slow log: {out}")
-    finally:
-        d.stop()
 
 
 def main():
