@@ -8,7 +8,8 @@
 #include <rte_mbuf_dyn.h>
 
 #include <algorithm>
-#include <cstring>
+#include <cstddef>
+#include <cstdio>
 
 #include "absl/strings/str_cat.h"
 
@@ -110,7 +111,7 @@ absl::Status Engine::Impl::SetUpPerf() {
   // rte_mbuf_dynfield_register returns the field's offset in the mbuf, or -1 with rte_errno.
   // Registering the same name and shape again returns the same offset (a second engine).
   rte_mbuf_dynfield field{};
-  std::strncpy(field.name, "skbnf_dynfield_rx_tsc", sizeof(field.name) - 1);
+  std::snprintf(field.name, sizeof(field.name), "%s", "skbnf_dynfield_rx_tsc");
   field.size = sizeof(uint64_t);
   field.align = alignof(uint64_t);
   field.flags = 0;
