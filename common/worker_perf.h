@@ -115,13 +115,12 @@ inline uint64_t IterCycleBinHigh(int k) {
 
 // ---- slow iterations
 
-enum SlowCause : uint32_t {
-  kSlowSwap = 1u << 0,
-  kSlowReclaim = 1u << 1,
-  kSlowTxReclaim = 1u << 2,
-  kSlowAuditPark = 1u << 3,
-  kSlowTestHook = 1u << 4,
-};
+// SlowCause bits.
+inline constexpr uint32_t kSlowSwap = 1u << 0;
+inline constexpr uint32_t kSlowReclaim = 1u << 1;
+inline constexpr uint32_t kSlowTxReclaim = 1u << 2;
+inline constexpr uint32_t kSlowAuditPark = 1u << 3;
+inline constexpr uint32_t kSlowTestHook = 1u << 4;
 inline constexpr int kNumSlowCauses = 5;
 inline constexpr const char* kSlowCauseNames[kNumSlowCauses] = {"swap", "reclaim", "tx_reclaim",
                                                                 "audit_park", "test_hook"};

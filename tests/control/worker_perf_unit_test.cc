@@ -33,8 +33,12 @@ TEST(LatencyHistogram, EveryBucketHoldsExactlyItsRangeWithinOneSixteenth) {
     ASSERT_LT(lo, hi) << i;
     EXPECT_EQ(LatencyBucketOf(lo), i) << i;
     EXPECT_EQ(LatencyBucketOf(hi - 1), i) << i;
-    if (i + 1 < dpdk::kLatencyBuckets) EXPECT_EQ(LatencyBucketOf(hi), i + 1) << i;
-    if (lo >= 16) EXPECT_LE(static_cast<double>(hi - lo) / static_cast<double>(lo), 1.0 / 16);
+    if (i + 1 < dpdk::kLatencyBuckets) {
+      EXPECT_EQ(LatencyBucketOf(hi), i + 1) << i;
+    }
+    if (lo >= 16) {
+      EXPECT_LE(static_cast<double>(hi - lo) / static_cast<double>(lo), 1.0 / 16);
+    }
   }
   EXPECT_EQ(LatencyBucketOf(0), 0);
   EXPECT_EQ(LatencyBucketOf(uint64_t{1} << 40), dpdk::kLatencyBuckets - 1);
@@ -175,10 +179,13 @@ TEST(LatencyMetrics, HistogramIsCumulativeAndExactAtItsBounds) {
     EXPECT_GE(b.cumulative_count, last);
     last = b.cumulative_count;
     // samples at 200, 300 and 5000 ns: below 2^8 = 256 two, below 2^9 four, below 2^13 six
-    if (b.upper_bound == 256e-9) EXPECT_EQ(b.cumulative_count, 2u);
-    if (b.upper_bound == 512e-9) EXPECT_EQ(b.cumulative_count, 4u);
-    if (b.upper_bound == 4096e-9) EXPECT_EQ(b.cumulative_count, 4u);
-    if (b.upper_bound == 8192e-9) EXPECT_EQ(b.cumulative_count, 6u);
+    const std::pair<double, uint64_t> kWant[] = {
+        {256e-9, 2}, {512e-9, 4}, {4096e-9, 4}, {8192e-9, 6}};
+    for (const auto& [le, n] : kWant) {
+      if (b.upper_bound == le) {
+        EXPECT_EQ(b.cumulative_count, n) << le;
+      }
+    }
   }
   EXPECT_EQ(h.bucket.back().upper_bound, std::numeric_limits<double>::infinity());
   EXPECT_EQ(h.bucket.back().cumulative_count, 6u);
