@@ -29,7 +29,8 @@
 //   slow         iterations longer than slow_iteration_us (default 250 us, OVS's default of
 //                pmd-perf-log-set's "us" threshold is 200 us; the issue asked for 250): the
 //                last kSlowRing of them with their duration, packets and causes, a count, and a
-//                log line (at most one per second per worker, with the number suppressed)
+//                log line (at most one per second per worker for those with a named cause and
+//                one for those without, with the number suppressed)
 // Causes: what the worker can tell without a cost per packet (SlowCause bits, one or more):
 //   swap         it adopted a new strategy epoch at its quiescent point (layers flushed)
 //   reclaim      the pool's no-stranding reclaim ran during it (Pool::reclaims moved: this

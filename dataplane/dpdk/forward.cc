@@ -357,11 +357,14 @@ class TxReclaim {
   }
   // What the PMDs free here goes through the worker's pool handle like any PMD call's frees:
   // with the lcore cache hosting the lcache layer, the caller counts it as one more region.
-  __attribute__((noinline, cold)) void Reclaim() {
+  // Whether a queue was asked (a slow iteration's tx_reclaim cause).
+  __attribute__((noinline, cold)) bool Reclaim() {
+    bool asked = false;
     for (int i = 0; i < n_; ++i) {
       Queue& q = queues_[i];
       PortState& ps = e_.ports[q.port];
       if (q.how == kOff || !ps.started.load(std::memory_order_relaxed)) continue;
+      asked = true;
       if (ps.tx_shared) rte_spinlock_lock(&ps.tx_lock);
       if (q.how == kEmptyBurst) {
         rte_eth_tx_burst(q.port, q.queue, none_, 0);
@@ -370,6 +373,7 @@ class TxReclaim {
       }
       if (ps.tx_shared) rte_spinlock_unlock(&ps.tx_lock);
     }
+    return asked;
   }
 
  private:
@@ -460,9 +464,8 @@ int RunWorker(Worker& w) {
       w.c.busy_packets.Add(received);
       perf.Close(busy_from, received);
     } else if (reclaim.Due(poll_start)) {
-      perf.TxReclaim();
       if (hosted) regions.Begin();
-      reclaim.Reclaim();
+      if (reclaim.Reclaim()) perf.TxReclaim();
       if (hosted) {
         regions.Mark();
         regions.Count(pool, core);

@@ -112,19 +112,23 @@ class LoopPerf {
     s.packets.store(packets, std::memory_order_relaxed);
     s.causes.store(causes, std::memory_order_relaxed);
     p_.slow_head.store(h + 1, std::memory_order_release);
-    if (start_ - last_log_ < hz_ && last_log_ != 0) {
-      ++suppressed_;
+    // One line a second for each kind: with a named cause (swap, reclaim, ...) and without
+    // (forwarding, idle: a PMD call, a preempted thread), so that a busy host's preemptions
+    // never hide the stall of a swap or an audit.
+    const int kind = causes != 0 ? 1 : 0;
+    if (start_ - last_log_[kind] < hz_ && last_log_[kind] != 0) {
+      ++suppressed_[kind];
       return;
     }
-    last_log_ = start_;
+    last_log_[kind] = start_;
     const std::string why = absl::StrJoin(SlowCauseNames(causes, packets), ",");
     std::fprintf(stderr,
                  "skbnfd: worker lcore %u: slow iteration: %.1f us (threshold %.0f us), %" PRIu64
-                 " packets, cause %s (%" PRIu64 " more since the last line)\n",
+                 " packets, cause %s (%" PRIu64 " more of its kind since the last line)\n",
                  w_.lcore, static_cast<double>(cycles) * 1e6 / static_cast<double>(hz_),
                  static_cast<double>(slow_cycles_) * 1e6 / static_cast<double>(hz_), packets,
-                 why.c_str(), suppressed_);
-    suppressed_ = 0;
+                 why.c_str(), suppressed_[kind]);
+    suppressed_[kind] = 0;
   }
 
   Engine::Impl& e_;
@@ -137,7 +141,7 @@ class LoopPerf {
   uint64_t every_ = UINT64_MAX, countdown_ = UINT64_MAX, slow_cycles_ = UINT64_MAX;
   uint64_t start_ = 0, epoch_ = 0, epoch_seen_ = 0, reclaims_ = 0;
   uint32_t flags_ = 0;
-  uint64_t last_log_ = 0, suppressed_ = 0;
+  uint64_t last_log_[2] = {}, suppressed_[2] = {};
 };
 
 // Send's sampled form (forward.cc): the RX stamps are read before rte_eth_tx_burst (the PMD may
