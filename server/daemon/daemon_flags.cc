@@ -37,7 +37,7 @@ ABSL_FLAG(int32_t, rx_ring, -1, "RX descriptors per queue (default 1024).");
 ABSL_FLAG(int32_t, tx_ring, -1, "TX descriptors per queue (default 1024).");
 ABSL_FLAG(int32_t, rx_queues, -1, "RX queues per port (default 1).");
 ABSL_FLAG(int64_t, latency_sample_every, -1,
-          "Packet latency: time 1 in N RX bursts (every packet of it); 0 off (default 64; "
+          "Packet latency: time 1 in N RX bursts (every packet of it); 0 off (default 256; "
           "`skbnfctl latency set` changes it while skbnfd runs).");
 ABSL_FLAG(int64_t, slow_iteration_us, -1,
           "Poll-loop iterations longer than this many microseconds are logged with their cause "

@@ -173,7 +173,7 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
     if (auto st = need(1); !st.ok()) return st;
     if (auto st = ParseUint(w[1], dpdk::kMaxSampleEvery, &c.latency.sample_every); !st.ok()) {
       return absl::InvalidArgumentError(absl::StrCat(
-          "latency_sample_every ", st.message(), ": 1 in N RX bursts timed, 0 off (default 64)"));
+          "latency_sample_every ", st.message(), ": 1 in N RX bursts timed, 0 off (default 256)"));
     }
   } else if (key == "slow_iteration_us") {
     if (auto st = need(1); !st.ok()) return st;

@@ -12,7 +12,7 @@
 //   tx_ring 1024
 //   rx_queues 1                     RX queues per port
 //   colour on                       slab colouring (on | off)
-//   latency_sample_every 64         packet latency: 1 in N RX bursts timed, 0 off (at start;
+//   latency_sample_every 256        packet latency: 1 in N RX bursts timed, 0 off (at start;
 //                                   `skbnfctl latency set` while running; a reload that changes
 //                                   it says "needs restart": common/worker_perf.h)
 //   slow_iteration_us 250           poll-loop iterations longer than this are logged

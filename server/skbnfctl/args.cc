@@ -82,7 +82,7 @@ flags: worker pause
                          (60s; 1s..1h); pausing a paused core again renews it
 
 flags: latency set
-  --sample-every=N       1 in N RX bursts timed, every packet of it (0: off; default 64)
+  --sample-every=N       1 in N RX bursts timed, every packet of it (0: off; default 256)
   --slow-iteration-us=US iterations longer than this are slow: logged with their cause (250)
 
 flags: stats and top

@@ -145,7 +145,7 @@ TEST(LatencyStats, PercentilesTotalAndOverTheWindowAndTheSlowLog) {
   EXPECT_EQ(c.iterations().slow(0).causes_size(), 2);
   EXPECT_EQ(c.iterations().slow(0).causes(0), "swap");
   EXPECT_EQ(c.iterations().slow(0).causes(1), "test_hook");
-  EXPECT_EQ(out.latency_settings().sample_every(), 64u);
+  EXPECT_EQ(out.latency_settings().sample_every(), dpdk::LatencySettings{}.sample_every);
 }
 
 class PerfBackend : public NullBackend {

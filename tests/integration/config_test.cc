@@ -57,7 +57,7 @@ TEST(ConfigTest, LatencySettingsAtStart) {
   ASSERT_TRUE(c.ok()) << c.status();
   EXPECT_EQ(c->engine.latency.sample_every, 0u);
   EXPECT_EQ(c->engine.latency.slow_iteration_us, 1000u);
-  EXPECT_EQ(ParseConfig("mode io\n")->engine.latency.sample_every, 64u);  // the default
+  EXPECT_EQ(ParseConfig("mode io\n")->engine.latency.sample_every, 256u);  // the default
   for (const char* bad : {"latency_sample_every 1048577\n", "latency_sample_every x\n",
                           "slow_iteration_us 0\n", "slow_iteration_us 10000001\n"}) {
     auto b = ParseConfig(bad);

@@ -14,7 +14,7 @@ one JSON line {"<cmd>": <data>}. The loop view follows OVS's pmd-perf-show
 logged by the pmd thread itself).
 
 Run 1, the production loop: io forwarding between two net_null ports (every RX burst full).
-  - defaults: 1 in 64 RX bursts, slow iterations over 250 us.
+  - defaults: 1 in 256 RX bursts, slow iterations over 250 us.
   - N=1 between two parks of the worker: the latency samples grew by exactly the packets sent
     (every transmitted packet is a sample; run to completion: nothing is between RX and TX at a
     park); percentiles ordered p50 <= p99 <= p99.9 <= max, all > 0.
@@ -173,10 +173,10 @@ def run_forwarding():
     with Skbnfd("f", ["net_null0", "net_null1"]) as d:
         s = d.stats()
         ls = s.get("latency_settings", {})
-        if int(ls.get("sample_every", 0)) != 64 or int(ls.get("slow_iteration_us", 0)) != 250:
-            fail(f"default latency settings {ls}: want sample_every 64, slow_iteration_us 250")
+        if int(ls.get("sample_every", 0)) != 256 or int(ls.get("slow_iteration_us", 0)) != 250:
+            fail(f"default latency settings {ls}: want sample_every 256, slow_iteration_us 250")
         wait_for("default-sampled latency", lambda: samples(core1(d.stats())) > 0)
-        print(f"ok: defaults 1 in 64 RX bursts, 250 us; samples recorded: "
+        print(f"ok: defaults 1 in 256 RX bursts, 250 us; samples recorded: "
               f"{samples(core1(d.stats()))}")
 
         ds, dt, c = parked_window(d, 1)
