@@ -75,8 +75,12 @@ AuditReport Engine::Audit() {
   absl::Status status;
   for (auto& w : e.workers) {
     if (w->parked.load(std::memory_order_acquire)) continue;
+    w->audit_park.store(true, std::memory_order_relaxed);
     status = e.PauseLocked(*w, std::chrono::milliseconds(500));
-    if (!status.ok()) break;
+    if (!status.ok()) {
+      w->audit_park.store(false, std::memory_order_relaxed);
+      break;
+    }
     parked.push_back(w.get());
   }
   AuditReport r;
@@ -91,6 +95,7 @@ AuditReport Engine::Audit() {
     if (absl::Status st = e.ResumeLocked(*w, std::chrono::milliseconds(500)); !st.ok()) {
       absl::StrAppend(&r.message, r.message.empty() ? "" : "; ", "after the audit: ", st.message());
     }
+    w->audit_park.store(false, std::memory_order_relaxed);
   }
   return r;
 }

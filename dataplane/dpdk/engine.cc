@@ -27,6 +27,7 @@ absl::Status Engine::Impl::Init() {
     return absl::InvalidArgumentError(absl::StrCat(
         "mbuf cache ", config.mbuf_cache, " is too big; write 0..", RTE_MEMPOOL_CACHE_MAX_SIZE));
   }
+  if (absl::Status st = SetUpPerf(); !st.ok()) return st;
   if (absl::Status st = SelectPorts(); !st.ok()) return st;
   if (absl::Status st = SetUpWorkers(); !st.ok()) return st;
   if (absl::Status st = SetUpPool(); !st.ok()) return st;

@@ -40,8 +40,9 @@
 //   mbuf_pool.cc    the mbuf mempool (skbnf ops or ring_mp_mc) and strategy swaps
 //   routes.cc       the l3 tables (rte_lpm + RCU, next hops, default route)
 //   audit.cc        the conservation audit (running and final)
-//   snapshot.cc     per-worker counters for readers
+//   snapshot.cc     per-worker counters for readers (Snapshot, Perf), the latency settings
 //   forward.cc      the packet path (a worker's poll loop, the forwarding modes)
+//   loop_perf.h     the loop's latency samples and iterations (common/worker_perf.h)
 //   worker_hooks.h  what a test puts into the poll loop (a second instantiation, tests only)
 //
 // No DPDK header here: the gRPC front includes this file without DPDK's cflags.
@@ -63,6 +64,7 @@
 #include "common/net_text.h"
 #include "common/pool_ops.h"
 #include "common/port_info.h"
+#include "common/worker_perf.h"
 #include "dataplane/dpdk/drop_reasons.h"
 #include "dataplane/pool/pool.h"
 
@@ -143,6 +145,9 @@ struct EngineConfig {
   // 200-500 ms, so 5 s is far beyond a slow but live worker and short enough for a pod's
   // termination grace period (Kubernetes' default 30 s).
   std::chrono::milliseconds stop_timeout{5000};
+  // Packet latency sampling and the slow-iteration threshold at start (common/worker_perf.h);
+  // Engine::SetLatencySettings changes them while the workers run.
+  LatencySettings latency;
 };
 
 // One worker's counters for one port. Drops count packets received on this port (whatever the
@@ -255,6 +260,13 @@ class Engine {
   int LcoreSocket(unsigned lcore) const;
   EngineSnapshot Snapshot() const;
   MempoolInfo mempool_info() const;
+  // Packet latency per worker and RX port, iterations by packets and duration, the last slow
+  // iterations with their causes (common/worker_perf.h); relaxed loads, never waits.
+  PerfSnapshot Perf() const;
+  // While running or not: InvalidArgument naming the field (CheckLatencySettings) and nothing
+  // changed, or in force from each worker's next iteration.
+  absl::Status SetLatencySettings(const LatencySettings& settings);
+  LatencySettings latency_settings() const;
 
   // Strategy hot swap while workers forward: `spec` as its builder made it (StrategySpec::Parse
   // where text arrives, the API's structured form), swapped as is, never printed and parsed

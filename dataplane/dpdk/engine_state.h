@@ -21,6 +21,7 @@
 #include <vector>
 
 #include "absl/base/thread_annotations.h"
+#include "common/worker_perf.h"
 #include "dataplane/dpdk/engine.h"
 #include "dataplane/dpdk/l3_packet.h"
 #include "dataplane/dpdk/worker_hooks.h"
@@ -60,6 +61,29 @@ struct alignas(64) WorkerCounters {
   // provably been round its loop since a moment (instead of sleeping) and then check that its
   // poll counters stood still.
   Counter parked_loops;
+};
+
+// A worker's performance view (common/worker_perf.h has the layouts and what they mean): written
+// only by its worker (Counter adds, plain stores), read by Engine::Perf with relaxed loads.
+struct LatencyCounters {
+  Counter bucket[kLatencyBuckets];  // LatencyBucketOf(TX TSC - RX stamp)
+  Counter sum_cycles;
+  std::atomic<uint64_t> max_cycles{0};
+};
+struct SlowEntry {
+  std::atomic<uint64_t> tsc{0}, cycles{0}, packets{0}, causes{0};
+};
+struct alignas(64) WorkerPerfCounters {
+  LatencyCounters port[kMaxPorts];  // by RX port
+  Counter iter_packets[kIterPacketBins];
+  Counter iter_cycles[kIterCycleBins];
+  Counter iter_cycles_sum;  // the iterations' durations summed
+  Counter slow_iterations;
+  // The last kSlowRing slow iterations: entry i (i = 0, 1, ...) in slot i % kSlowRing, written
+  // before slow_head becomes i + 1 (release). A reader copies [head - kSlowRing, head) and keeps
+  // the entries the writer cannot have been rewriting meanwhile (Engine::Perf).
+  SlowEntry slow[kSlowRing];
+  std::atomic<uint64_t> slow_head{0};
 };
 
 // PackHop (the next hop in one word), L3Hop (as the packet path applies it): l3_packet.h.
@@ -108,7 +132,14 @@ struct Worker {
   // The worker's kernel thread id, written once when its loop starts: Stop names what a worker
   // that does not stop is doing from /proc/self/task/<tid> (workers.cc, DescribeStuckWorker).
   std::atomic<int> tid{0};
+  // Set by Engine::Audit while it parks this worker: the iteration the park falls in is an
+  // audit_park (a slow iteration's cause), not an operator's pause (common/worker_perf.h).
+  std::atomic<bool> audit_park{false};
+  // Packet path (this worker only): the RX burst being forwarded is a latency sample, so Send
+  // reads its mbufs' RX stamps (forward.cc).
+  bool latency_burst = false;
   WorkerCounters c;
+  std::unique_ptr<WorkerPerfCounters> perf = std::make_unique<WorkerPerfCounters>();
 };
 
 // What Stop takes back from the rings of the process's AF_XDP sockets (af_xdp_rings.cc): the
@@ -182,6 +213,18 @@ struct Engine::Impl {
   // One reference fewer; the last one retires the id (after it was unpublished).
   void UnrefHop(uint32_t id, uint16_t port, const MacAddr& mac)
       ABSL_EXCLUSIVE_LOCKS_REQUIRED(route_mu);
+
+  // Latency and iteration view (common/worker_perf.h). The mbuf dynamic field holding a sampled
+  // packet's RX TSC (rte_mbuf_dynfield_register, Init). Settings: written under perf_mu by
+  // SetLatencySettings, then perf_gen bumped (release); each worker compares perf_gen once per
+  // iteration and reloads sample_every and slow_cycles when it moved.
+  int rx_tsc_offset = -1;
+  mutable pool::Mutex perf_mu;
+  LatencySettings latency ABSL_GUARDED_BY(perf_mu);
+  std::atomic<uint32_t> sample_every{0};
+  std::atomic<uint64_t> slow_cycles{0};
+  std::atomic<uint32_t> perf_gen{0};
+  absl::Status SetUpPerf();  // snapshot.cc: the dynamic field, the first settings
 
   std::atomic<bool> stop{false};
   bool started = false;

@@ -16,6 +16,7 @@
 
 #include "dataplane/dpdk/engine_state.h"
 #include "dataplane/dpdk/l3_packet.h"
+#include "dataplane/dpdk/loop_perf.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
 
 namespace skbnf::dpdk {
@@ -48,11 +49,8 @@ inline uint64_t SumLengths(rte_mbuf* const* pkts, uint16_t n) {
   return bytes;
 }
 
-// `bytes`: the packets' total length, known by the caller. What TX does not take counts as a
-// tx_full drop of the port the packets came in on.
-inline void Send(Engine::Impl& e, Worker& w, uint16_t in_port, uint16_t port, rte_mbuf** pkts,
-                 uint16_t n, uint64_t bytes) {
-  if (n == 0) return;
+// One TX burst on `port` (the worker's queue, or queue 0 under the port's lock when shared).
+inline uint16_t TxBurst(Engine::Impl& e, Worker& w, uint16_t port, rte_mbuf** pkts, uint16_t n) {
   PortState& ps = e.ports[port];
   uint16_t sent;
   if (__builtin_expect(ps.tx_shared, 0)) {
@@ -62,6 +60,12 @@ inline void Send(Engine::Impl& e, Worker& w, uint16_t in_port, uint16_t port, rt
   } else {
     sent = rte_eth_tx_burst(port, static_cast<uint16_t>(w.index), pkts, n);
   }
+  return sent;
+}
+
+// What TX did not take counts as a tx_full drop of the port the packets came in on.
+inline void CountSent(Worker& w, uint16_t in_port, uint16_t port, rte_mbuf** pkts, uint16_t n,
+                      uint16_t sent, uint64_t bytes) {
   if (__builtin_expect(sent < n, 0)) {
     bytes -= SumLengths(pkts + sent, static_cast<uint16_t>(n - sent));
     w.c.ports[in_port].drops[kDropTxFull].Add(n - sent);
@@ -69,6 +73,27 @@ inline void Send(Engine::Impl& e, Worker& w, uint16_t in_port, uint16_t port, rt
   }
   w.c.ports[port].tx_packets.Add(sent);
   w.c.ports[port].tx_bytes.Add(bytes);
+}
+
+// Send of a latency sample's packets (LoopPerf, loop_perf.h): their RX stamps read before the
+// TX burst, each sent one recorded in its RX port's histogram.
+__attribute__((noinline)) void SendSampled(Engine::Impl& e, Worker& w, uint16_t in_port,
+                                           uint16_t port, rte_mbuf** pkts, uint16_t n,
+                                           uint64_t bytes) {
+  LatencyRecord rec;
+  rec.Read(pkts, n, e.rx_tsc_offset);
+  const uint16_t sent = TxBurst(e, w, port, pkts, n);
+  rec.Commit(w.perf->port[in_port], sent);
+  CountSent(w, in_port, port, pkts, n, sent, bytes);
+}
+
+// `bytes`: the packets' total length, known by the caller.
+inline void Send(Engine::Impl& e, Worker& w, uint16_t in_port, uint16_t port, rte_mbuf** pkts,
+                 uint16_t n, uint64_t bytes) {
+  if (n == 0) return;
+  if (__builtin_expect(w.latency_burst, 0)) return SendSampled(e, w, in_port, port, pkts, n, bytes);
+  const uint16_t sent = TxBurst(e, w, port, pkts, n);
+  CountSent(w, in_port, port, pkts, n, sent, bytes);
 }
 
 void ForwardIo(Engine::Impl& e, Worker& w, uint16_t in_port, rte_mbuf** pkts, uint16_t n,
@@ -255,7 +280,7 @@ class CacheRegions {
 // cache plays the lcache layer on this core (its regions are counted).
 template <bool kHosted, ForwardFn forward>
 inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int core, rte_mbuf** pkts,
-                           uint16_t burst, CacheRegions& regions) {
+                           uint16_t burst, CacheRegions& regions, LoopPerf& perf) {
   uint64_t received = 0;
   if (kHosted) regions.Begin();
   for (const RxQueue& q : w.rx) {
@@ -271,7 +296,9 @@ inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int cor
     WorkerCounters::Port& pc = w.c.ports[port];
     pc.rx_packets.Add(n);
     pc.rx_bytes.Add(bytes);
+    const bool sampled = perf.BeginBurst(pkts, n);
     forward(e, w, port, pkts, n, bytes);
+    if (__builtin_expect(sampled, 0)) perf.EndBurst();
     if (kHosted) regions.Mark();
   }
   if (kHosted) regions.Count(pool, core);
@@ -330,11 +357,14 @@ class TxReclaim {
   }
   // What the PMDs free here goes through the worker's pool handle like any PMD call's frees:
   // with the lcore cache hosting the lcache layer, the caller counts it as one more region.
-  __attribute__((noinline, cold)) void Reclaim() {
+  // Whether a queue was asked (a slow iteration's tx_reclaim cause).
+  __attribute__((noinline, cold)) bool Reclaim() {
+    bool asked = false;
     for (int i = 0; i < n_; ++i) {
       Queue& q = queues_[i];
       PortState& ps = e_.ports[q.port];
       if (q.how == kOff || !ps.started.load(std::memory_order_relaxed)) continue;
+      asked = true;
       if (ps.tx_shared) rte_spinlock_lock(&ps.tx_lock);
       if (q.how == kEmptyBurst) {
         rte_eth_tx_burst(q.port, q.queue, none_, 0);
@@ -343,6 +373,7 @@ class TxReclaim {
       }
       if (ps.tx_shared) rte_spinlock_unlock(&ps.tx_lock);
     }
+    return asked;
   }
 
  private:
@@ -374,6 +405,7 @@ int RunWorker(Worker& w) {
   const HostLcache host = HostLcacheOf(e.mp, core);
   CacheRegions regions(host);
   TxReclaim reclaim(e, w);
+  LoopPerf perf(e, w);
   [[maybe_unused]] const WorkerView view{w.lcore, w.index, e.mp, pool};
   // Busy cycles (see WorkerCounters): TSC at the end of the previous busy poll, which is where
   // the next one's accounting starts; 0 after an idle poll or a pause (then one rdtsc before
@@ -382,7 +414,10 @@ int RunWorker(Worker& w) {
   while (!e.stop.load(std::memory_order_relaxed)) {
     if (rcu != nullptr) rte_rcu_qsbr_quiescent(rcu, w.index);
     if constexpr (kHooked) {
-      if (e.worker_hooks->BeforeQuiescent(view)) busy_from = 0;
+      if (e.worker_hooks->BeforeQuiescent(view)) {
+        busy_from = 0;
+        perf.Hook();
+      }
     }
     // Quiescent point: strategy swaps and pauses take effect here.
     const bool run =
@@ -391,6 +426,7 @@ int RunWorker(Worker& w) {
       if (!w.parked.load(std::memory_order_relaxed))
         w.parked.store(true, std::memory_order_release);
       w.c.parked_loops.Add(1);
+      perf.Parked(w.audit_park.load(std::memory_order_relaxed));
       busy_from = 0;
       rte_pause();
       continue;
@@ -398,16 +434,27 @@ int RunWorker(Worker& w) {
     if (__builtin_expect(w.parked.load(std::memory_order_relaxed), 0)) {
       w.parked.store(false, std::memory_order_release);
     }
+    perf.AfterQuiesce();
     if constexpr (kHooked) {
-      if (e.worker_hooks->BeforePoll(view)) busy_from = 0;
+      if (e.worker_hooks->BeforePoll(view)) {
+        busy_from = 0;
+        perf.Hook();
+      }
     }
-    const uint64_t poll_start = busy_from != 0 ? busy_from : rte_rdtsc();
+    // An iteration runs from one TSC boundary to the next (LoopPerf): the end of a busy poll,
+    // or a fresh read here after an idle poll or a pause (which closes the open iteration).
+    uint64_t poll_start = busy_from;
+    if (busy_from == 0) {
+      poll_start = rte_rdtsc();
+      perf.Close(poll_start, 0);
+    }
+    perf.MaybeReload();
     // Whether the lcore cache plays the lcache layer changes only at the quiescent point.
     const bool hosted =
         host.tally != nullptr && host.tally->active.load(std::memory_order_relaxed) != 0;
     const uint64_t received =
-        hosted ? PollQueues<true, forward>(e, w, pool, core, pkts, burst, regions)
-               : PollQueues<false, forward>(e, w, pool, core, pkts, burst, regions);
+        hosted ? PollQueues<true, forward>(e, w, pool, core, pkts, burst, regions, perf)
+               : PollQueues<false, forward>(e, w, pool, core, pkts, burst, regions, perf);
     w.c.polls.Add(1);
     busy_from = 0;
     if (received != 0) {
@@ -415,9 +462,10 @@ int RunWorker(Worker& w) {
       w.c.busy_polls.Add(1);
       w.c.busy_cycles.Add(busy_from - poll_start);
       w.c.busy_packets.Add(received);
+      perf.Close(busy_from, received);
     } else if (reclaim.Due(poll_start)) {
       if (hosted) regions.Begin();
-      reclaim.Reclaim();
+      if (reclaim.Reclaim()) perf.TxReclaim();
       if (hosted) {
         regions.Mark();
         regions.Count(pool, core);

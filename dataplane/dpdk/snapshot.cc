@@ -1,8 +1,17 @@
 // SPDX-License-Identifier: BSD-3-Clause
-// Engine::Snapshot: every worker's counters for readers (the control plane, skbnfd's console).
-// Plain relaxed loads of per-core counters: never waits for a worker or a control operation.
+// Engine::Snapshot and Engine::Perf: every worker's counters for readers (the control plane,
+// skbnfd's console). Plain relaxed loads of per-core counters: never waits for a worker or a
+// control operation. And the latency settings (common/worker_perf.h) the workers read.
 #include <rte_cycles.h>
+#include <rte_errno.h>
 #include <rte_launch.h>
+#include <rte_mbuf_dyn.h>
+
+#include <algorithm>
+#include <cstddef>
+#include <cstdio>
+
+#include "absl/strings/str_cat.h"
 
 #include "dataplane/dpdk/engine_state.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
@@ -54,6 +63,121 @@ EngineSnapshot Engine::Snapshot() const {
       ws.rx_nombuf = ws.pool.alloc_failures;
     }
     s.workers.push_back(std::move(ws));
+  }
+  return s;
+}
+
+// ---------------------------------------------------------------------------------------------
+// Latency and iterations (common/worker_perf.h; the worker side is loop_perf.h).
+
+namespace {
+
+uint64_t SlowCycles(uint32_t us) {
+  return static_cast<uint64_t>(static_cast<long double>(us) * rte_get_tsc_hz() / 1e6L);
+}
+
+// The last slow iterations of `p`, oldest first: the entries the worker cannot have been
+// rewriting while they were copied (WorkerPerfCounters::slow).
+std::vector<SlowIteration> CopySlow(const WorkerPerfCounters& p, uint64_t now_tsc, uint64_t now_ns,
+                                    uint64_t hz) {
+  const uint64_t h1 = p.slow_head.load(std::memory_order_acquire);
+  const uint64_t from = h1 > kSlowRing ? h1 - kSlowRing : 0;
+  std::vector<SlowIteration> out;
+  std::vector<uint64_t> index;
+  for (uint64_t i = from; i < h1; ++i) {
+    const SlowEntry& s = p.slow[i % kSlowRing];
+    SlowIteration it;
+    const uint64_t tsc = s.tsc.load(std::memory_order_relaxed);
+    it.cycles = s.cycles.load(std::memory_order_relaxed);
+    it.packets = s.packets.load(std::memory_order_relaxed);
+    it.causes = static_cast<uint32_t>(s.causes.load(std::memory_order_relaxed));
+    const uint64_t ago = tsc < now_tsc ? CyclesToNs(now_tsc - tsc, hz) : 0;
+    it.monotonic_ns = now_ns > ago ? now_ns - ago : 0;
+    out.push_back(it);
+    index.push_back(i);
+  }
+  const uint64_t h2 = p.slow_head.load(std::memory_order_acquire);
+  size_t keep = 0;
+  while (keep < index.size() && index[keep] + kSlowRing <= h2) ++keep;  // overwritten meanwhile
+  out.erase(out.begin(), out.begin() + static_cast<std::ptrdiff_t>(keep));
+  return out;
+}
+
+}  // namespace
+
+absl::Status Engine::Impl::SetUpPerf() {
+  if (absl::Status st = CheckLatencySettings(config.latency); !st.ok()) return st;
+  // DPDK 22.11 lib/mbuf/rte_mbuf_dyn.h: struct rte_mbuf_dynfield {name, size, align, flags};
+  // rte_mbuf_dynfield_register returns the field's offset in the mbuf, or -1 with rte_errno.
+  // Registering the same name and shape again returns the same offset (a second engine).
+  rte_mbuf_dynfield field{};
+  std::snprintf(field.name, sizeof(field.name), "%s", "skbnf_dynfield_rx_tsc");
+  field.size = sizeof(uint64_t);
+  field.align = alignof(uint64_t);
+  field.flags = 0;
+  rx_tsc_offset = rte_mbuf_dynfield_register(&field);
+  if (rx_tsc_offset < 0) {
+    return absl::InternalError(absl::StrCat("rte_mbuf_dynfield_register(skbnf_dynfield_rx_tsc): ",
+                                            rte_strerror(rte_errno)));
+  }
+  pool::MutexLock l(&perf_mu);
+  latency = config.latency;
+  sample_every.store(latency.sample_every, std::memory_order_relaxed);
+  slow_cycles.store(SlowCycles(latency.slow_iteration_us), std::memory_order_relaxed);
+  perf_gen.fetch_add(1, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+absl::Status Engine::SetLatencySettings(const LatencySettings& settings) {
+  if (absl::Status st = CheckLatencySettings(settings); !st.ok()) return st;
+  Impl& e = *impl_;
+  pool::MutexLock l(&e.perf_mu);
+  e.latency = settings;
+  e.sample_every.store(settings.sample_every, std::memory_order_relaxed);
+  e.slow_cycles.store(SlowCycles(settings.slow_iteration_us), std::memory_order_relaxed);
+  e.perf_gen.fetch_add(1, std::memory_order_release);
+  return absl::OkStatus();
+}
+
+LatencySettings Engine::latency_settings() const {
+  pool::MutexLock l(&impl_->perf_mu);
+  return impl_->latency;
+}
+
+PerfSnapshot Engine::Perf() const {
+  const Impl& e = *impl_;
+  PerfSnapshot s;
+  s.tsc_hz = rte_get_tsc_hz();
+  s.settings = latency_settings();
+  const uint64_t now_tsc = rte_rdtsc();
+  const uint64_t now_ns = NowNs();
+  for (const auto& w : e.workers) {
+    const WorkerPerfCounters& p = *w->perf;
+    WorkerPerf wp;
+    wp.core = static_cast<int>(w->lcore);
+    for (int port = 0; port < kMaxPorts; ++port) {
+      const LatencyCounters& h = p.port[port];
+      PortLatency pl;
+      pl.port = port;
+      pl.buckets.resize(kLatencyBuckets);
+      for (int i = 0; i < kLatencyBuckets; ++i) {
+        pl.buckets[i] = h.bucket[i].Get();
+        pl.count += pl.buckets[i];
+      }
+      if (pl.count == 0) continue;
+      pl.sum_cycles = h.sum_cycles.Get();
+      pl.max_cycles = h.max_cycles.load(std::memory_order_relaxed);
+      wp.ports.push_back(std::move(pl));
+    }
+    for (int b = 0; b < kIterPacketBins; ++b) {
+      wp.iter_packets[b] = p.iter_packets[b].Get();
+      wp.iterations += wp.iter_packets[b];
+    }
+    for (int b = 0; b < kIterCycleBins; ++b) wp.iter_cycles[b] = p.iter_cycles[b].Get();
+    wp.iter_cycles_sum = p.iter_cycles_sum.Get();
+    wp.slow_iterations = p.slow_iterations.Get();
+    wp.slow = CopySlow(p, now_tsc, now_ns, s.tsc_hz);
+    s.workers.push_back(std::move(wp));
   }
   return s;
 }

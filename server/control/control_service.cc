@@ -527,6 +527,29 @@ grpc::Status ControlService::ResumeWorker(grpc::ServerContext* ctx,
   return s;
 }
 
+grpc::Status ControlService::SetLatency(grpc::ServerContext* ctx,
+                                        const v1::SetLatencyRequest* req,
+                                        v1::SetLatencyResponse* resp) {
+  auto field = [](bool has, uint32_t v) {
+    return has ? absl::StrCat(v) : std::string("unchanged");
+  };
+  const std::string what =
+      absl::StrCat("sample_every ", field(req->has_sample_every(), req->sample_every()),
+                   ", slow_iteration_us ",
+                   field(req->has_slow_iteration_us(), req->slow_iteration_us()));
+  return Changing(ctx, "SetLatency", what, [&](std::string*) {
+    std::optional<uint32_t> every, slow;
+    if (req->has_sample_every()) every = req->sample_every();
+    if (req->has_slow_iteration_us()) slow = req->slow_iteration_us();
+    absl::StatusOr<dpdk::LatencySettings> r = mutations_.Run(
+        ChangeSource::kRpc, [&](Change& c) { return c.SetLatency(every, slow); });
+    if (!r.ok()) return ToGrpc(r.status());
+    resp->mutable_settings()->set_sample_every(r->sample_every);
+    resp->mutable_settings()->set_slow_iteration_us(r->slow_iteration_us);
+    return grpc::Status::OK;
+  });
+}
+
 grpc::Status ControlService::AuditPool(grpc::ServerContext* ctx, const v1::AuditPoolRequest*,
                                        v1::AuditPoolResponse* resp) {
   // Not a change, but it parks every worker: the same access rule, logged, and rate-limited.

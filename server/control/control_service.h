@@ -95,6 +95,10 @@ class ControlService final : public v1::Control::Service {
   // The running state against the --config file (config_diff.h; config_diff_service.cc).
   grpc::Status DiffConfig(grpc::ServerContext* ctx, const v1::DiffConfigRequest* req,
                           v1::DiffConfigResponse* resp) override;
+  // Latency sampling and the slow-iteration threshold (Change::SetLatency).
+  grpc::Status SetLatency(grpc::ServerContext* ctx, const v1::SetLatencyRequest* req,
+                          v1::SetLatencyResponse* resp) override;
+
   // Where DiffConfig asks (ControlPlane's, set before serving; nullptr: FAILED_PRECONDITION).
   void set_config_drift(const ConfigDriftSlot* slot) { config_drift_ = slot; }
 

@@ -66,6 +66,73 @@ const PortCounters* FindPort(const CoreStats& c, int port) {
   return nullptr;
 }
 
+const dpdk::WorkerPerf* FindPerf(const StatsSnapshot* s, int core) {
+  if (s == nullptr || !s->perf.has_value()) return nullptr;
+  for (const dpdk::WorkerPerf& w : s->perf->workers) {
+    if (w.core == core) return &w;
+  }
+  return nullptr;
+}
+
+void FillPercentiles(const std::vector<uint64_t>& buckets, uint64_t max_cycles, uint64_t hz,
+                     v1::LatencyPercentiles* out) {
+  uint64_t n = 0;
+  for (uint64_t b : buckets) n += b;
+  out->set_samples(n);
+  if (n == 0) return;
+  out->set_p50_ns(dpdk::CyclesToNs(dpdk::LatencyQuantile(buckets, 0.50, max_cycles), hz));
+  out->set_p99_ns(dpdk::CyclesToNs(dpdk::LatencyQuantile(buckets, 0.99, max_cycles), hz));
+  out->set_p999_ns(dpdk::CyclesToNs(dpdk::LatencyQuantile(buckets, 0.999, max_cycles), hz));
+  out->set_max_ns(dpdk::CyclesToNs(
+      max_cycles != 0 ? max_cycles : dpdk::LatencyQuantile(buckets, 1.0), hz));
+}
+
+// A worker's latency per RX port (total, and over the window against `before`) and its
+// iterations (common/worker_perf.h).
+void FillPerf(const dpdk::WorkerPerf& w, const dpdk::WorkerPerf* before, uint64_t hz,
+              v1::CoreStats* out) {
+  for (const dpdk::PortLatency& p : w.ports) {
+    v1::PortLatency* pl = out->add_latency();
+    pl->set_port(static_cast<uint32_t>(p.port));
+    pl->set_sum_ns(dpdk::CyclesToNs(p.sum_cycles, hz));
+    FillPercentiles(p.buckets, p.max_cycles, hz, pl->mutable_total());
+    if (before == nullptr) continue;
+    std::vector<uint64_t> window = p.buckets;
+    for (const dpdk::PortLatency& b : before->ports) {
+      if (b.port != p.port) continue;
+      for (size_t i = 0; i < window.size() && i < b.buckets.size(); ++i) {
+        window[i] = window[i] >= b.buckets[i] ? window[i] - b.buckets[i] : 0;
+      }
+    }
+    FillPercentiles(window, 0, hz, pl->mutable_window());
+  }
+  v1::IterationStats* it = out->mutable_iterations();
+  it->set_iterations(w.iterations);
+  for (int b = 0; b < dpdk::kIterPacketBins; ++b) {
+    if (w.iter_packets[b] == 0) continue;
+    v1::IterationBin* bin = it->add_by_packets();
+    bin->set_low(dpdk::IterPacketBinLow(b));
+    bin->set_high(dpdk::IterPacketBinHigh(b));
+    bin->set_iterations(w.iter_packets[b]);
+  }
+  for (int b = 0; b < dpdk::kIterCycleBins; ++b) {
+    if (w.iter_cycles[b] == 0) continue;
+    v1::IterationBin* bin = it->add_by_duration_ns();
+    bin->set_low(b == 0 ? 0 : dpdk::CyclesToNs(uint64_t{1} << (b - 1), hz));
+    const uint64_t high = dpdk::IterCycleBinHigh(b);
+    bin->set_high(high == UINT64_MAX ? UINT64_MAX : dpdk::CyclesToNs(high, hz));
+    bin->set_iterations(w.iter_cycles[b]);
+  }
+  it->set_slow_iterations(w.slow_iterations);
+  for (const dpdk::SlowIteration& s : w.slow) {
+    v1::SlowIteration* si = it->add_slow();
+    si->set_monotonic_ns(s.monotonic_ns);
+    si->set_duration_ns(dpdk::CyclesToNs(s.cycles, hz));
+    si->set_packets(s.packets);
+    for (const std::string& c : dpdk::SlowCauseNames(s.causes, s.packets)) si->add_causes(c);
+  }
+}
+
 }  // namespace
 
 void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std::string& spec,
@@ -123,6 +190,13 @@ void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std:
     }
     FillCorePool(c.pool, b != nullptr ? &b->pool : nullptr, &c.layer_objects, secs,
                  cs->mutable_pool());
+    if (const dpdk::WorkerPerf* wp = FindPerf(&now, c.core); wp != nullptr) {
+      FillPerf(*wp, FindPerf(before, c.core), now.perf->tsc_hz, cs);
+    }
+  }
+  if (now.perf.has_value()) {
+    out->mutable_latency_settings()->set_sample_every(now.perf->settings.sample_every);
+    out->mutable_latency_settings()->set_slow_iteration_us(now.perf->settings.slow_iteration_us);
   }
   v1::PoolObjects* po = out->mutable_pool();
   po->set_populated(now.pool.populated);

@@ -30,7 +30,7 @@ constexpr RpcRole kRpcRoles[] = {
     {"TuneStrategy", Role::kOperate}, {"AuditPool", Role::kOperate},
     {"PauseWorker", Role::kOperate},  {"ResumeWorker", Role::kOperate},
     {"AddRoute", Role::kAdmin},       {"DeleteRoute", Role::kAdmin},
-    {"DiffConfig", Role::kRead},
+    {"DiffConfig", Role::kRead},      {"SetLatency", Role::kOperate},
 };
 
 // "ipv4:1.2.3.4:5" -> "1.2.3.4"; "ipv6:[::1]:5" (or %5B..%5D) -> "::1"; "" otherwise.

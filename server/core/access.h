@@ -6,7 +6,7 @@
 //   role     may call
 //   read     GetInfo, ListPorts, ListStrategies, GetStrategy, GetStats, WatchStats, ListRoutes,
 //            DiffConfig, SetStrategy{validate_only}
-//   operate  + SetStrategy, TuneStrategy, AuditPool, PauseWorker, ResumeWorker
+//   operate  + SetStrategy, TuneStrategy, AuditPool, PauseWorker, ResumeWorker, SetLatency
 //   admin    + AddRoute, DeleteRoute (anything that changes where packets go)
 //
 // grpc.health.v1 and reflection need no role (they tell nothing about the data plane). A call

@@ -38,6 +38,7 @@
 #include "common/forwarding_mode.h"
 #include "common/net_text.h"
 #include "common/port_info.h"
+#include "common/worker_perf.h"
 #include "dataplane/pool/counters.h"
 #include "dataplane/pool/pool.h"
 #include "dataplane/pool/strategy_spec.h"
@@ -140,6 +141,9 @@ struct StatsSnapshot {
   pool::CoreCountersSnapshot other;  // every non-worker thread (FillPoolFigures)
   PoolGauges pool;
   uint64_t swaps_ok = 0, swaps_failed = 0;  // Pool::swaps_ok()/swaps_failed()
+  // Packet latency and the poll loop's iterations per worker (common/worker_perf.h); unset when
+  // the data plane records none (the fake backend): never made-up zeros.
+  std::optional<dpdk::PerfSnapshot> perf;
 };
 
 struct NextHop {
@@ -254,6 +258,13 @@ class Backend {
   virtual absl::Status ResumeWorker(int core) = 0;
   // Conservation audit at a quiescent point of the Backend's choosing (Pool::Audit).
   virtual absl::StatusOr<pool::AuditReport> Audit() = 0;
+  // Latency sampling and the slow-iteration threshold (common/worker_perf.h), in force from each
+  // worker's next iteration. `settings` passed CheckLatencySettings. FailedPrecondition from a
+  // data plane that records no latency (GetStats' perf unset).
+  virtual absl::Status SetLatencySettings(const dpdk::LatencySettings& settings) {
+    (void)settings;
+    return absl::FailedPreconditionError("this data plane records no packet latency");
+  }
 };
 
 // A swap refused before it began (the backend's or Mutations' check said no): `why`, the strategy

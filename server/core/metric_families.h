@@ -98,6 +98,27 @@ inline constexpr MetricDef kWorkerTscHz{
     "skbnf_worker_tsc_hz", kGauge,
     "Frequency of the TSC the busy-cycle counters count (cycles per second)."};
 
+// ---- Packet latency and the poll loop's iterations (common/worker_perf.h)
+inline constexpr MetricDef kPacketLatencySeconds{
+    "skbnf_packet_latency_seconds", kHistogram,
+    "Latency of sampled packets through skbnfd, RX burst to TX burst, per worker core and RX "
+    "port (1 in N RX bursts: skbnf_latency_sample_every)."};
+inline constexpr MetricDef kLatencySampleEvery{
+    "skbnf_latency_sample_every", kGauge,
+    "1 in this many RX bursts is timed (every packet of it); 0: latency sampling off."};
+inline constexpr MetricDef kWorkerIterationSeconds{
+    "skbnf_worker_iteration_seconds", kHistogram,
+    "Duration of the worker's poll-loop iterations (buckets: powers of two of TSC cycles)."};
+inline constexpr MetricDef kWorkerIterationPackets{
+    "skbnf_worker_iteration_packets", kHistogram,
+    "Packets received per poll-loop iteration."};
+inline constexpr MetricDef kWorkerSlowIterationsTotal{
+    "skbnf_worker_slow_iterations_total", kCounter,
+    "Iterations longer than the slow-iteration threshold (skbnf_worker_slow_iteration_seconds)."};
+inline constexpr MetricDef kWorkerSlowIterationSeconds{
+    "skbnf_worker_slow_iteration_seconds", kGauge,
+    "The slow-iteration threshold (SetLatency slow_iteration_us)."};
+
 // ---- The buffer core: per core and layer, and the pool as a whole
 inline constexpr MetricDef kPoolAllocsTotal{
     "skbnf_pool_allocs_total", kCounter,
@@ -258,6 +279,12 @@ inline constexpr std::array kAll = {&kPortRingMbufs,
                                     &kPoolStoreLockAcquisitionsTotal,
                                     &kPoolDepotLockAcquisitionsTotal,
                                     &kWorkerTscHz,
+                                    &kPacketLatencySeconds,
+                                    &kLatencySampleEvery,
+                                    &kWorkerIterationSeconds,
+                                    &kWorkerIterationPackets,
+                                    &kWorkerSlowIterationsTotal,
+                                    &kWorkerSlowIterationSeconds,
                                     &kPortInfo,
                                     &kPortLinkUp,
                                     &kPortLinkSpeedBytesPerSecond,

@@ -187,4 +187,24 @@ absl::StatusOr<bool> Change::ResumeWorker(int core) {
   return true;
 }
 
+absl::StatusOr<dpdk::LatencySettings> Change::SetLatency(
+    std::optional<uint32_t> sample_every, std::optional<uint32_t> slow_iteration_us) {
+  const StatsSnapshot now = backend_.GetStats();
+  // A malformed request is INVALID_ARGUMENT whatever the data plane (then the precondition).
+  dpdk::LatencySettings next = now.perf.has_value() ? now.perf->settings : dpdk::LatencySettings{};
+  if (sample_every.has_value()) next.sample_every = *sample_every;
+  if (slow_iteration_us.has_value()) next.slow_iteration_us = *slow_iteration_us;
+  if (absl::Status s = dpdk::CheckLatencySettings(next); !s.ok()) return s;
+  if (!now.perf.has_value()) {
+    return absl::FailedPreconditionError("this data plane records no packet latency");
+  }
+  const std::string what = absl::StrCat("sample_every ", next.sample_every,
+                                        ", slow_iteration_us ", next.slow_iteration_us);
+  const uint64_t audit = Begin("SetLatency", what);
+  absl::Status s = backend_.SetLatencySettings(next);
+  End(audit, "SetLatency", what, s);
+  if (!s.ok()) return s;
+  return next;
+}
+
 }  // namespace skbnf::control

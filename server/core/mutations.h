@@ -21,6 +21,7 @@
 
 #include <chrono>
 #include <cstdint>
+#include <optional>
 #include <string>
 #include <utility>
 
@@ -94,6 +95,12 @@ class Change {
   // backend is not called). `core` is a worker core (the caller checked).
   absl::StatusOr<bool> PauseWorker(int core);
   absl::StatusOr<bool> ResumeWorker(int core);
+  // Latency sampling and the slow-iteration threshold (common/worker_perf.h): the settings in
+  // force with the given fields replaced, checked (INVALID_ARGUMENT naming the field, nothing
+  // changed), then set. FAILED_PRECONDITION when the backend records no latency. The settings
+  // in force after the call.
+  absl::StatusOr<dpdk::LatencySettings> SetLatency(std::optional<uint32_t> sample_every,
+                                                   std::optional<uint32_t> slow_iteration_us);
 
  private:
   friend class Mutations;

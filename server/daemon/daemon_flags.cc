@@ -36,6 +36,12 @@ ABSL_FLAG(int32_t, burst, -1, "RX/TX burst size (default 32).");
 ABSL_FLAG(int32_t, rx_ring, -1, "RX descriptors per queue (default 1024).");
 ABSL_FLAG(int32_t, tx_ring, -1, "TX descriptors per queue (default 1024).");
 ABSL_FLAG(int32_t, rx_queues, -1, "RX queues per port (default 1).");
+ABSL_FLAG(int64_t, latency_sample_every, -1,
+          "Packet latency: time 1 in N RX bursts (every packet of it); 0 off (default 256; "
+          "`skbnfctl latency set` changes it while skbnfd runs).");
+ABSL_FLAG(int64_t, slow_iteration_us, -1,
+          "Poll-loop iterations longer than this many microseconds are logged with their cause "
+          "(default 250).");
 ABSL_FLAG(bool, colour, false, "Slab colouring in the skbnf pool.");
 ABSL_FLAG(bool, pool_debug, false, "The pool's double/foreign-free checks (slower).");
 ABSL_FLAG(std::string, pool_flags, "",
@@ -219,6 +225,20 @@ absl::Status ApplyEngineFlags(dpdk::EngineConfig& c) {
         Override(absl::GetFlag(FLAGS_tx_ring), 32768, "tx-ring", &c.tx_ring),
         Override(absl::GetFlag(FLAGS_rx_queues), 64, "rx-queues", &c.rx_queues)}) {
     if (!st.ok()) return st;
+  }
+  if (const int64_t n = absl::GetFlag(FLAGS_latency_sample_every); n >= 0) {
+    if (n > dpdk::kMaxSampleEvery) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "--latency-sample-every=", n, " is out of range; write 0 (off) or 1..",
+          dpdk::kMaxSampleEvery, " (1 in N RX bursts timed)"));
+    }
+    c.latency.sample_every = static_cast<uint32_t>(n);
+  }
+  if (absl::Status st = Override(absl::GetFlag(FLAGS_slow_iteration_us),
+                                 dpdk::kMaxSlowIterationUs, "slow-iteration-us",
+                                 &c.latency.slow_iteration_us);
+      !st.ok()) {
+    return st;
   }
   if (absl::Status st = CheckSwapCycle(c.pool_ops); !st.ok()) return st;
   if (absl::Status st = ApplyLayoutFlags(c); !st.ok()) return st;

@@ -131,7 +131,12 @@ StatsSnapshot EngineBackend::GetStats() const {
   } else {
     s.pool.populated = engine_.mempool_info().populated;
   }
+  s.perf = engine_.Perf();
   return s;
+}
+
+absl::Status EngineBackend::SetLatencySettings(const dpdk::LatencySettings& settings) {
+  return engine_.SetLatencySettings(settings);
 }
 
 RouteTable EngineBackend::ListRoutes() const {

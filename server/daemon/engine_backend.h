@@ -27,6 +27,8 @@
 //                   (Engine::CheckSwappable: NativePoolSwapRefusal, common/pool_ops.h);
 //                   pool counters are zero.
 //   SwapStrategy    the parsed spec goes to Engine::SwapStrategy as is (no text round trip).
+//   latency         GetStats carries Engine::Perf (per worker and RX port, iterations, slow
+//                   log: common/worker_perf.h); SetLatencySettings is the engine's.
 //
 // Reads (GetInfo, ListPorts, GetStats, GetStrategy, ListRoutes, GetHealth) never take a lock a
 // swap holds: the engine's control mutex is taken only by mutations. ListPorts serialises its
@@ -67,6 +69,7 @@ class EngineBackend final : public Backend {
   absl::Status PauseWorker(int core) override;
   absl::Status ResumeWorker(int core) override;
   absl::StatusOr<pool::AuditReport> Audit() override;
+  absl::Status SetLatencySettings(const dpdk::LatencySettings& settings) override;
 
  private:
   int PeerOf(int port) const;

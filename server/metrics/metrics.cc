@@ -2,6 +2,7 @@
 #include "server/metrics/metrics.h"
 
 #include <algorithm>
+#include <cmath>
 #include <deque>
 #include <iterator>
 #include <limits>
@@ -161,6 +162,74 @@ void CollectCores(Families& fam, const StatsSnapshot& now,
   Put(fam.Add(metric::kWorkerTscHz), {}, D(tsc_hz));
 }
 
+// A histogram sample: `cumulative[i]` observations at or below `le[i]`, `count` in all.
+ClientMetric HistogramSample(std::vector<ClientMetric::Label> labels,
+                             const std::vector<std::pair<uint64_t, double>>& cumulative,
+                             uint64_t count, double sum) {
+  ClientMetric h;
+  h.label = std::move(labels);
+  h.histogram.sample_count = count;
+  h.histogram.sample_sum = sum;
+  for (const auto& [n, le] : cumulative) h.histogram.bucket.push_back({n, le});
+  h.histogram.bucket.push_back({count, std::numeric_limits<double>::infinity()});
+  return h;
+}
+
+// Packet latency per core and RX port, the loop's iterations per core (common/worker_perf.h).
+// Latency buckets: the powers of two of TSC cycles from 2^7 to 2^31, in seconds at this TSC's
+// frequency; each is a boundary of the HDR histogram's buckets, so every cumulative count is
+// exact. Iteration duration: the powers of two from 2^10 to 2^36 cycles (the cycle bins'
+// bounds); packets: 0..32 and the powers of two to 4096 (the packet bins' bounds).
+void CollectPerf(Families& fam, const StatsSnapshot& now) {
+  if (!now.perf.has_value()) return;
+  const dpdk::PerfSnapshot& perf = *now.perf;
+  const double hz = perf.tsc_hz != 0 ? D(perf.tsc_hz) : 1;
+  MetricFamily& lat = fam.Add(metric::kPacketLatencySeconds);
+  MetricFamily& it_s = fam.Add(metric::kWorkerIterationSeconds);
+  MetricFamily& it_p = fam.Add(metric::kWorkerIterationPackets);
+  MetricFamily& slow = fam.Add(metric::kWorkerSlowIterationsTotal);
+  for (const dpdk::WorkerPerf& w : perf.workers) {
+    const std::string core = absl::StrCat(w.core);
+    for (const dpdk::PortLatency& p : w.ports) {
+      std::vector<std::pair<uint64_t, double>> cum;
+      uint64_t below = 0;
+      int i = 0;
+      for (int e = dpdk::kLatencyLeFirstExp; e <= dpdk::kLatencyLeLastExp; ++e) {
+        for (const int end = dpdk::LatencyBucketOf(uint64_t{1} << e); i < end; ++i) {
+          below += p.buckets[i];
+        }
+        cum.emplace_back(below, std::ldexp(1.0, e) / hz);
+      }
+      lat.metric.push_back(HistogramSample({{"core", core}, {"port", absl::StrCat(p.port)}}, cum,
+                                           p.count, D(p.sum_cycles) / hz));
+    }
+    std::vector<std::pair<uint64_t, double>> cum;
+    uint64_t below = 0;
+    for (int k = 0; k < dpdk::kIterCycleBins - 1; ++k) {
+      below += w.iter_cycles[k];
+      if (k >= 10 && k <= 36) cum.emplace_back(below, std::ldexp(1.0, k) / hz);
+    }
+    it_s.metric.push_back(
+        HistogramSample({{"core", core}}, cum, w.iterations, D(w.iter_cycles_sum) / hz));
+    cum.clear();
+    below = 0;
+    for (int b = 0; b < dpdk::kIterPacketBins - 1; ++b) {
+      below += w.iter_packets[b];
+      if (b > 32 || (b & (b - 1)) == 0) cum.emplace_back(below, D(dpdk::IterPacketBinHigh(b)));
+    }
+    // _sum: the packets those iterations received, the worker's busy_packets (every received
+    // packet is received in a busy poll; read a moment apart from the bins).
+    uint64_t packets = 0;
+    for (const CoreStats& c : now.cores) {
+      if (c.core == w.core) packets = c.busy_packets;
+    }
+    it_p.metric.push_back(HistogramSample({{"core", core}}, cum, w.iterations, D(packets)));
+    Put(slow, {{"core", core}}, D(w.slow_iterations));
+  }
+  Put(fam.Add(metric::kLatencySampleEvery), {}, D(perf.settings.sample_every));
+  Put(fam.Add(metric::kWorkerSlowIterationSeconds), {}, D(perf.settings.slow_iteration_us) / 1e6);
+}
+
 // Per port: what the PMD counted, and the link.
 void CollectPorts(Families& fam, const std::vector<PortInfo>& ports) {
   MetricFamily& port_info = fam.Add(metric::kPortInfo);
@@ -287,6 +356,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   const double secs = before ? Seconds(now.taken - before->taken) : 0;
   Families fam;
   CollectCores(fam, now, before, secs, layers_);
+  CollectPerf(fam, now);
   const std::vector<PortInfo> ports = backend_.ListPorts();
   CollectPorts(fam, ports);
   AddPortRingMbufs(fam, ports);

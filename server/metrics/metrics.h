@@ -40,6 +40,21 @@
 //   skbnf_worker_busy_packets_total{core}             counter  the packets of those polls
 //   skbnf_worker_tsc_hz                               gauge    TSC frequency; cycles per packet:
 //     rate(skbnf_worker_busy_cycles_total[1m]) / rate(skbnf_worker_busy_packets_total[1m])
+//   skbnf_packet_latency_seconds{core,port}          histogram sampled packets' latency, RX burst
+//                                                              to TX burst, per worker and RX port
+//                                                              (le: powers of two of TSC cycles,
+//                                                              2^7..2^31, in seconds: exact HDR
+//                                                              bucket bounds; common/worker_perf.h)
+//   skbnf_latency_sample_every                        gauge    1 in N RX bursts timed; 0: off
+//   skbnf_worker_iteration_seconds{core}              histogram poll-loop iterations by duration
+//                                                              (le: 2^10..2^36 cycles in seconds)
+//   skbnf_worker_iteration_packets{core}              histogram by packets received (le: 0, 1,
+//                                                              2, 4, ..., 32, 64, ..., 4096)
+//   skbnf_worker_slow_iterations_total{core}          counter  iterations over the threshold
+//   skbnf_worker_slow_iteration_seconds               gauge    that threshold
+//   p99 over 5 minutes, per core and port:
+//     histogram_quantile(0.99,
+//       sum by (core, port, le) (rate(skbnf_packet_latency_seconds_bucket[5m])))
 //   (layer: a row of the layer catalogue, pool::LayerCatalog(), by its name and kIndex; a
 //    collector made over another list's catalogue, a test's, exports its layers with no edit here)
 //   skbnf_pool_allocs_total{core,layer,result}        counter  a layer's allocs: hit/miss

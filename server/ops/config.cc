@@ -169,6 +169,20 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
   } else if (key == "rx_queues") {
     if (auto st = need(1); !st.ok()) return st;
     return ParseUint(w[1], 64, &c.rx_queues);
+  } else if (key == "latency_sample_every") {
+    if (auto st = need(1); !st.ok()) return st;
+    if (auto st = ParseUint(w[1], dpdk::kMaxSampleEvery, &c.latency.sample_every); !st.ok()) {
+      return absl::InvalidArgumentError(absl::StrCat(
+          "latency_sample_every ", st.message(), ": 1 in N RX bursts timed, 0 off (default 256)"));
+    }
+  } else if (key == "slow_iteration_us") {
+    if (auto st = need(1); !st.ok()) return st;
+    if (auto st = ParseUint(w[1], dpdk::kMaxSlowIterationUs, &c.latency.slow_iteration_us);
+        !st.ok() || c.latency.slow_iteration_us == 0) {
+      return absl::InvalidArgumentError(
+          absl::StrCat("slow_iteration_us '", w[1], "' is not a number in 1..",
+                       dpdk::kMaxSlowIterationUs, " (microseconds; default 250)"));
+    }
   } else if (key == "colour") {
     if (auto st = need(1); !st.ok()) return st;
     if (w[1] != "on" && w[1] != "off") {
@@ -212,7 +226,7 @@ absl::Status ParseLine(const std::vector<absl::string_view>& w, DaemonConfig& dc
     return absl::InvalidArgumentError(absl::StrCat(
         "unknown directive '", key,
         "'; known: mode strategy pool_ops mbuf_cache mbufs burst rx_ring tx_ring rx_queues "
-        "colour eal port worker route routes_random"));
+        "latency_sample_every slow_iteration_us colour eal port worker route routes_random"));
   }
   return absl::OkStatus();
 }

@@ -12,6 +12,10 @@
 //   tx_ring 1024
 //   rx_queues 1                     RX queues per port
 //   colour on                       slab colouring (on | off)
+//   latency_sample_every 256        packet latency: 1 in N RX bursts timed, 0 off (at start;
+//                                   `skbnfctl latency set` while running; a reload that changes
+//                                   it says "needs restart": common/worker_perf.h)
+//   slow_iteration_us 250           poll-loop iterations longer than this are logged
 //   eal --no-huge -m 512 --vdev=net_null0 --vdev=net_null1   EAL arguments (appended; the
 //                                   ones after `--` on the command line come after these)
 //   port <name> [peer=<name>] [dst_mac=<mac>]

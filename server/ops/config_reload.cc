@@ -82,6 +82,11 @@ std::vector<std::string> RestartOnlyChanges(const dpdk::DaemonConfig& a,
   cmp("tx_ring", absl::StrCat(x.tx_ring), absl::StrCat(y.tx_ring));
   cmp("rx_queues", absl::StrCat(x.rx_queues), absl::StrCat(y.rx_queues));
   cmp("colour", x.colour ? "on" : "off", y.colour ? "on" : "off");
+  // Start-up values: while skbnfd runs, `skbnfctl latency set` (SetLatency) changes them.
+  cmp("latency_sample_every", absl::StrCat(x.latency.sample_every),
+      absl::StrCat(y.latency.sample_every));
+  cmp("slow_iteration_us", absl::StrCat(x.latency.slow_iteration_us),
+      absl::StrCat(y.latency.slow_iteration_us));
   cmp("eal", absl::StrJoin(a.eal, " "), absl::StrJoin(b.eal, " "));
   cmp("port", ListText(x.ports, PortText), ListText(y.ports, PortText));
   cmp("worker", ListText(x.workers, WorkerText), ListText(y.workers, WorkerText));

@@ -26,6 +26,9 @@ commands that read:
   audit                             conservation audit of the buffer pool
   config diff                       the running state against skbnfd's --config file, as
                                     diff -u FILE RUNNING; exit 0 none, 1 drift, 2 trouble
+  latency                           packet latency per core and RX port (p50, p99, p99.9,
+                                    max), the poll loop's iterations by packets and duration,
+                                    the last slow iterations and their causes
 
 commands that change:
   strategy set SPEC [--validate-only] [--quiesce-timeout-ms=N]
@@ -40,6 +43,8 @@ commands that change:
                                     recycle+magazine, lcache. Ctrl-C restores the incumbent
   routes add PREFIX PORT DST_MAC    l3 mode: route a.b.c.d/len to a next hop
   routes delete PREFIX              (del: the same, the old word)
+  latency set [--sample-every=N] [--slow-iteration-us=US]
+                                    time 1 in N RX bursts (0: off); log iterations over US
   worker pause CORE [--lease=DURATION] | worker resume CORE
                                     park / unpark one worker core. A pause is a lease (60s;
                                     1s..1h): the worker resumes by itself when it runs out;
@@ -76,6 +81,10 @@ flags: worker pause
   --lease=DURATION       how long the pause holds before the worker resumes by itself
                          (60s; 1s..1h); pausing a paused core again renews it
 
+flags: latency set
+  --sample-every=N       1 in N RX bursts timed, every packet of it (0: off; default 256)
+  --slow-iteration-us=US iterations longer than this are slow: logged with their cause (250)
+
 flags: stats and top
   --core=N               only core N (repeatable)
   --interval=MS          top: refresh period in ms (1000)
@@ -111,7 +120,7 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   static const std::vector<std::string> kValueFlags = {
       "addr",  "tls_ca", "tls_cert",           "tls_key", "tls_server_name", "timeout", "interval",
       "count", "core",   "quiesce_timeout_ms", "dwell",   "settle",          "rounds",  "seed",
-      "lease"};
+      "lease", "sample_every", "slow_iteration_us"};
   static const std::vector<std::string> kBoolFlags = {"json",    "tls",   "validate_only",
                                                       "dry_run", "apply", "help"};
   Args a;

@@ -113,6 +113,7 @@ absl::StatusOr<int> Client::Run(const std::vector<std::string>& p) {
   if (cmd == "routes") return Routes(p);
   if (cmd == "worker") return Worker(p);
   if (cmd == "config") return Config(p);
+  if (cmd == "latency") return Latency(p);
   return UsageError(absl::StrCat("unknown command '", cmd, "'"));
 }
 

@@ -54,6 +54,8 @@ class Client {
   absl::StatusOr<int> Worker(const std::vector<std::string>& p);    // mutation_commands.cc
   int Audit();                                                      // mutation_commands.cc
   absl::StatusOr<int> Config(const std::vector<std::string>& p);    // config_commands.cc
+  absl::StatusOr<int> Latency(const std::vector<std::string>& p);   // latency_commands.cc
+  void PrintLatency(const v1::Stats& s) const;                      // latency_commands.cc
 
   const Args& args_;
   const bool json_;

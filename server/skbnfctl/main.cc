@@ -7,6 +7,7 @@
 //                    | strategy tune [CANDIDATE ...] [--dwell=D] [--rounds=N] [--apply|--dry-run]
 //                    | routes add PREFIX PORT DST_MAC | routes delete PREFIX
 //                    | worker pause|resume CORE
+//                    | latency | latency set [--sample-every=N] [--slow-iteration-us=US]
 //
 // Exit codes: 0 success, 2 usage error (nothing sent), 1 the server refused or failed (its
 // status code and message on stderr), or the swap rolled back. `config diff` answers as diff(1):

@@ -63,6 +63,7 @@ void Client::PrintStats(const v1::Stats& s) const {
     std::cout << ", " << LayerName(lo.layer()) << " " << lo.objects();
   }
   std::cout << ", in flight " << po.in_flight() << "\n";
+  PrintLatency(s);
 }
 
 absl::StatusOr<int> Client::Stats(bool top) {

@@ -13,6 +13,7 @@
 #include "absl/base/thread_annotations.h"
 #include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
+#include "absl/strings/str_join.h"
 #include "absl/synchronization/mutex.h"
 #include "server/core/build_info.h"
 #include "server/telemetry/multi_process.h"
@@ -310,6 +311,75 @@ int Buffers(const char*, const char*, rte_tel_data* out) {
   });
 }
 
+// /skbnf/latency: per worker, per RX port the latency percentiles since start; the iterations by
+// packets and by duration (non-empty bins), the slow-iteration count and the last ones.
+void AddWorkerPerf(const Dict& d, const dpdk::WorkerPerf& w, uint64_t hz) {
+  Dict ports;
+  for (const dpdk::PortLatency& p : w.ports) {
+    Dict port;
+    port.U64("samples", p.count);
+    port.U64("p50_ns", dpdk::CyclesToNs(dpdk::LatencyQuantile(p.buckets, 0.50, p.max_cycles), hz));
+    port.U64("p99_ns", dpdk::CyclesToNs(dpdk::LatencyQuantile(p.buckets, 0.99, p.max_cycles), hz));
+    port.U64("p999_ns",
+             dpdk::CyclesToNs(dpdk::LatencyQuantile(p.buckets, 0.999, p.max_cycles), hz));
+    port.U64("max_ns", dpdk::CyclesToNs(p.max_cycles, hz));
+    port.U64("mean_ns", p.count != 0 ? dpdk::CyclesToNs(p.sum_cycles / p.count, hz) : 0);
+    ports.Add(absl::StrCat(p.port), port);
+  }
+  d.Add("ports", ports);
+  d.U64("iterations", w.iterations);
+  Dict by_packets;
+  for (int b = 0; b < dpdk::kIterPacketBins; ++b) {
+    if (w.iter_packets[b] == 0) continue;
+    const uint64_t lo = dpdk::IterPacketBinLow(b), hi = dpdk::IterPacketBinHigh(b);
+    const std::string name = lo == hi               ? absl::StrCat(lo)
+                             : hi == UINT64_MAX     ? absl::StrCat(lo, "+")
+                                                    : absl::StrCat(lo, "-", hi);
+    by_packets.U64(name.c_str(), w.iter_packets[b]);
+  }
+  d.Add("by_packets", by_packets);
+  Dict by_duration;  // "<N" ns: below 2^k cycles
+  for (int k = 0; k < dpdk::kIterCycleBins; ++k) {
+    if (w.iter_cycles[k] == 0) continue;
+    const uint64_t hi = dpdk::IterCycleBinHigh(k);
+    const std::string name =
+        hi == UINT64_MAX ? std::string("more") : absl::StrCat("<", dpdk::CyclesToNs(hi, hz));
+    by_duration.U64(name.c_str(), w.iter_cycles[k]);
+  }
+  d.Add("by_duration_ns", by_duration);
+  d.U64("slow_iterations", w.slow_iterations);
+  Dict slow;
+  for (size_t i = 0; i < w.slow.size(); ++i) {
+    const dpdk::SlowIteration& s = w.slow[i];
+    Dict one;
+    one.U64("monotonic_ns", s.monotonic_ns);
+    one.U64("duration_ns", dpdk::CyclesToNs(s.cycles, hz));
+    one.U64("packets", s.packets);
+    one.Str("causes", absl::StrJoin(dpdk::SlowCauseNames(s.causes, s.packets), ","));
+    slow.Add(absl::StrCat(i), one);
+  }
+  d.Add("slow", slow);
+}
+
+int Latency(const char*, const char*, rte_tel_data* out) {
+  return WithBackend([&](const Backend& b) {
+    const control::StatsSnapshot s = b.GetStats();
+    if (!s.perf.has_value()) return -ENOTSUP;  // a data plane that records none: null
+    const Dict d(out);
+    d.U64("tsc_hz", s.perf->tsc_hz);
+    d.U64("sample_every", s.perf->settings.sample_every);
+    d.U64("slow_iteration_us", s.perf->settings.slow_iteration_us);
+    Dict cores;
+    for (const dpdk::WorkerPerf& w : s.perf->workers) {
+      Dict core;
+      AddWorkerPerf(core, w, s.perf->tsc_hz);
+      cores.Add(absl::StrCat(w.core), core);
+    }
+    d.Add("cores", cores);
+    return 0;
+  });
+}
+
 struct Command {
   const char* name;
   telemetry_cb fn;
@@ -323,6 +393,9 @@ constexpr Command kCommands[] = {
      "skbnfd: totals and per worker. Parameters: none, or a worker's core id for its detail"},
     {"/skbnf/buffers", &Buffers,
      "skbnfd: every pool object by place (store, layers, depots, in flight). No parameters"},
+    {"/skbnf/latency", &Latency,
+     "skbnfd: packet latency per worker and RX port, loop iterations, slow iterations. No "
+     "parameters"},
 };
 
 }  // namespace

@@ -12,11 +12,14 @@
 //   /skbnf/buffers           every object of the pool by place: store, each layer (summed and
 //                            per core), depots, in flight, each port's rings where the PMD
 //                            tells; and DPDK's own count (rte_mempool_avail_count) beside ours
+//   /skbnf/latency           the latency settings; per worker: per RX port the sampled packets'
+//                            latency (samples, p50/p99/p99.9/max/mean in ns, since start), its
+//                            iterations by packets and by duration, the slow iterations (count
+//                            and the last 32 with their causes): common/worker_perf.h
 //
 // The shape is DPDK 22.11's lib/telemetry/rte_telemetry.h: rte_telemetry_register_cmd(cmd, fn,
 // help) with fn(cmd, params, rte_tel_data*), dicts of u64/int/string and nested containers
-// (rte_tel_data_add_dict_container). /skbnf/latency is not registered: skbnfd has no latency
-// source yet (issue 32 item 4), and a command that answered zeros would lie.
+// (rte_tel_data_add_dict_container).
 //
 // Threads. DPDK runs a callback on its telemetry thread, one thread per connected client (up to
 // 10 at once, lib/telemetry/telemetry.c MAX_CONNECTIONS), so callbacks may run concurrently with

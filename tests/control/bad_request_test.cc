@@ -57,6 +57,20 @@ v1::StructuredStrategy::LayerConfig* AddLayer(v1::StructuredStrategy* st, v1::La
   return lc;
 }
 
+BadRequest Latency(const std::string& name, std::optional<uint32_t> every,
+                   std::optional<uint32_t> slow_us, const std::string& field) {
+  return {name,
+          [every, slow_us](Stub& s) {
+            grpc::ClientContext ctx;
+            v1::SetLatencyRequest req;
+            if (every.has_value()) req.set_sample_every(*every);
+            if (slow_us.has_value()) req.set_slow_iteration_us(*slow_us);
+            v1::SetLatencyResponse r;
+            return s.SetLatency(&ctx, req, &r);
+          },
+          StatusCode::INVALID_ARGUMENT, field};
+}
+
 BadRequest AddRoute(const std::string& name, const std::string& prefix, int port,
                     const std::string& mac, const std::string& field, bool next_hop = true) {
   return {name,
@@ -260,6 +274,11 @@ std::vector<BadRequest> Table(uint32_t worker) {
       Worker("PauseWorker/unknown core", true, 999),
       Worker("ResumeWorker/core missing", false, std::nullopt),
       Worker("ResumeWorker/unknown core", false, 4096),
+      // ---- SetLatency (common/worker_perf.h's ranges)
+      Latency("SetLatency/sample_every above 2^20", 1048577, std::nullopt, "sample_every"),
+      Latency("SetLatency/sample_every huge", 4000000000u, std::nullopt, "sample_every"),
+      Latency("SetLatency/slow_iteration_us 0", std::nullopt, 0, "slow_iteration_us"),
+      Latency("SetLatency/slow_iteration_us above 10 s", 64, 10000001, "slow_iteration_us"),
   };
   return t;
 }
@@ -287,6 +306,7 @@ std::string Fingerprint(Stub& s) {
       out += "core " + std::to_string(c.core()) + (c.paused() ? " paused\n" : " running\n");
     }
     out += "swaps " + std::to_string(r.swaps_ok()) + "/" + std::to_string(r.swaps_failed()) + "\n";
+    out += "latency " + r.latency_settings().ShortDebugString() + "\n";
   }
   return out;
 }

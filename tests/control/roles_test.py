@@ -15,8 +15,9 @@ daemon under test, with identities the transport proves and nothing else.
 
 The client is skbnfctl (SKBNFCTL), one command per RPC:
   read     info (GetInfo), ports, strategy list/get, stats (GetStats), top --count=1
-           (WatchStats), routes list, strategy set --validate-only
-  operate  strategy set, worker pause/resume, audit (AuditPool), strategy tune (TuneStrategy)
+           (WatchStats), routes list, strategy set --validate-only, latency (GetStats)
+  operate  strategy set, worker pause/resume, audit (AuditPool), strategy tune (TuneStrategy),
+           latency set (SetLatency; on a daemon that records latency)
   admin    routes add, routes delete
 A refused call exits 1 with PERMISSION_DENIED naming the role it needs; nothing changes.
 Needs root (setpriv to other uids); skipped with the reason otherwise.
@@ -37,7 +38,7 @@ U_READ, U_NONE, U_GROUP, G_OPERATE = 52001, 52002, 52003, 52100
 
 READ = [["info"], ["ports"], ["strategy", "list"], ["strategy", "get"], ["stats"],
         ["top", "--count=1", "--interval=100"], ["routes", "list"],
-        ["strategy", "set", "headpool", "--validate-only"]]
+        ["strategy", "set", "headpool", "--validate-only"], ["latency"]]
 ROLE_OF = {"read": 1, "operate": 2, "admin": 3}
 
 
@@ -143,6 +144,10 @@ class RolesTest(unittest.TestCase):
         expect("operate", "worker", "pause", self.core)
         expect("operate", "worker", "resume", self.core)
         expect("operate", "audit")
+        code, out, err = self.as_unix0("--json", "stats")
+        self.assertEqual(code, 0, err)
+        if "latency_settings" in json.loads(out):  # the fake records no latency
+            expect("operate", "latency", "set", "--slow-iteration-us=250")
         expect("admin", "routes", "add", "198.51.100.0/24", "0", "02:00:00:00:00:77")
         expect("admin", "routes", "delete", "198.51.100.0/24")
 

@@ -67,9 +67,10 @@ def write_udp_pcap(path, frames=64):
 class Primary:
     """skbnfd on hugepages with shared config (attachable), io mode: net_pcap0 (replaying a UDP
     pcap forever) -> net_null0. Use as a context manager; `eal_extra` replaces the hugepage
-    arguments (e.g. ["--no-huge", "--no-shconf"] for the not-attachable case), `vdevs` the ports."""
+    arguments (e.g. ["--no-huge", "--no-shconf"] for the not-attachable case), `vdevs` the ports,
+    `flags` more skbnfd flags (before `--`)."""
 
-    def __init__(self, skbnfd, name, hugepages=True, eal_extra=None, vdevs=None):
+    def __init__(self, skbnfd, name, hugepages=True, eal_extra=None, vdevs=None, flags=()):
         self.skbnfd = skbnfd
         self.prefix = f"skbnf-{name}-{os.getpid()}"
         self.dir = f"/run/{self.prefix}"
@@ -79,8 +80,10 @@ class Primary:
         self.hugepages = hugepages
         self.eal_extra = eal_extra
         self.vdevs = vdevs
+        self.flags = list(flags)
         self.proc = None
         self.addr = None
+        self.metrics_port = None
 
     def __enter__(self):
         try:
@@ -118,7 +121,8 @@ class Primary:
         eal = self.eal_extra if self.eal_extra is not None else mem
         self.proc = subprocess.Popen(
             [self.skbnfd, "--mode=io", "--listen=127.0.0.1:0", "--loopback-role=admin", "--metrics-addr=127.0.0.1:0",
-             "--stats=0", f"--ready-file={ready}", "--", "--lcores=0@0,1@1", "--no-pci", *eal,
+             "--stats=0", f"--ready-file={ready}", *self.flags, "--", "--lcores=0@0,1@1", "--no-pci",
+             *eal,
              f"--file-prefix={self.prefix}",
              *(self.vdevs or [f"--vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1", "--vdev=net_null0"])],
             stdout=open(self.log, "w"), stderr=subprocess.STDOUT)
@@ -128,7 +132,8 @@ class Primary:
                 fail(f"skbnfd exited {self.proc.returncode}", self.log)
             return os.path.exists(ready) and os.path.getsize(ready) > 0
         wait_for("skbnfd's ready file", started, seconds=60)
-        self.addr = json.load(open(ready))["grpc"]
+        r = json.load(open(ready))
+        self.addr, self.metrics_port = r["grpc"], r["metrics_port"]
         return self
 
     def stop(self):

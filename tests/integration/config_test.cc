@@ -51,6 +51,23 @@ TEST(ConfigTest, PoolOpsIsParsedAtItsLine) {
       << bad.status();
 }
 
+// The latency settings at start (common/worker_perf.h's ranges); SetLatency changes them later.
+TEST(ConfigTest, LatencySettingsAtStart) {
+  auto c = ParseConfig("latency_sample_every 0\nslow_iteration_us 1000\n");
+  ASSERT_TRUE(c.ok()) << c.status();
+  EXPECT_EQ(c->engine.latency.sample_every, 0u);
+  EXPECT_EQ(c->engine.latency.slow_iteration_us, 1000u);
+  EXPECT_EQ(ParseConfig("mode io\n")->engine.latency.sample_every, 256u);  // the default
+  for (const char* bad : {"latency_sample_every 1048577\n", "latency_sample_every x\n",
+                          "slow_iteration_us 0\n", "slow_iteration_us 10000001\n"}) {
+    auto b = ParseConfig(bad);
+    ASSERT_FALSE(b.ok()) << bad;
+    const std::string key = std::string(bad).substr(0, std::string(bad).find(' '));
+    EXPECT_NE(b.status().message().find(key), std::string::npos) << b.status();
+    EXPECT_NE(b.status().message().find("line 1"), std::string::npos) << b.status();
+  }
+}
+
 TEST(ConfigTest, UnknownDirectiveListsKnownOnes) {
   auto c = ParseConfig("bogus 1\n");
   ASSERT_FALSE(c.ok());

@@ -12,8 +12,8 @@ command's parameters follow a comma (lib/telemetry/telemetry.c client_handler: s
 A callback's error is answered {"<cmd>": null}.
 
 Checks, each able to fail:
-  - "/" lists /skbnf/info, /skbnf/strategy, /skbnf/stats, /skbnf/buffers, and no /skbnf/latency
-    (skbnfd has no latency source yet: no stub).
+  - "/" lists /skbnf/info, /skbnf/strategy, /skbnf/stats, /skbnf/buffers, /skbnf/latency (its
+    figures: integration.latency_skbnfd).
   - /skbnf/info agrees with gRPC's GetInfo (skbnfctl --json info): pool name, populated, mode,
     workers; multi_process 0 with a note saying how to enable it (--no-shconf here); its
     mempool_ops (this process's ops table) ends with skbnf, the index /mempool/info gives the
@@ -122,11 +122,9 @@ def check(addr, log):
     r = telemetry("/", "/skbnf/info")
     cmds = set(r["/"])
     for c in ("/skbnf/info", "/skbnf/strategy", "/skbnf/stats", "/skbnf/buffers",
-              "/mempool/info", "/ethdev/stats"):
+              "/skbnf/latency", "/mempool/info", "/ethdev/stats"):
         if c not in cmds:
             fail(f"{c} not in the command list {sorted(cmds)}")
-    if "/skbnf/latency" in cmds:
-        fail("/skbnf/latency registered, but skbnfd has no latency source")
     info, grpc_info = r["/skbnf/info"], json.loads(ctl(addr, "--json", "info"))
     pool = info["pool"]
     if pool["name"] != grpc_info["pool"]["name"] or pool["ops"] != "skbnf":
@@ -145,7 +143,7 @@ def check(addr, log):
         fail(f"/mempool/info ops_index {mi['ops_index']} is not skbnf's {len(ops) - 1}")
     print(f"ok: skbnf's mempool ops are registered last ({len(ops) - 1}, after DPDK's "
           f"{len(ops) - 1}), the pool's ops_index")
-    print(f"ok: command list has /skbnf/{{info,strategy,stats,buffers}}, no /skbnf/latency; "
+    print(f"ok: command list has /skbnf/{{info,strategy,stats,buffers,latency}}; "
           f"/skbnf/info == GetInfo (pool {pool['name']}, {pool['populated']} objects)")
 
     rx0 = telemetry("/skbnf/stats")["/skbnf/stats"]["rx_packets"]
