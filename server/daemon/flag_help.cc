@@ -106,6 +106,7 @@ constexpr FlagLine kFlags[] = {
     {"duration", kConsole, "SECONDS"},
     {"swap_cycle", kConsole, "SPEC;SPEC..."},
     {"swap_every", kConsole, "SECONDS"},
+    {"heap_trim_every", kConsole, "DURATION"},
     {"demo_routes", kDemo, "N"},
     {"demo_dests", kDemo, "N"},
     {"test_stall_lcore", kTest, "LCORE"},

@@ -45,6 +45,7 @@
 #include "server/daemon/demo.h"
 #include "server/daemon/engine_backend.h"
 #include "server/daemon/flag_help.h"
+#include "server/daemon/heap_trim.h"
 #include "server/daemon/startup_checks.h"
 #include "server/daemon/test_hooks.h"
 #include "server/daemon/unclean_stop.h"
@@ -144,6 +145,7 @@ int Run(int argc, char** argv) {
   const bool is_demo = !HasConfigFile() && rest.size() <= 1 && pci_args.ok() && pci_args->empty();
   // Control flags (listeners, --roles, ...) are checked before EAL: a bad one is exit 2 at once.
   if (absl::Status st = CheckControlOptions(OptionsFromFlags(is_demo)); !st.ok()) return Fail(st);
+  if (absl::Status st = CheckHeapTrimFlag(); !st.ok()) return Fail(st);
   if (is_demo) {
     if (absl::Status st = demo.SetUp(*dc); !st.ok()) return Fail(st);
   }
@@ -208,10 +210,12 @@ int Run(int argc, char** argv) {
     if (!tel_commands.ok()) Fail(tel_commands.status());  // reported; skbnfd runs without them
     console.PrintRunning();
     SwapCycle cycle;
+    HeapTrim heap_trim;  // --heap-trim-every: server/daemon/heap_trim.h
     while (!g_quit.load()) {
       std::this_thread::sleep_for(std::chrono::milliseconds(20));
       if (!console.Tick()) break;
       cycle.Tick(**control);
+      heap_trim.Tick();
     }
     // Telemetry detached before the backend's engine stops.
     if (tel_commands.ok()) tel_commands->reset();

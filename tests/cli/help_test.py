@@ -96,7 +96,10 @@ class SkbnfdHelp(unittest.TestCase):
                                   "write --burst=N\n"),
                 (["--mode"], "skbnfd: --mode needs a value; write --mode=io|mac|l3\n"),
                 (["--mode=l2"], "write --mode=io, --mode=mac or --mode=l3"),
-                (["--burst=100000"], "out of range; write a value in 1..512")):
+                (["--burst=100000"], "out of range; write a value in 1..512"),
+                (["--heap-trim-every=-1s"], "skbnfd: --heap-trim-every=-1s is negative; write "
+                                            "--heap-trim-every=10s (the default) or "
+                                            "--heap-trim-every=0 (never)\n")):
             code, out, err = run(SKBNFD, *args)
             self.assertEqual(code, 2, (args, out, err))
             self.assertIn(want, err, args)
