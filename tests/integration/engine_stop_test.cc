@@ -22,9 +22,11 @@
 
 #include <atomic>
 #include <chrono>
+#include <condition_variable>
 #include <cstdio>
 #include <functional>
 #include <memory>
+#include <mutex>
 #include <string>
 #include <thread>
 #include <vector>
@@ -39,30 +41,43 @@ namespace {
 
 using namespace std::chrono_literals;
 
-// Once `wedge` is set, the worker on `lcore` stops at the top of its next loop pass and sleeps
-// there (1 ms at a time) until `release` is set: a worker stuck inside a pass, as one in a
-// PMD call that never returns would be.
+// Once `wedge` is set, the worker on `lcore` stops at the top of its next loop pass and blocks
+// there (on a condition variable: one futex wait, nothing wakes it) until Release(): a worker
+// stuck inside a pass, as one in a PMD call that never returns would be. A loop of short sleeps
+// would leave the thread runnable (R) for a moment at every wake-up, and the kernel's state as
+// read by Stop would depend on the moment it is read.
 class Wedge final : public WorkerHooks {
  public:
   explicit Wedge(unsigned lcore) : lcore_(lcore) {}
   bool BeforeQuiescent(const WorkerView& w) override {
     if (w.lcore != lcore_ || !wedge.load()) return false;
+    std::unique_lock<std::mutex> lock(mu_);
     wedged.store(true);
-    while (!release.load()) std::this_thread::sleep_for(1ms);
+    cv_.wait(lock, [&] { return released_; });
     return true;
   }
   bool BeforePoll(const WorkerView&) override { return false; }
+  void Release() {
+    {
+      const std::lock_guard<std::mutex> lock(mu_);
+      released_ = true;
+    }
+    cv_.notify_all();
+  }
 
-  std::atomic<bool> wedge{false}, wedged{false}, release{false};
+  std::atomic<bool> wedge{false}, wedged{false};
 
  private:
   const unsigned lcore_;
+  std::mutex mu_;
+  std::condition_variable cv_;
+  bool released_ = false;
 };
 
 class EngineStopTest : public ::testing::Test {
  protected:
   void TearDown() override {
-    if (wedge_ != nullptr) wedge_->release.store(true);
+    if (wedge_ != nullptr) wedge_->Release();
     if (engine_ != nullptr && engine_->running()) (void)engine_->Stop();
     engine_.reset();
     for (const std::string& v : vdevs_) rte_vdev_uninit(v.c_str());
@@ -138,7 +153,7 @@ TEST_F(EngineStopTest, WedgedWorkerIsNamedAndStopReturnsWithinItsBound) {
   EXPECT_NE(msg.find("worker on lcore 1 (core"), std::string::npos) << msg;
   EXPECT_NE(msg.find("did not stop within 400 ms"), std::string::npos) << msg;
   EXPECT_NE(msg.find("its loop did not come round"), std::string::npos) << msg;
-  // The hook sleeps: the kernel says so (S, in a nanosleep's wait).
+  // The hook blocks: the kernel says so (S, in a futex wait).
   EXPECT_NE(msg.find("state S (sleeping)"), std::string::npos) << msg;
   EXPECT_FALSE(e.final_audit().ok);
   EXPECT_EQ(e.final_audit().message.rfind("not taken: worker on lcore 1", 0), 0u)
@@ -147,7 +162,7 @@ TEST_F(EngineStopTest, WedgedWorkerIsNamedAndStopReturnsWithinItsBound) {
   for (const PortInfo& p : e.Ports()) EXPECT_TRUE(p.started) << p.name;
 
   // Released, it sees the stop flag at once: the second Stop completes, exact.
-  wedge_->release.store(true);
+  wedge_->Release();
   const absl::Status again = e.Stop();
   ASSERT_TRUE(again.ok()) << again;
   const AuditReport& a = e.final_audit();
