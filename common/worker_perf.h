@@ -39,11 +39,13 @@
 //   tx_reclaim   an idle poll's TX queue reclaim ran (rte_eth_tx_done_cleanup / AF_XDP's kick)
 //   audit_park   it was parked for a running audit (AuditPool)
 //   test_hook    a test's worker hook took time (tests only: worker_hooks.h)
+//   depot_wait   a magazine exchange inside a PMD's refill or free spun on the depot's lock,
+//                held by another core (the pool stamps the wait's end on the core,
+//                dataplane/pool/counters.h CountDepotWait; the slow iteration compares the
+//                stamp with its own start: nothing is read per iteration or per packet; the
+//                ticks waited are Stats' depot_wait_ticks)
 //   forwarding   none of those: the RX bursts, forwarding and TX calls themselves (a PMD call,
-//                the pool's depot or store lock inside a refill, the thread preempted); with 0
-//                packets: `idle`
-// A depot wait is inside `forwarding`: the pool's per-core lock counters (Stats' depot_locks)
-// say whether the depot was touched, the loop cannot time it without a TSC read per PMD call.
+//                the store's lock inside a refill, the thread preempted); with 0 packets: `idle`
 // An iteration in which the worker was parked by PauseWorker is neither counted nor logged
 // (parked_loops counts it; a pause lasts as long as the operator wants).
 #ifndef SKBNF_COMMON_WORKER_PERF_H_
@@ -122,9 +124,10 @@ inline constexpr uint32_t kSlowReclaim = 1u << 1;
 inline constexpr uint32_t kSlowTxReclaim = 1u << 2;
 inline constexpr uint32_t kSlowAuditPark = 1u << 3;
 inline constexpr uint32_t kSlowTestHook = 1u << 4;
-inline constexpr int kNumSlowCauses = 5;
-inline constexpr const char* kSlowCauseNames[kNumSlowCauses] = {"swap", "reclaim", "tx_reclaim",
-                                                                "audit_park", "test_hook"};
+inline constexpr uint32_t kSlowDepotWait = 1u << 5;
+inline constexpr int kNumSlowCauses = 6;
+inline constexpr const char* kSlowCauseNames[kNumSlowCauses] = {
+    "swap", "reclaim", "tx_reclaim", "audit_park", "test_hook", "depot_wait"};
 // The causes' names, e.g. {"swap", "test_hook"}; none: {"forwarding"} (or {"idle"} with 0
 // packets).
 inline std::vector<std::string> SlowCauseNames(uint32_t causes, uint64_t packets) {

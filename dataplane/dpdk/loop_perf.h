@@ -69,7 +69,7 @@ class LoopPerf {
       if (__builtin_expect(d > slow_cycles_, 0)) {
         Slow(d, packets,
              flags_ | (epoch != epoch_ ? kSlowSwap : 0) |
-                 (reclaims != reclaims_ ? kSlowReclaim : 0));
+                 (reclaims != reclaims_ ? kSlowReclaim : 0) | DepotWaitSince(start_));
       }
     }
     epoch_ = epoch;
@@ -101,6 +101,13 @@ class LoopPerf {
     const uint64_t now = rte_rdtsc();
     for (uint16_t i = 0; i < n; ++i) *RxStamp(pkts[i], offset_) = now;
     w_.latency_burst = true;
+  }
+
+  // kSlowDepotWait when this core's last depot lock wait ended after `start` (read only for a
+  // slow iteration: the pool stamps the wait, common/worker_perf.h).
+  __attribute__((noinline, cold)) uint32_t DepotWaitSince(uint64_t start) const {
+    if (pool_ == nullptr) return 0;
+    return pool_->LastDepotWaitEnd(static_cast<int>(w_.lcore)) >= start ? kSlowDepotWait : 0;
   }
 
   __attribute__((noinline, cold)) void Slow(uint64_t cycles, uint64_t packets, uint32_t causes) {

@@ -14,6 +14,7 @@
 #include <atomic>
 #include <cstdint>
 
+#include "dataplane/pool/spinlock.h"
 #include "dataplane/pool/strategy_spec.h"
 
 // clang spells the ThreadSanitizer test differently from GCC.
@@ -71,7 +72,22 @@ struct CoreCounters {
   Counter store_frees;   // objects returned to the slab store
   Counter store_locks;   // store lock acquisitions
   Counter depot_locks;   // depot lock acquisitions
+  // Depot lock acquisitions that found the lock held by another core and spun, and the TSC
+  // ticks they spun; depot_wait_end: the TSC when this core's last wait ended (a worker's slow
+  // iteration names `depot_wait` when it is inside the iteration: common/worker_perf.h).
+  Counter depot_waits;
+  Counter depot_wait_ticks;
+  std::atomic<uint64_t> depot_wait_end{0};
 };
+
+// After a depot call that spun `ticks` (SpinLock::LockTimed; 0: it did not): counted on the
+// core. Cold: a wait is on a depot exchange that another core holds.
+inline void CountDepotWait(CoreCounters& c, uint64_t ticks) {
+  if (__builtin_expect(ticks == 0, 1)) return;
+  c.depot_waits.AtomicAdd(1);
+  c.depot_wait_ticks.AtomicAdd(ticks);
+  c.depot_wait_end.store(SpinLock::Ticks(), std::memory_order_relaxed);
+}
 
 // Plain copy of CoreCounters for readers.
 struct LayerCountersSnapshot {
@@ -81,6 +97,7 @@ struct CoreCountersSnapshot {
   uint64_t allocs = 0, frees = 0, alloc_failures = 0;
   LayerCountersSnapshot layer[kMaxLayers];
   uint64_t store_allocs = 0, store_frees = 0, store_locks = 0, depot_locks = 0;
+  uint64_t depot_waits = 0, depot_wait_ticks = 0;
 };
 
 // The core's allocs and frees, its layers' single-object hits included.
@@ -115,6 +132,8 @@ inline CoreCountersSnapshot Snapshot(const CoreCounters& c) {
   s.store_frees = c.store_frees.Get();
   s.store_locks = c.store_locks.Get();
   s.depot_locks = c.depot_locks.Get();
+  s.depot_waits = c.depot_waits.Get();
+  s.depot_wait_ticks = c.depot_wait_ticks.Get();
   return s;
 }
 

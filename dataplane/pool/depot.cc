@@ -21,8 +21,9 @@ Magazine* Depot::NewMagazine() {
   return m;
 }
 
-Magazine* Depot::ExchangeEmptyForFull(Magazine* empty) {
-  std::lock_guard<SpinLock> g(lock_);
+Magazine* Depot::ExchangeEmptyForFull(Magazine* empty, uint64_t& waited) {
+  waited = lock_.LockTimed();
+  std::lock_guard<SpinLock> g(lock_, std::adopt_lock);
   Magazine* full = full_;
   if (full == nullptr) return nullptr;
   full_ = full->next;
@@ -34,8 +35,9 @@ Magazine* Depot::ExchangeEmptyForFull(Magazine* empty) {
   return full;
 }
 
-Magazine* Depot::ExchangeFullForEmpty(Magazine* full) {
-  std::lock_guard<SpinLock> g(lock_);
+Magazine* Depot::ExchangeFullForEmpty(Magazine* full, uint64_t& waited) {
+  waited = lock_.LockTimed();
+  std::lock_guard<SpinLock> g(lock_, std::adopt_lock);
   Magazine* empty = empty_;
   if (empty == nullptr) return nullptr;
   empty_ = empty->next;

@@ -43,11 +43,12 @@ class Depot {
   uint32_t magazine_size() const { return size_; }
 
   // Hands in an empty magazine and takes a full one. Returns nullptr, keeping nothing, when
-  // the depot has no full magazine.
-  Magazine* ExchangeEmptyForFull(Magazine* empty);
+  // the depot has no full magazine. `waited`: the TSC ticks spent waiting for the lock (0: it
+  // was free), for the caller's core counters (CountDepotWait).
+  Magazine* ExchangeEmptyForFull(Magazine* empty, uint64_t& waited);
   // Hands in a full magazine and takes an empty one. Returns nullptr, keeping nothing, when
-  // the depot has no empty magazine.
-  Magazine* ExchangeFullForEmpty(Magazine* full);
+  // the depot has no empty magazine. `waited`: as above.
+  Magazine* ExchangeFullForEmpty(Magazine* full, uint64_t& waited);
   // An empty magazine for a core joining the generation; allocates one when no spare is left
   // (at a quiescent point, never on the packet path).
   Magazine* TakeEmpty();
@@ -61,6 +62,8 @@ class Depot {
   // No full magazine, and every magazine it made is in its empty list (none held by a core).
   bool AllEmpty();
   uint64_t objects() const { return objects_.load(std::memory_order_relaxed); }
+  // Tests: the lock, to hold it while a core exchanges (tests/unit/layers_test.cc).
+  SpinLock& lock_for_test() { return lock_; }
 
  private:
   Magazine* NewMagazine();

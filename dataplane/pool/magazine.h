@@ -137,7 +137,10 @@ struct MagazineLayer {
         continue;
       }
       s.counters.depot_locks.Add(1);
-      if (Magazine* full = st.depot->ExchangeEmptyForFull(pv)) {
+      uint64_t waited;
+      Magazine* full = st.depot->ExchangeEmptyForFull(pv, waited);
+      CountDepotWait(s.counters, waited);
+      if (full != nullptr) {
         pv = ld;
         ld = full;
         c.bulk.Add(1);
@@ -182,7 +185,10 @@ struct MagazineLayer {
         continue;
       }
       s.counters.depot_locks.Add(1);
-      if (Magazine* empty = st.depot->ExchangeFullForEmpty(pv)) {
+      uint64_t waited;
+      Magazine* empty = st.depot->ExchangeFullForEmpty(pv, waited);
+      CountDepotWait(s.counters, waited);
+      if (empty != nullptr) {
         pv = ld;
         ld = empty;
         c.bulk.Add(1);

@@ -3,6 +3,7 @@
 
 #include "dataplane/pool/pool_core.h"
 
+#include <thread>
 #include <utility>
 
 #include "dataplane/pool/pool_protocol.h"
@@ -101,6 +102,20 @@ absl::StatusOr<uint32_t> PoolCore::Populate(void* base, size_t len, uint32_t max
     if (g->depot) g->depot->Reserve(MagazinesNeeded(g->depot->magazine_size()));
   }
   return placed;
+}
+
+bool PoolCore::HoldDepotForTest(std::chrono::milliseconds d) {
+  MutexLock lock(&gen_mu_);  // the generation stays while its depot is held
+  const Generation* cur = current_.load(std::memory_order_acquire);
+  for (const auto& g : generations_) {
+    if (g.get() != cur || !g->depot) continue;
+    SpinLock& l = g->depot->lock_for_test();
+    l.lock();
+    std::this_thread::sleep_for(d);
+    l.unlock();
+    return true;
+  }
+  return false;
 }
 
 uint64_t PoolCore::in_depots() const {

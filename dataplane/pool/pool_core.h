@@ -274,6 +274,15 @@ class PoolCore {
   // Objects held by `core`'s layers (approximate while it runs).
   LayerGauges CoreGauges(int core) const;
   CoreCountersSnapshot CoreStats(int core) const;  // kNoCore: the "other threads" slot
+  // Tests only (skbnfd's --test-depot-hold-*): holds the current generation's depot lock for
+  // `d`, as another core's exchange would; a core that exchanges a magazine meanwhile spins
+  // (the depot_wait cause). false when the strategy has no depot.
+  bool HoldDepotForTest(std::chrono::milliseconds d);
+  // The TSC when `core`'s last depot lock wait ended (0: none yet; counters.h CountDepotWait).
+  uint64_t LastDepotWaitEnd(int core) const {
+    if (core < 0 || core >= kMaxCores) return 0;
+    return Slot(core).counters.depot_wait_end.load(std::memory_order_relaxed);
+  }
   uint64_t double_frees() const { return double_frees_.load(std::memory_order_relaxed); }
   uint64_t foreign_frees() const { return foreign_frees_.load(std::memory_order_relaxed); }
   uint64_t swaps_ok() const { return swaps_ok_.load(std::memory_order_relaxed); }

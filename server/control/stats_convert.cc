@@ -20,6 +20,8 @@ void FillCorePool(const pool::CoreCountersSnapshot& now, const pool::CoreCounter
   out->set_store_frees(now.store_frees);
   out->set_store_locks(now.store_locks);
   out->set_depot_locks(now.depot_locks);
+  out->set_depot_waits(now.depot_waits);
+  out->set_depot_wait_ticks(now.depot_wait_ticks);
   if (before != nullptr) {
     out->set_host_allocs_per_second(Rate(now.allocs, before->allocs, secs));
     out->set_host_frees_per_second(Rate(now.frees, before->frees, secs));

@@ -193,6 +193,8 @@ inline void Accumulate(pool::CoreCountersSnapshot& a, const pool::CoreCountersSn
   a.store_frees += b.store_frees;
   a.store_locks += b.store_locks;
   a.depot_locks += b.depot_locks;
+  a.depot_waits += b.depot_waits;
+  a.depot_wait_ticks += b.depot_wait_ticks;
 }
 
 // Fills what a StatsSnapshot says of the pool as a whole from `p`: `other` = every thread that is

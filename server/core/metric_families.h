@@ -145,6 +145,9 @@ inline constexpr MetricDef kPoolStoreLockAcquisitionsTotal{
     "skbnf_pool_store_lock_acquisitions_total", kCounter, "Slab store lock acquisitions."};
 inline constexpr MetricDef kPoolDepotLockAcquisitionsTotal{
     "skbnf_pool_depot_lock_acquisitions_total", kCounter, "Magazine depot lock acquisitions."};
+inline constexpr MetricDef kPoolDepotLockWaitsTotal{
+    "skbnf_pool_depot_lock_waits_total", kCounter,
+    "Magazine depot lock acquisitions that waited for another core."};
 inline constexpr MetricDef kPoolObjects{"skbnf_pool_objects", kGauge,
                                         "Pool objects by where they are now."};
 inline constexpr MetricDef kPoolPopulatedObjects{"skbnf_pool_populated_objects", kGauge,
@@ -278,6 +281,7 @@ inline constexpr std::array kAll = {&kPortRingMbufs,
                                     &kPoolStoreFreesTotal,
                                     &kPoolStoreLockAcquisitionsTotal,
                                     &kPoolDepotLockAcquisitionsTotal,
+                                    &kPoolDepotLockWaitsTotal,
                                     &kWorkerTscHz,
                                     &kPacketLatencySeconds,
                                     &kLatencySampleEvery,

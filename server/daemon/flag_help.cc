@@ -113,6 +113,8 @@ constexpr FlagLine kFlags[] = {
     {"test_stall_ms", kTest, "MS"},
     {"test_preflight_root", kTest, "DIR"},
     {"test_reload_gate", kTest, "PATH"},
+    {"test_depot_hold_gate", kTest, "PATH"},
+    {"test_depot_hold_ms", kTest, "MS"},
     {"flagfile", kAbsl, "FILE,..."},
     {"fromenv", kAbsl, "NAME,..."},
     {"tryfromenv", kAbsl, "NAME,..."},

@@ -116,6 +116,19 @@ int Fail(const absl::Status& st) {
   return 2;
 }
 
+// Until SIGINT/SIGTERM or --duration: the console's lines, --swap-cycle's swaps and
+// --heap-trim-every's trims (server/daemon/heap_trim.h), every 20 ms.
+void MainLoop(Console& console, ControlPlane& control) {
+  SwapCycle cycle;
+  HeapTrim heap_trim;
+  while (!g_quit.load()) {
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    if (!console.Tick()) break;
+    cycle.Tick(control);
+    heap_trim.Tick();
+  }
+}
+
 int Run(int argc, char** argv) {
   // First thing: a SIGINT/SIGTERM during start-up means "stop as soon as running" (and a
   // shell's background job would otherwise inherit SIGINT ignored).
@@ -181,7 +194,8 @@ int Run(int argc, char** argv) {
     dpdk::Engine& engine = **created;
     Console console(engine);
     console.PrintPorts();
-    if (absl::Status st = ApplyTestHooks(engine); !st.ok()) return Fail(st);
+    absl::StatusOr<std::unique_ptr<DepotHold>> depot_hold = ApplyTestHooks(engine);
+    if (!depot_hold.ok()) return Fail(depot_hold.status());
     if (absl::Status st = engine.Start(); !st.ok()) return Fail(st);
     EngineBackend backend(engine, eal_args, dpdk::EalMainLcore());
     auto control = ControlPlane::Start(backend, OptionsFromFlags(is_demo));
@@ -209,17 +223,11 @@ int Run(int argc, char** argv) {
     auto tel_commands = telemetry::TelemetryCommands::Attach(backend);
     if (!tel_commands.ok()) Fail(tel_commands.status());  // reported; skbnfd runs without them
     console.PrintRunning();
-    SwapCycle cycle;
-    HeapTrim heap_trim;  // --heap-trim-every: server/daemon/heap_trim.h
-    while (!g_quit.load()) {
-      std::this_thread::sleep_for(std::chrono::milliseconds(20));
-      if (!console.Tick()) break;
-      cycle.Tick(**control);
-      heap_trim.Tick();
-    }
+    MainLoop(console, **control);
     // Telemetry detached before the backend's engine stops.
     if (tel_commands.ok()) tel_commands->reset();
     reloader.reset();        // before the control plane it mutates through
+    depot_hold->reset();     // before the engine (and its pool) stops
     (*control)->Shutdown();  // before the engine stops
     const absl::Status stopped = engine.Stop();
     if (!stopped.ok()) {

@@ -25,7 +25,53 @@ ABSL_FLAG(std::string, test_reload_gate, "",
           "Tests only: each --config reload, once it has parsed the file and before it takes the "
           "mutation lock, waits (at most 15 s) until this path exists, and removes it.");
 
+ABSL_FLAG(std::string, test_depot_hold_gate, "",
+          "Tests only: each time this path exists, the pool's depot lock is held "
+          "--test-depot-hold-ms, then the path is removed.");
+ABSL_FLAG(int32_t, test_depot_hold_ms, 0,
+          "Tests only: how long --test-depot-hold-gate holds the depot lock.");
+
 namespace skbnf::control {
+
+DepotHold::DepotHold(pool::Pool& pool, std::string gate, std::chrono::milliseconds hold)
+    : thread_([this, &pool, gate = std::move(gate), hold] {
+        while (!stop_.load(std::memory_order_relaxed)) {
+          std::error_code ec;
+          if (!std::filesystem::exists(gate, ec)) {
+            std::this_thread::sleep_for(std::chrono::milliseconds(5));
+            continue;
+          }
+          const bool held = pool.HoldDepotForTest(hold);
+          std::filesystem::remove(gate, ec);
+          std::fprintf(stderr, "skbnfd: test: depot lock %s\n",
+                       held ? absl::StrCat("held ", hold.count(), " ms").c_str()
+                            : "not held: the strategy has no depot");
+        }
+      }) {}
+
+DepotHold::~DepotHold() {
+  stop_.store(true, std::memory_order_relaxed);
+  thread_.join();
+}
+
+namespace {
+
+absl::StatusOr<std::unique_ptr<DepotHold>> StartDepotHold(dpdk::Engine& engine) {
+  const std::string gate = absl::GetFlag(FLAGS_test_depot_hold_gate);
+  const int ms = absl::GetFlag(FLAGS_test_depot_hold_ms);
+  if (gate.empty() && ms == 0) return nullptr;
+  if (gate.empty() || ms <= 0) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--test-depot-hold-gate='", gate, "' --test-depot-hold-ms=", ms,
+                     ": write both, a path and a positive number of milliseconds"));
+  }
+  if (engine.pool() == nullptr) {
+    return absl::InvalidArgumentError("--test-depot-hold-gate needs the skbnf pool (pool_ops skbnf)");
+  }
+  return std::make_unique<DepotHold>(*engine.pool(), gate, std::chrono::milliseconds(ms));
+}
+
+}  // namespace
 
 std::string PreflightRoot() { return absl::GetFlag(FLAGS_test_preflight_root); }
 
@@ -70,9 +116,7 @@ class QuiesceStall final : public dpdk::WorkerHooks {
   uint64_t seen_epoch_;  // read and written by that worker only
 };
 
-}  // namespace
-
-absl::Status ApplyTestHooks(dpdk::Engine& engine) {
+absl::Status ApplyStallHook(dpdk::Engine& engine) {
   const int lcore = absl::GetFlag(FLAGS_test_stall_lcore);
   const int ms = absl::GetFlag(FLAGS_test_stall_ms);
   if (lcore < 0 && ms == 0) return absl::OkStatus();
@@ -86,6 +130,13 @@ absl::Status ApplyTestHooks(dpdk::Engine& engine) {
   const uint64_t epoch = engine.pool() != nullptr ? engine.pool()->epoch() : 0;
   return engine.SetWorkerHooks(std::make_unique<QuiesceStall>(
       static_cast<unsigned>(lcore), std::chrono::milliseconds(ms), epoch));
+}
+
+}  // namespace
+
+absl::StatusOr<std::unique_ptr<DepotHold>> ApplyTestHooks(dpdk::Engine& engine) {
+  if (absl::Status st = ApplyStallHook(engine); !st.ok()) return st;
+  return StartDepotHold(engine);
 }
 
 }  // namespace skbnf::control

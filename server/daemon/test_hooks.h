@@ -16,20 +16,47 @@
 //       and waits until PATH exists (at most 15 s), then removes it (one pass per file created):
 //       a test holds a reload between its unlocked parse and its apply and shows RPCs answered
 //       meanwhile, by that event and not by a race with the parser.
+//   --test-depot-hold-gate=PATH --test-depot-hold-ms=N   each time PATH exists, the skbnf
+//       pool's current depot lock is held N ms (as another core's exchange would hold it),
+//       then PATH is removed and a line logged: a worker that exchanges a magazine meanwhile
+//       spins, and its slow iteration names `depot_wait` (tests/integration/
+//       latency_skbnfd_test.py).
 #ifndef SKBNF_SERVER_DAEMON_TEST_HOOKS_H_
 #define SKBNF_SERVER_DAEMON_TEST_HOOKS_H_
 
+#include <atomic>
+#include <chrono>
 #include <functional>
+#include <memory>
 #include <string>
+#include <thread>
 
 #include "absl/status/status.h"
+#include "absl/status/statusor.h"
 #include "dataplane/dpdk/engine.h"
 #include "server/ops/config_reload.h"
 
 namespace skbnf::control {
 
-// Before Engine::Start. InvalidArgument when the lcore is not a worker.
-absl::Status ApplyTestHooks(dpdk::Engine& engine);
+class DepotHold;
+// Before Engine::Start: the stall hook and the depot hold (nullptr without its flags; kept
+// until the engine stops). InvalidArgument when the lcore is not a worker, or when only one of
+// the depot hold's flags is given, its N is not positive, or the engine has no skbnf pool.
+absl::StatusOr<std::unique_ptr<DepotHold>> ApplyTestHooks(dpdk::Engine& engine);
+
+// --test-depot-hold-gate/--test-depot-hold-ms: the thread that holds the depot when the gate
+// appears (stopped and joined by the destructor).
+class DepotHold {
+ public:
+  DepotHold(pool::Pool& pool, std::string gate, std::chrono::milliseconds hold);
+  ~DepotHold();
+  DepotHold(const DepotHold&) = delete;
+  DepotHold& operator=(const DepotHold&) = delete;
+
+ private:
+  std::atomic<bool> stop_{false};
+  std::thread thread_;
+};
 
 // --test-preflight-root, default "/".
 std::string PreflightRoot();

@@ -95,6 +95,7 @@ void CollectCores(Families& fam, const StatsSnapshot& now,
   MetricFamily& st_frees = fam.Add(metric::kPoolStoreFreesTotal);
   MetricFamily& st_locks = fam.Add(metric::kPoolStoreLockAcquisitionsTotal);
   MetricFamily& dp_locks = fam.Add(metric::kPoolDepotLockAcquisitionsTotal);
+  MetricFamily& dp_waits = fam.Add(metric::kPoolDepotLockWaitsTotal);
 
   auto pool_core = [&](const std::string& core, const pool::CoreCountersSnapshot& s) {
     for (const pool::CatalogEntry& e : layers) {
@@ -114,6 +115,7 @@ void CollectCores(Families& fam, const StatsSnapshot& now,
     Put(st_frees, {{"core", core}}, D(s.store_frees));
     Put(st_locks, {{"core", core}}, D(s.store_locks));
     Put(dp_locks, {{"core", core}}, D(s.depot_locks));
+    Put(dp_waits, {{"core", core}}, D(s.depot_waits));
   };
 
   uint64_t tsc_hz = 0;

@@ -66,6 +66,8 @@
 //   skbnf_pool_alloc_failures_total{core}             counter
 //   skbnf_pool_store_allocs_total{core}, _store_frees_total{core}
 //   skbnf_pool_store_lock_acquisitions_total{core}, _depot_lock_acquisitions_total{core}
+//   skbnf_pool_depot_lock_waits_total{core}          counter  depot acquisitions that spun on
+//                                                              another core's hold
 //   skbnf_pool_objects{state}                         gauge    in_store|in_depots|in_flight|
 //                                                              <layer> (PoolObjects' words)
 //   skbnf_pool_populated_objects                      gauge

@@ -185,6 +185,8 @@ void AddCore(const Dict& d, const control::CoreStats& c, bool detail) {
   d.U64("store_frees", c.pool.store_frees);
   d.U64("store_locks", c.pool.store_locks);
   d.U64("depot_locks", c.pool.depot_locks);
+  d.U64("depot_waits", c.pool.depot_waits);
+  d.U64("depot_wait_ticks", c.pool.depot_wait_ticks);
   d.Add("ports", ports);
   Dict layers;
   for (int i = 0; i < pool::kNumLayers; ++i) {

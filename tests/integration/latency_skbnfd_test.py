@@ -32,6 +32,13 @@ ms to its quiescent point after each new strategy epoch), idle net_ring ports, t
   - a swap: the slow log has an iteration >= 30 ms with causes swap and test_hook, and skbnfd's
     log its line; with the threshold at 10 s (SetLatency) the next swap's stall is not slow.
   - an audit (AuditPool parks the worker) with the threshold at 5 us: its audit_park line.
+Run 3, a depot wait: `magazine:size=8` (each full RX burst of 32 exchanges magazines with the
+depot) between two net_null ports, the test hook --test-depot-hold-gate/-ms holding the depot
+lock 30 ms when the gate file appears (as another core's exchange would hold it), the
+threshold at 10 ms:
+  - the slow log has an iteration >= 30 ms with cause depot_wait, skbnfd's log its line;
+  - the core's Stats depot_waits and depot_wait_ticks moved (>= 30 ms of ticks at tsc_hz), and
+    /metrics' skbnf_pool_depot_lock_waits_total{core="1"} says the same count.
 Usage: latency_skbnfd_test.py SKBNFD SKBNFCTL
 """
 import json
@@ -285,12 +292,53 @@ def run_stalled():
             fail(f"skbnfctl latency does not show the iterations and the slow log: {out}")
 
 
+def run_depot_wait():
+    gate = f"/run/skbnf-latd-{os.getpid()}/hold-depot"  # in the run's directory (Primary.dir)
+    with Skbnfd("d", ["net_null0", "net_null1"],
+                ["--strategy=magazine:size=8", "--slow-iteration-us=10000",
+                 f"--test-depot-hold-gate={gate}", "--test-depot-hold-ms=30"]) as d:
+        if os.path.dirname(gate) != d.dir:
+            fail(f"the gate {gate} is not in the run's directory {d.dir}")
+        c0 = core1(d.stats())
+        n0, _ = slow_log(d)
+        w0 = int(c0["pool"].get("depot_waits", 0))
+        open(gate, "w").close()
+        wait_for("the hook to take the gate", lambda: not os.path.exists(gate), log=d.log)
+        if "skbnfd: test: depot lock held 30 ms" not in open(d.log).read():
+            fail("the hook did not hold the depot", d.log)
+
+        def planted():
+            n, slow = slow_log(d)
+            hit = [s for s in slow if "depot_wait" in s["causes"]
+                   and int(s["duration_ns"]) >= 30_000_000]
+            return hit if n > n0 else None
+        hit = wait_for("the depot wait's slow iteration", planted, log=d.log)
+        print(f"ok: the held depot in the slow log: {hit[-1]}")
+        wait_for("its log line", lambda: re.search(
+            r"worker lcore 1: slow iteration: .* cause \S*depot_wait", open(d.log).read()),
+            log=d.log)
+        print("ok: skbnfd logged it")
+        c1 = core1(d.stats())
+        waits = int(c1["pool"].get("depot_waits", 0))
+        ticks = int(c1["pool"].get("depot_wait_ticks", 0))
+        hz = int(c1["tsc_hz"])
+        if waits <= w0 or ticks < 0.030 * hz:
+            fail(f"Stats: depot_waits {w0} -> {waits}, depot_wait_ticks {ticks} at {hz} Hz: "
+                 "the 30 ms wait is not counted")
+        m = re.search(r'^skbnf_pool_depot_lock_waits_total\{core="1"\} (\S+)$', d.scrape(), re.M)
+        if not m or int(float(m.group(1))) < waits:
+            fail(f"/metrics: skbnf_pool_depot_lock_waits_total for core 1: {m and m.group(0)}, "
+                 f"Stats said {waits}")
+        print(f"ok: counted: {waits} waits, {ticks / hz * 1e3:.1f} ms spun; /metrics agrees")
+
+
 def main():
     for tool in (CLIENT, shutil.which("promtool") or "/usr/bin/promtool"):
         if not os.access(tool, os.X_OK):
             fail(f"{tool} missing: deploy/deps.sh installs it")
     run_forwarding()
     run_stalled()
+    run_depot_wait()
     print("ok: all")
 
 

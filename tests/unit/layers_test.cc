@@ -5,12 +5,14 @@
 
 #include <algorithm>
 #include <atomic>
+#include <chrono>
 #include <future>
 #include <random>
 #include <string>
 #include <thread>
 #include <vector>
 
+#include "dataplane/pool/depot.h"
 #include "tests/unit/test_peers.h"
 #include "tests/unit/test_pool.h"
 
@@ -61,6 +63,72 @@ TEST(HeadPoolTest, HotListIsLifo) {
   EXPECT_EQ(back[3], o[0]);
   EXPECT_EQ(t->CoreStats(kCore).layer[kHp].alloc_hits, 4u);
   t->Put(kCore, back, 4);
+}
+
+// A bounded wait for the tests below (no sleep-then-hope: they wait for the event, then act).
+template <typename Pred>
+bool Within(std::chrono::seconds limit, Pred done) {
+  const auto end = std::chrono::steady_clock::now() + limit;
+  while (!done()) {
+    if (std::chrono::steady_clock::now() >= end) return done();
+    std::this_thread::yield();
+  }
+  return true;
+}
+
+// SpinLock::LockTimed (the depot's lock, the `depot_wait` slow-iteration cause): 0 when the
+// lock is free, the ticks spun when another holder made it wait.
+TEST(SpinLockTest, LockTimedTellsAWaitAndOnlyAWait) {
+  SpinLock l;
+  EXPECT_EQ(l.LockTimed(), 0u);
+  l.unlock();
+  l.lock();
+  std::atomic<uint64_t> waited{0};
+  std::thread t([&] {
+    waited = l.LockTimed();
+    l.unlock();
+  });
+  ASSERT_TRUE(Within(std::chrono::seconds(10), [&] { return l.waiters() == 1; }));
+  l.unlock();
+  t.join();
+  EXPECT_GT(waited.load(), 0u);
+  EXPECT_EQ(l.waiters(), 0u);
+}
+
+// A magazine exchange that spins on the depot's lock is counted on the core that waited, with
+// the ticks and the end of the wait (what a worker's slow iteration reads); one that finds the
+// lock free counts nothing.
+TEST(DepotTest, AnExchangeThatWaitsIsCountedOnItsCore) {
+  Depot d(4, 4);
+  CoreCounters c;
+  Magazine* full = d.TakeEmpty();
+  uint64_t waited = 1;
+  Magazine* empty = d.ExchangeFullForEmpty(full, waited);
+  ASSERT_NE(empty, nullptr);
+  EXPECT_EQ(waited, 0u);
+  CountDepotWait(c, waited);
+  EXPECT_EQ(c.depot_waits.Get(), 0u);
+  EXPECT_EQ(c.depot_wait_end.load(), 0u);
+
+  const uint64_t before = SpinLock::Ticks();
+  d.lock_for_test().lock();  // another core holds the depot
+  std::thread t([&] {
+    uint64_t w = 0;
+    Magazine* got = d.ExchangeEmptyForFull(empty, w);
+    CountDepotWait(c, w);
+    EXPECT_EQ(got, full);
+  });
+  ASSERT_TRUE(Within(std::chrono::seconds(10), [&] { return d.lock_for_test().waiters() == 1; }));
+  d.lock_for_test().unlock();
+  t.join();
+  EXPECT_EQ(c.depot_waits.Get(), 1u);
+  EXPECT_GT(c.depot_wait_ticks.Get(), 0u);
+#if defined(__x86_64__)
+  EXPECT_GE(c.depot_wait_end.load(), before);
+#endif
+  const CoreCountersSnapshot s = Snapshot(c);
+  EXPECT_EQ(s.depot_waits, 1u);
+  EXPECT_EQ(s.depot_wait_ticks, c.depot_wait_ticks.Get());
 }
 
 TEST(MagazineTest, BonwickExchangeWithTheDepot) {
