@@ -13,7 +13,9 @@
 // millisecond. Every 10 s rather than every minute: the churn re-fills freed pages within seconds
 // (bench/heap_arenas.sh at ten times the hour's rates: ~250 kB back at each trim, re-used within
 // 20 s), so a longer period mostly measures when RSS was sampled. What it measured:
-// bench/results/churn/idle (the hour of churn, with; ../idle-untrimmed without).
+// bench/results/churn/idle (the hour of churn, with; ../idle-untrimmed without): the trim gives
+// pages back after bursts, but the hour's slow creep stayed (+8.3 kB a minute with, +7.6
+// without): that creep is not free arena pages, and is still being looked for (that README).
 #ifndef SKBNF_SERVER_DAEMON_HEAP_TRIM_H_
 #define SKBNF_SERVER_DAEMON_HEAP_TRIM_H_
 
