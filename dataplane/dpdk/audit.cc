@@ -39,6 +39,25 @@ AuditReport Engine::Impl::AuditNow(bool exact) {
       absl::StrAppend(&r.message, "; double frees ", r.pool.double_frees, ", foreign frees ",
                       r.pool.foreign_frees);
     }
+    if (!exact) {
+      // Where the in-flight objects are (BufferPlaces, forward.cc), with the workers parked:
+      // every core's hands are empty and the places add up to what the counters say is out.
+      r.places = PlacesNow();
+      std::string wrong;
+      for (const BufferPlaces::Core& c : r.places.cores) {
+        if (c.in_hands != 0) {
+          absl::StrAppend(&wrong, "; core ", c.lcore, " holds ", c.in_hands, " while parked");
+        }
+      }
+      if (r.places.total != static_cast<int64_t>(r.pool.handed_out)) {
+        absl::StrAppend(&wrong, "; the places add up to ", r.places.total, ", not ",
+                        r.pool.handed_out);
+      }
+      if (!wrong.empty()) {
+        r.ok = false;
+        r.message += wrong;
+      }
+    }
   } else {
     r.populated = mp->populated_size;
     r.available = rte_mempool_avail_count(mp);

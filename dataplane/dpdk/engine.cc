@@ -97,9 +97,12 @@ absl::Status Engine::Start() {
     if (absl::Status st = e.CheckStartable(id); !st.ok()) return st;
   }
   for (uint16_t id : e.port_ids) {
-    if (int rc = rte_eth_dev_start(id); rc != 0) {
+    const uint64_t out0 = e.OtherOut();  // most PMDs fill their RX rings here
+    const int started = rte_eth_dev_start(id);
+    e.Book(id, out0);
+    if (started != 0) {
       return absl::InternalError(
-          absl::StrCat("port ", id, " (", e.ports[id].name, "): start: ", rte_strerror(-rc)));
+          absl::StrCat("port ", id, " (", e.ports[id].name, "): start: ", rte_strerror(-started)));
     }
     e.ports[id].started.store(true);
     // -ENOTSUP is not an error: the PMD has no promiscuous mode to turn on (DPDK 22.11

@@ -192,6 +192,34 @@ struct EngineSnapshot {
   std::vector<WorkerSnapshot> workers;
 };
 
+// Where every buffer out of the pool is, from the counters the worker keeps around its PMD
+// calls (forward.cc, "Where every buffer is"): each port's RX and TX rings, each worker's hands,
+// the other threads. Signed: read one counter after the other while the workers run, a figure
+// may be off by a burst (Audit's copy is taken with the workers parked: exact). skbnf pools
+// only (has = false for ring_mp_mc).
+struct BufferPlaces {
+  bool has = false;
+  struct Port {
+    uint16_t id = 0;
+    std::string name;
+    // Handed to the PMD to receive into, not yet received; sent, not yet freed by the PMD. A
+    // PMD whose RX hands back what a TX queue took (net_ring: one ring per queue pair) shows
+    // them as the TX ring's and minus as many in the RX ring.
+    int64_t rx_ring = 0, tx_ring = 0;
+  };
+  std::vector<Port> ports;  // active ports, config order
+  struct Core {
+    unsigned lcore = 0;
+    int64_t in_hands = 0;  // received and not yet sent or freed (0 while parked)
+  };
+  std::vector<Core> cores;  // workers
+  // Non-worker threads beyond the ports' set-up, start and stop on the control thread: an
+  // application's lcore, a PMD's own thread (e.g. an RX ring refilled after a vhost-user
+  // reconnection), the engine's own frees at stop (net_ring's rings drained).
+  int64_t other_threads = 0;
+  int64_t total = 0;  // the sum: every object the host holds (populated - available)
+};
+
 // Conservation audit (audit.cc). Two kinds, both real checks:
 //   final   (exact = true)  after Stop: ports closed, so every mbuf is back: available ==
 //                           populated, and (skbnf) store + layers + depots == populated;
@@ -220,6 +248,9 @@ struct AuditReport {
   uint64_t held_by_pmd = 0;
   bool has_pool = false;
   pool::AuditReport pool;
+  // Running audit with a skbnf pool: where the in_flight objects are, taken while the workers
+  // were parked (so every core's hands are 0 and the places sum to in_flight: both checked).
+  BufferPlaces places;
 };
 
 // What the engine's mbuf mempool is (mbuf_pool.cc).
@@ -259,6 +290,8 @@ class Engine {
   // NUMA socket of an lcore (rte_lcore_to_socket_id), -1 when unknown.
   int LcoreSocket(unsigned lcore) const;
   EngineSnapshot Snapshot() const;
+  // Where every buffer out of the pool is now (BufferPlaces; snapshot.cc).
+  BufferPlaces Places() const;
   MempoolInfo mempool_info() const;
   // Packet latency per worker and RX port, iterations by packets and duration, the last slow
   // iterations with their causes (common/worker_perf.h); relaxed loads, never waits.

@@ -46,6 +46,10 @@ struct alignas(64) WorkerCounters {
   struct Port {
     Counter rx_packets, rx_bytes, tx_packets, tx_bytes;
     Counter drops[kNumDropReasons];  // of packets received on this port
+    // Where every buffer is (forward.cc): objects the pool handed out on this core inside RX
+    // bursts of this port, net (the PMD's refills), and objects it took back inside TX bursts
+    // and TX reclaims of this port's queue, net (the PMD's frees of what it sent). Wrapping.
+    Counter rx_refilled, tx_freed;
   };
   Port ports[kMaxPorts];
   Counter polls, busy_polls;
@@ -119,6 +123,9 @@ struct PortState {
   // read by Ports() from the health thread.
   std::atomic<bool> started{false};
   rte_spinlock_t tx_lock = RTE_SPINLOCK_INITIALIZER;
+  // Objects the control thread's calls on this port took out of the pool, net: queue set-up,
+  // start (the RX rings' first fill), stop and close (Engine::Impl::Bracket). Wrapping.
+  std::atomic<uint64_t> setup_out{0};
 };
 
 struct Worker {
@@ -138,6 +145,14 @@ struct Worker {
   // Packet path (this worker only): the RX burst being forwarded is a latency sample, so Send
   // reads its mbufs' RX stamps (forward.cc).
   bool latency_burst = false;
+  // Packet path (this worker only): how TxBurst reads what the pool handed out on this core
+  // (forward.cc, HandedOut): the pool (nullptr: ring_mp_mc, nothing counted), the core, and
+  // DPDK's lcore cache when it plays the lcache layer (set at each iteration's quiescent point).
+  pool::Pool* out_pool = nullptr;
+  int out_core = -1;
+  bool out_hosted = false;
+  const volatile uint32_t* out_cache_len = nullptr;
+  const volatile uint64_t* out_cache_below = nullptr;
   WorkerCounters c;
   std::unique_ptr<WorkerPerfCounters> perf = std::make_unique<WorkerPerfCounters>();
 };
@@ -244,6 +259,15 @@ struct Engine::Impl {
   // Stops and closes every port, each call checked: the failures, one per port and call
   // ("port 1 (net_null1): rte_eth_dev_stop: No such device"); empty when all succeeded.
   std::vector<std::string> ClosePorts();
+  BufferPlaces PlacesNow() const;  // snapshot.cc
+  // What the pool has handed out on the slots of every thread but the workers so far (the
+  // "other threads" slot and the unregistered lcores' slots, e.g. the main lcore's: forward.cc,
+  // "Where every buffer is"); Book: the objects the calls on port `id` since `out0` took out
+  // (another non-worker thread's calls meanwhile would be booked with them). snapshot.cc.
+  uint64_t OtherOut() const;
+  void Book(uint16_t id, uint64_t out0) {
+    ports[id].setup_out.fetch_add(OtherOut() - out0, std::memory_order_relaxed);
+  }
   // Before rte_eth_dev_start: what a PMD would fail at without saying so (port_setup.cc:
   // net_virtio_user's vhost-user memory regions). FailedPrecondition naming what to change.
   absl::Status CheckStartable(uint16_t id) const;

@@ -49,9 +49,42 @@ inline uint64_t SumLengths(rte_mbuf* const* pkts, uint16_t n) {
   return bytes;
 }
 
+// ---------------------------------------------------------------------------------------------
+// Where every buffer is (issue 32 item 1; Engine::Places, audit.cc, adds it up).
+//
+// Every object out of the pool was taken by some call on some thread, so the worker brackets
+// each PMD call with what the pool has handed out on its core (HandedOut: allocs - frees so
+// far) and books the difference to the queue the call was on: an RX burst's balance is what the
+// PMD took to refill port p's RX ring (WorkerCounters::Port::rx_refilled), a TX burst's or TX
+// reclaim's is what it freed of what it had sent on p (tx_freed). The control thread does the
+// same around each port's set-up, start, stop and close (PortState::setup_out). Then, from
+// counters only, for every PMD:
+//   RX ring of p   setup_out(p) + sum over cores of rx_refilled(c, p) - rx_packets(c, p)
+//   TX ring of p   sum over cores of tx_packets(c, p) - tx_freed(c, p)
+//   core c's hands handed_out(c) - sum over p of (rx_refilled - tx_freed - rx_packets
+//                  + tx_packets)(c, p): received and not yet sent or freed (0 when parked)
+//   other threads  handed_out(other slot) - sum over p of setup_out(p): non-worker threads
+//                  (an application's lcore; a PMD's own thread refilling a ring, e.g. after a
+//                  vhost-user reconnection, counts here)
+// Their sum is every object the host holds; the pool's gauges (populated - store - layers -
+// depots) count the same objects the other way, so the difference is `unaccounted`: 0 whenever
+// the pool's bookkeeping holds (the audit checks it with the workers parked). Assumed (true
+// of DPDK 22.11's PMDs on their normal paths): a PMD call allocates and frees only for the
+// queue it was called on; a PMD that freed received packets inside an RX burst would show them
+// as the ring's and not the worker's (the sum stays exact). With DPDK's lcore cache playing
+// the lcache layer the balance is read from the cache (its length and what it moved below,
+// skbnf_mempool.h) instead of the pool's counters, which the cache's hits reach only at the
+// end of the poll. Cost: two readings (about ten instructions each) per RX burst and per TX
+// burst, not per packet.
+inline uint64_t HandedOut(const Worker& w) {
+  if (w.out_hosted) return *w.out_cache_below - *w.out_cache_len;
+  return w.out_pool != nullptr ? w.out_pool->HandedOut(w.out_core) : 0;
+}
+
 // One TX burst on `port` (the worker's queue, or queue 0 under the port's lock when shared).
 inline uint16_t TxBurst(Engine::Impl& e, Worker& w, uint16_t port, rte_mbuf** pkts, uint16_t n) {
   PortState& ps = e.ports[port];
+  const uint64_t out0 = HandedOut(w);
   uint16_t sent;
   if (__builtin_expect(ps.tx_shared, 0)) {
     rte_spinlock_lock(&ps.tx_lock);
@@ -60,6 +93,7 @@ inline uint16_t TxBurst(Engine::Impl& e, Worker& w, uint16_t port, rte_mbuf** pk
   } else {
     sent = rte_eth_tx_burst(port, static_cast<uint16_t>(w.index), pkts, n);
   }
+  w.c.ports[port].tx_freed.Add(out0 - HandedOut(w));
   return sent;
 }
 
@@ -288,12 +322,14 @@ inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int cor
     // which would then reload the port after each of them.)
     const uint16_t port = q.port;
     if (pool != nullptr) pool->SetRxPort(core, port);
+    WorkerCounters::Port& pc = w.c.ports[port];
+    const uint64_t out0 = HandedOut(w);
     const uint16_t n = rte_eth_rx_burst(port, q.queue, pkts, burst);
+    pc.rx_refilled.Add(HandedOut(w) - out0);
     if (kHosted) regions.Mark();
     if (n == 0) continue;
     received += n;
     const uint64_t bytes = SumLengths(pkts, n);
-    WorkerCounters::Port& pc = w.c.ports[port];
     pc.rx_packets.Add(n);
     pc.rx_bytes.Add(bytes);
     const bool sampled = perf.BeginBurst(pkts, n);
@@ -358,13 +394,14 @@ class TxReclaim {
   // What the PMDs free here goes through the worker's pool handle like any PMD call's frees:
   // with the lcore cache hosting the lcache layer, the caller counts it as one more region.
   // Whether a queue was asked (a slow iteration's tx_reclaim cause).
-  __attribute__((noinline, cold)) bool Reclaim() {
+  __attribute__((noinline, cold)) bool Reclaim(Worker& w) {
     bool asked = false;
     for (int i = 0; i < n_; ++i) {
       Queue& q = queues_[i];
       PortState& ps = e_.ports[q.port];
       if (q.how == kOff || !ps.started.load(std::memory_order_relaxed)) continue;
       asked = true;
+      const uint64_t out0 = HandedOut(w);
       if (ps.tx_shared) rte_spinlock_lock(&ps.tx_lock);
       if (q.how == kEmptyBurst) {
         rte_eth_tx_burst(q.port, q.queue, none_, 0);
@@ -372,6 +409,7 @@ class TxReclaim {
         q.how = kOff;
       }
       if (ps.tx_shared) rte_spinlock_unlock(&ps.tx_lock);
+      w.c.ports[q.port].tx_freed.Add(out0 - HandedOut(w));
     }
     return asked;
   }
@@ -404,6 +442,10 @@ int RunWorker(Worker& w) {
   rte_mbuf* pkts[kMaxBurst];
   const HostLcache host = HostLcacheOf(e.mp, core);
   CacheRegions regions(host);
+  w.out_pool = pool;
+  w.out_core = core;
+  w.out_cache_len = host.len;
+  w.out_cache_below = host.tally != nullptr ? &host.tally->below_net : nullptr;
   TxReclaim reclaim(e, w);
   LoopPerf perf(e, w);
   [[maybe_unused]] const WorkerView view{w.lcore, w.index, e.mp, pool};
@@ -452,6 +494,7 @@ int RunWorker(Worker& w) {
     // Whether the lcore cache plays the lcache layer changes only at the quiescent point.
     const bool hosted =
         host.tally != nullptr && host.tally->active.load(std::memory_order_relaxed) != 0;
+    w.out_hosted = hosted;
     const uint64_t received =
         hosted ? PollQueues<true, forward>(e, w, pool, core, pkts, burst, regions, perf)
                : PollQueues<false, forward>(e, w, pool, core, pkts, burst, regions, perf);
@@ -465,7 +508,7 @@ int RunWorker(Worker& w) {
       perf.Close(busy_from, received);
     } else if (reclaim.Due(poll_start)) {
       if (hosted) regions.Begin();
-      if (reclaim.Reclaim()) perf.TxReclaim();
+      if (reclaim.Reclaim(w)) perf.TxReclaim();
       if (hosted) {
         regions.Mark();
         regions.Count(pool, core);

@@ -183,6 +183,7 @@ absl::Status Engine::Impl::SetUpPorts() {
     const int socket = ps.socket_id < 0 ? static_cast<int>(rte_socket_id()) : ps.socket_id;
     const bool af_xdp = ps.driver == "net_af_xdp";
     ps.xsk_inodes.clear();
+    const uint64_t out0 = OtherOut();  // net_af_xdp fills its rings here
     for (uint16_t q = 0; q < ps.nb_rxq; ++q) {
       // net_af_xdp creates queue q's XDP socket here: the new inode is this port's
       // (af_xdp_rings.cc).
@@ -197,6 +198,7 @@ absl::Status Engine::Impl::SetUpPorts() {
         }
       }
     }
+    Book(id, out0);
     for (uint16_t q = 0; q < ps.nb_txq; ++q) {
       if (int rc = rte_eth_tx_queue_setup(id, q, ntx, socket, nullptr); rc != 0) {
         return absl::InternalError(
@@ -252,12 +254,14 @@ std::vector<std::string> Engine::Impl::ClosePorts() {
   for (uint16_t id : port_ids) {
     ports[id].started.store(false);
     const std::string port = absl::StrCat("port ", id, " (", ports[id].name, ")");
+    const uint64_t out0 = OtherOut();  // what stop and close free of the rings
     if (int rc = rte_eth_dev_stop(id); rc != 0) {
       errors.push_back(absl::StrCat(port, ": rte_eth_dev_stop: ", rte_strerror(-rc)));
     }
     if (int rc = rte_eth_dev_close(id); rc != 0) {
       errors.push_back(absl::StrCat(port, ": rte_eth_dev_close: ", rte_strerror(-rc)));
     }
+    Book(id, out0);
   }
   return errors;
 }

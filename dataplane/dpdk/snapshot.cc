@@ -67,6 +67,56 @@ EngineSnapshot Engine::Snapshot() const {
   return s;
 }
 
+uint64_t Engine::Impl::OtherOut() const {
+  if (pool == nullptr) return 0;
+  bool worker[pool::kMaxCores] = {};
+  for (const auto& w : workers) {
+    if (w->lcore < pool::kMaxCores) worker[w->lcore] = true;
+  }
+  uint64_t n = pool->HandedOut(pool::kNoCore);
+  for (int c = 0; c < pool::kMaxCores; ++c) {
+    if (!worker[c]) n += pool->HandedOut(c);
+  }
+  return n;
+}
+
+// Where every buffer is: forward.cc's counters added up as that comment says.
+BufferPlaces Engine::Impl::PlacesNow() const {
+  BufferPlaces b;
+  if (pool == nullptr) return b;
+  b.has = true;
+  int64_t rx[kMaxPorts] = {}, tx[kMaxPorts] = {};
+  int64_t set_up = 0;
+  for (uint16_t id : port_ids) {
+    rx[id] = static_cast<int64_t>(ports[id].setup_out.load(std::memory_order_relaxed));
+    set_up += rx[id];
+  }
+  for (const auto& w : workers) {
+    int64_t hands = static_cast<int64_t>(pool->HandedOut(static_cast<int>(w->lcore)));
+    for (int p = 0; p < kMaxPorts; ++p) {
+      const WorkerCounters::Port& c = w->c.ports[p];
+      const int64_t refilled = static_cast<int64_t>(c.rx_refilled.Get());
+      const int64_t freed = static_cast<int64_t>(c.tx_freed.Get());
+      const int64_t received = static_cast<int64_t>(c.rx_packets.Get());
+      const int64_t sent = static_cast<int64_t>(c.tx_packets.Get());
+      rx[p] += refilled - received;
+      tx[p] += sent - freed;
+      hands -= refilled - received + sent - freed;
+    }
+    b.cores.push_back({w->lcore, hands});
+    b.total += hands;
+  }
+  for (uint16_t id : port_ids) {
+    b.ports.push_back({id, ports[id].name, rx[id], tx[id]});
+    b.total += rx[id] + tx[id];
+  }
+  b.other_threads = static_cast<int64_t>(OtherOut()) - set_up;
+  b.total += b.other_threads;
+  return b;
+}
+
+BufferPlaces Engine::Places() const { return impl_->PlacesNow(); }
+
 // ---------------------------------------------------------------------------------------------
 // Latency and iterations (common/worker_perf.h; the worker side is loop_perf.h).
 

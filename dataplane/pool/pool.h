@@ -305,6 +305,21 @@ class BasicPool final : public PoolCore {
   }
   // The RX port the worker is about to refill (recycle). -1: none.
   void SetRxPort(int core, int port) { slots_[core].rx_port = port; }
+  // Objects handed out on `core` (kNoCore: the "other threads" slot) minus objects returned on
+  // it, so far, wrapping: the difference of two readings is what the calls between them took
+  // out of the pool (the host's place accounting brackets its PMD calls with it: forward.cc,
+  // "Where every buffer is"). Eight loads: the core's allocs and frees and the single-object
+  // hits of the three layers that have one (headpool, magazine, recycle; CoreAllocs reads all
+  // kMaxLayers).
+  uint64_t HandedOut(int core) const {
+    const CoreCounters& c = SlotFor(core).counters;
+    uint64_t n = c.allocs.Get() - c.frees.Get();
+    for (const Layer l : {Layer::kRecycle, Layer::kHeadPool, Layer::kMagazine}) {
+      const LayerCounters& lc = c.layer[static_cast<int>(l)];
+      n += lc.fast_alloc_hits.Get() - lc.fast_free_hits.Get();
+    }
+    return n;
+  }
 
   // Top of a worker's poll loop. Returns false while the worker is paused (skip the
   // iteration; do not touch the pool on this core).
@@ -329,6 +344,9 @@ class BasicPool final : public PoolCore {
   }
 
   Slot& SlotFor(int core) {
+    return static_cast<unsigned>(core) < kMaxCores ? slots_[core] : other_;
+  }
+  const Slot& SlotFor(int core) const {
     return static_cast<unsigned>(core) < kMaxCores ? slots_[core] : other_;
   }
   // The layers' answer, without reclaim: the inline single-object hit, or the chain.

@@ -42,7 +42,8 @@ veth_pair "mxa mka" "mxb mkb"
 # One process per test, as ctest runs the others (libxdp without a bpffs: one XDP program per
 # interface and process).
 for t in ForwardsThroughTheKernelAndStopAccountsForEveryMbuf IdleStopGivesBackTheFillRings \
-         IdleStopGivesBackTheFillRingsRingMpMc PlantedOneMbufLeakStillFailsTheAudit; do
+         IdleStopGivesBackTheFillRingsRingMpMc PlantedOneMbufLeakStillFailsTheAudit \
+         BufferPlacesMatchTheKernelsRings; do
   in_ns env SKBNF_IT_XDP_VETH=skbva,skbvb "$GTEST" --gtest_filter="AfXdpTest.$t" >"$OUT" 2>&1 ||
     fail "AfXdpTest.$t"
   grep -q "\[  PASSED  \] 1 test" "$OUT" || fail "AfXdpTest.$t: did not pass"

@@ -384,6 +384,17 @@ TEST_F(DataplaneTest, RingInEqualsOutPlusDrops) {
     const Totals now = Sum(e.Snapshot());
     return now.tx + now.dropped == kN;
   }));
+  // Where the buffers are (forward.cc, "Where every buffer is"; the worker parked by the
+  // audit): the 511 sent sit in b's TX ring; the test allocated all kN (the other threads'),
+  // and they came in through a's RX, which allocated none of them (minus kN there).
+  const AuditReport running = e.Audit();
+  EXPECT_TRUE(running.ok) << running.message;
+  ASSERT_EQ(running.places.ports.size(), 2u);
+  EXPECT_EQ(running.places.ports[0].rx_ring, -static_cast<int64_t>(kN));
+  EXPECT_EQ(running.places.ports[1].tx_ring, 511);
+  EXPECT_EQ(running.places.cores.at(0).in_hands, 0);
+  EXPECT_EQ(running.places.other_threads, kN);
+  EXPECT_EQ(running.places.total, 511);
   const Totals t = Sum(e.Snapshot());
   const std::vector<Frame> out = Drain(btx);
   EXPECT_EQ(t.rx, kN);
@@ -1488,6 +1499,60 @@ TEST_F(AfXdpTest, IdleStopGivesBackTheFillRings) { ExpectIdleStopExact(MakeAfXdp
 
 TEST_F(AfXdpTest, IdleStopGivesBackTheFillRingsRingMpMc) {
   ExpectIdleStopExact(MakeAfXdp("ring_mp_mc"));
+}
+
+// Where every buffer is (issue 32 item 1; forward.cc "Where every buffer is"): with the worker
+// parked, the pool's counters around each PMD call say how many mbufs each AF_XDP port's rings
+// hold, and the kernel's ring indices (an independent source: af_xdp_rings.cc, read as the
+// kernel shares them) say the same number; the parked worker holds none; an mbuf the test
+// keeps is the other threads'. The net_ring ports are the test's own rings: it allocated what
+// came in (their RX shows minus that) and drained and freed what went out (their TX shows
+// that: the PMD never freed it).
+TEST_F(AfXdpTest, BufferPlacesMatchTheKernelsRings) {
+  Engine& e = MakeAfXdp();
+  ASSERT_TRUE(e.Start().ok());
+  constexpr int64_t kN = 1000;
+  ASSERT_EQ(Forward(kN).size(), static_cast<size_t>(kN));
+  rte_mbuf* held = rte_pktmbuf_alloc(MempoolOf(e));
+  ASSERT_NE(held, nullptr);
+  const unsigned lcore = e.WorkerLcores().at(0);
+  ASSERT_TRUE(e.PauseWorker(lcore).ok());
+  const AuditReport a = e.Audit();  // the worker is parked already: taken as it is
+  const std::vector<PortInfo> ports = e.Ports();
+  ASSERT_TRUE(e.ResumeWorker(lcore).ok());
+  EXPECT_TRUE(a.ok) << a.message;
+  const BufferPlaces& b = a.places;
+  ASSERT_TRUE(b.has);
+  ASSERT_EQ(b.cores.size(), 1u);
+  EXPECT_EQ(b.cores[0].in_hands, 0);
+  EXPECT_EQ(b.other_threads, 1);  // `held`
+  EXPECT_EQ(b.total, static_cast<int64_t>(a.in_flight)) << a.message;
+  int checked = 0;
+  for (const BufferPlaces::Port& bp : b.ports) {
+    const PortInfo* pi = nullptr;
+    for (const PortInfo& p : ports) {
+      if (p.id == bp.id) pi = &p;
+    }
+    ASSERT_NE(pi, nullptr) << bp.name;
+    if (bp.name == in_) {
+      EXPECT_EQ(bp.rx_ring, -kN);
+      EXPECT_EQ(bp.tx_ring, 0);
+    } else if (bp.name == out_) {
+      EXPECT_EQ(bp.rx_ring, 0);
+      EXPECT_EQ(bp.tx_ring, kN);
+    } else {
+      ASSERT_TRUE(pi->has_ring_mbufs) << bp.name;
+      EXPECT_EQ(pi->ring_mbufs_source, "af_xdp_rings");
+      EXPECT_GT(bp.rx_ring, 0) << bp.name;  // the fill ring, at least
+      EXPECT_EQ(bp.rx_ring, static_cast<int64_t>(pi->rx_ring_mbufs)) << bp.name;
+      EXPECT_EQ(bp.tx_ring, static_cast<int64_t>(pi->tx_ring_mbufs)) << bp.name;
+      ++checked;
+    }
+  }
+  EXPECT_EQ(checked, 2);
+  rte_pktmbuf_free(held);
+  ASSERT_TRUE(e.Stop().ok());
+  EXPECT_TRUE(e.final_audit().ok) << e.final_audit().message;
 }
 
 TEST_F(AfXdpTest, PlantedOneMbufLeakStillFailsTheAudit) {
