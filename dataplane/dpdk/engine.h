@@ -60,6 +60,7 @@
 #include "absl/status/status.h"
 #include "absl/status/statusor.h"
 #include "absl/strings/string_view.h"
+#include "common/buffer_places.h"
 #include "common/forwarding_mode.h"
 #include "common/net_text.h"
 #include "common/pool_ops.h"
@@ -190,34 +191,6 @@ struct EngineSnapshot {
   uint64_t epoch = 0;
   uint64_t tsc_hz = 0;  // rte_get_tsc_hz(): the TSC's frequency (busy_cycles per second)
   std::vector<WorkerSnapshot> workers;
-};
-
-// Where every buffer out of the pool is, from the counters the worker keeps around its PMD
-// calls (forward.cc, "Where every buffer is"): each port's RX and TX rings, each worker's hands,
-// the other threads. Signed: read one counter after the other while the workers run, a figure
-// may be off by a burst (Audit's copy is taken with the workers parked: exact). skbnf pools
-// only (has = false for ring_mp_mc).
-struct BufferPlaces {
-  bool has = false;
-  struct Port {
-    uint16_t id = 0;
-    std::string name;
-    // Handed to the PMD to receive into, not yet received; sent, not yet freed by the PMD. A
-    // PMD whose RX hands back what a TX queue took (net_ring: one ring per queue pair) shows
-    // them as the TX ring's and minus as many in the RX ring.
-    int64_t rx_ring = 0, tx_ring = 0;
-  };
-  std::vector<Port> ports;  // active ports, config order
-  struct Core {
-    unsigned lcore = 0;
-    int64_t in_hands = 0;  // received and not yet sent or freed (0 while parked)
-  };
-  std::vector<Core> cores;  // workers
-  // Non-worker threads beyond the ports' set-up, start and stop on the control thread: an
-  // application's lcore, a PMD's own thread (e.g. an RX ring refilled after a vhost-user
-  // reconnection), the engine's own frees at stop (net_ring's rings drained).
-  int64_t other_threads = 0;
-  int64_t total = 0;  // the sum: every object the host holds (populated - available)
 };
 
 // Conservation audit (audit.cc). Two kinds, both real checks:

@@ -12,7 +12,6 @@
 #include <cstdio>
 
 #include "absl/strings/str_cat.h"
-
 #include "dataplane/dpdk/engine_state.h"
 #include "dataplane/dpdk/skbnf_mempool.h"
 

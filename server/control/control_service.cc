@@ -56,8 +56,7 @@ ControlService::ControlService(Backend& backend, StatsSampler& sampler, SwapMetr
       leases_(leases) {}
 
 grpc::Status ControlService::Admit(grpc::ServerContext* ctx, absl::string_view rpc, Role needed,
-                                   CallLimits::Kind kind, CallLimits::Slot* slot,
-                                   Caller* caller) {
+                                   CallLimits::Kind kind, CallLimits::Slot* slot, Caller* caller) {
   *caller = access_.Identify(*ctx);
   grpc::Status s = Authorize(*caller, rpc, needed);
   if (s.ok()) {
@@ -190,7 +189,8 @@ grpc::Status ControlService::ListPorts(grpc::ServerContext* ctx, const v1::ListP
   return grpc::Status::OK;
 }
 
-grpc::Status ControlService::ListStrategies(grpc::ServerContext* ctx, const v1::ListStrategiesRequest*,
+grpc::Status ControlService::ListStrategies(grpc::ServerContext* ctx,
+                                            const v1::ListStrategiesRequest*,
                                             v1::ListStrategiesResponse* resp) {
   CallLimits::Slot slot;
   if (grpc::Status a = Reading(ctx, "ListStrategies", &slot); !a.ok()) return a;
@@ -327,8 +327,12 @@ grpc::Status ControlService::SetStrategyLocked(Change& change, grpc::ServerConte
 }
 
 namespace {
-// Stats.port_rings: the ports whose PMD says how many mbufs its rings hold (PortInfo).
-void FillPortRings(const std::vector<PortInfo>& ports, v1::Stats* resp) {
+// Stats.port_rings: the ports whose PMD says how many mbufs its rings hold (PortInfo); and
+// Stats.buffers when the data plane counts places.
+void FillPortRings(const StatsSnapshot& now, const std::vector<PortInfo>& ports, v1::Stats* resp) {
+  if (now.places.has_value()) {
+    FillBufferPlaces(*now.places, false, now.pool, &now.cores, ports, resp->mutable_buffers());
+  }
   for (const PortInfo& p : ports) {
     if (!p.has_ring_mbufs) continue;
     v1::PortRingMbufs* r = resp->add_port_rings();
@@ -352,7 +356,7 @@ grpc::Status ControlService::GetStats(grpc::ServerContext* ctx, const v1::GetSta
   std::optional<StatsSnapshot> before = sampler_.Baseline(now.taken);
   FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
             cores, lcores_, resp);
-  FillPortRings(backend_.ListPorts(), resp);
+  FillPortRings(now, backend_.ListPorts(), resp);
   return grpc::Status::OK;
 }
 
@@ -390,7 +394,7 @@ grpc::Status ControlService::WatchStats(grpc::ServerContext* ctx, const v1::Watc
     v1::Stats msg;
     FillStats(now, before ? &*before : nullptr, StrategyText(backend_, pool_), backend_.GetEpoch(),
               cores, lcores_, &msg);
-    FillPortRings(backend_.ListPorts(), &msg);
+    FillPortRings(now, backend_.ListPorts(), &msg);
     if (!writer->Write(msg)) return grpc::Status::OK;  // client went away
   }
   return grpc::Status::OK;
@@ -400,8 +404,7 @@ grpc::Status ControlService::AddRoute(grpc::ServerContext* ctx, const v1::AddRou
                                       v1::AddRouteResponse* resp) {
   const std::string what = absl::StrCat(req->prefix(), " via port ", req->next_hop().port(), " ",
                                         req->next_hop().dst_mac());
-  return Changing(ctx, "AddRoute", what,
-                   [&](std::string*) { return AddRouteImpl(req, resp); });
+  return Changing(ctx, "AddRoute", what, [&](std::string*) { return AddRouteImpl(req, resp); });
 }
 
 grpc::Status ControlService::AddRouteImpl(const v1::AddRouteRequest* req,
@@ -441,7 +444,7 @@ grpc::Status ControlService::DeleteRoute(grpc::ServerContext* ctx,
                                          const v1::DeleteRouteRequest* req,
                                          v1::DeleteRouteResponse*) {
   return Changing(ctx, "DeleteRoute", req->prefix(),
-                   [&](std::string*) { return DeleteRouteImpl(req); });
+                  [&](std::string*) { return DeleteRouteImpl(req); });
 }
 
 grpc::Status ControlService::DeleteRouteImpl(const v1::DeleteRouteRequest* req) {
@@ -507,8 +510,8 @@ grpc::Status ControlService::PauseWorker(grpc::ServerContext* ctx,
   bool was = false;
   uint32_t lease = 0;
   uint64_t until = 0;
-  grpc::Status s =
-      SetWorkerPaused(ctx, req->has_core(), req->core(), true, req->lease_ms(), &was, &lease, &until);
+  grpc::Status s = SetWorkerPaused(ctx, req->has_core(), req->core(), true, req->lease_ms(), &was,
+                                   &lease, &until);
   resp->set_was_paused(was);
   resp->set_lease_ms(lease);
   resp->set_lease_expires_unix_ms(until);
@@ -527,22 +530,20 @@ grpc::Status ControlService::ResumeWorker(grpc::ServerContext* ctx,
   return s;
 }
 
-grpc::Status ControlService::SetLatency(grpc::ServerContext* ctx,
-                                        const v1::SetLatencyRequest* req,
+grpc::Status ControlService::SetLatency(grpc::ServerContext* ctx, const v1::SetLatencyRequest* req,
                                         v1::SetLatencyResponse* resp) {
   auto field = [](bool has, uint32_t v) {
     return has ? absl::StrCat(v) : std::string("unchanged");
   };
-  const std::string what =
-      absl::StrCat("sample_every ", field(req->has_sample_every(), req->sample_every()),
-                   ", slow_iteration_us ",
-                   field(req->has_slow_iteration_us(), req->slow_iteration_us()));
+  const std::string what = absl::StrCat(
+      "sample_every ", field(req->has_sample_every(), req->sample_every()), ", slow_iteration_us ",
+      field(req->has_slow_iteration_us(), req->slow_iteration_us()));
   return Changing(ctx, "SetLatency", what, [&](std::string*) {
     std::optional<uint32_t> every, slow;
     if (req->has_sample_every()) every = req->sample_every();
     if (req->has_slow_iteration_us()) slow = req->slow_iteration_us();
-    absl::StatusOr<dpdk::LatencySettings> r = mutations_.Run(
-        ChangeSource::kRpc, [&](Change& c) { return c.SetLatency(every, slow); });
+    absl::StatusOr<dpdk::LatencySettings> r =
+        mutations_.Run(ChangeSource::kRpc, [&](Change& c) { return c.SetLatency(every, slow); });
     if (!r.ok()) return ToGrpc(r.status());
     resp->mutable_settings()->set_sample_every(r->sample_every);
     resp->mutable_settings()->set_slow_iteration_us(r->slow_iteration_us);
@@ -560,7 +561,7 @@ grpc::Status ControlService::AuditPool(grpc::ServerContext* ctx, const v1::Audit
 }
 
 grpc::Status ControlService::AuditPoolImpl(v1::AuditPoolResponse* resp) {
-  absl::StatusOr<pool::AuditReport> r =
+  absl::StatusOr<AuditResult> r =
       mutations_.Run(ChangeSource::kRpc, [&](Change& c) { return c.backend().Audit(); });
   if (!r.ok()) return ToGrpc(r.status());
   resp->set_ok(r->ok);
@@ -577,6 +578,15 @@ grpc::Status ControlService::AuditPoolImpl(v1::AuditPoolResponse* resp) {
   resp->set_double_frees(r->double_frees);
   resp->set_foreign_frees(r->foreign_frees);
   resp->set_message(r->message);
+  if (r->places.has_value()) {
+    PoolGauges g;  // the audit's own figures (workers parked)
+    g.populated = r->populated;
+    g.in_store = r->in_store;
+    for (int i = 0; i < pool::kMaxLayers; ++i) g.in_layers[i] = r->in_layers[i];
+    g.in_depots = r->in_depots;
+    g.in_flight = r->in_flight;
+    FillBufferPlaces(*r->places, true, g, nullptr, backend_.ListPorts(), resp->mutable_buffers());
+  }
   return grpc::Status::OK;
 }
 

@@ -85,8 +85,8 @@ void FillPercentiles(const std::vector<uint64_t>& buckets, uint64_t max_cycles, 
   out->set_p50_ns(dpdk::CyclesToNs(dpdk::LatencyQuantile(buckets, 0.50, max_cycles), hz));
   out->set_p99_ns(dpdk::CyclesToNs(dpdk::LatencyQuantile(buckets, 0.99, max_cycles), hz));
   out->set_p999_ns(dpdk::CyclesToNs(dpdk::LatencyQuantile(buckets, 0.999, max_cycles), hz));
-  out->set_max_ns(dpdk::CyclesToNs(
-      max_cycles != 0 ? max_cycles : dpdk::LatencyQuantile(buckets, 1.0), hz));
+  out->set_max_ns(
+      dpdk::CyclesToNs(max_cycles != 0 ? max_cycles : dpdk::LatencyQuantile(buckets, 1.0), hz));
 }
 
 // A worker's latency per RX port (total, and over the window against `before`) and its
@@ -136,6 +136,52 @@ void FillPerf(const dpdk::WorkerPerf& w, const dpdk::WorkerPerf* before, uint64_
 }
 
 }  // namespace
+
+void FillBufferPlaces(const dpdk::BufferPlaces& places, bool exact, const PoolGauges& gauges,
+                      const std::vector<CoreStats>* cores, const std::vector<PortInfo>& ports,
+                      v1::BufferPlaces* out) {
+  out->set_exact(exact);
+  out->set_populated(gauges.populated);
+  out->set_in_store(gauges.in_store);
+  out->set_in_depots(gauges.in_depots);
+  for (int i = 0; i < pool::kNumLayers; ++i) {
+    v1::LayerObjectCount* lo = out->add_in_layers();
+    lo->set_layer(LayerToProto(static_cast<Layer>(i)));
+    lo->set_objects(gauges.in_layers[i]);
+  }
+  for (const dpdk::BufferPlaces::Core& c : places.cores) {
+    v1::CoreBuffers* cb = out->add_cores();
+    cb->set_core(c.lcore);
+    cb->set_in_hands(c.in_hands);
+    const CoreStats* cs = nullptr;
+    if (cores != nullptr) {
+      for (const CoreStats& s : *cores) {
+        if (s.core == static_cast<int>(c.lcore)) cs = &s;
+      }
+    }
+    if (cs == nullptr) continue;
+    for (int i = 0; i < pool::kNumLayers; ++i) {
+      v1::LayerObjectCount* lo = cb->add_in_layers();
+      lo->set_layer(LayerToProto(static_cast<Layer>(i)));
+      lo->set_objects(cs->layer_objects.objects[i]);
+    }
+  }
+  for (const dpdk::BufferPlaces::Port& p : places.ports) {
+    v1::PortBuffers* pb = out->add_ports();
+    pb->set_port(p.id);
+    pb->set_name(p.name);
+    pb->set_rx_ring(p.rx_ring);
+    pb->set_tx_ring(p.tx_ring);
+    for (const PortInfo& info : ports) {
+      if (info.id != p.id || !info.has_ring_mbufs) continue;
+      pb->set_pmd_rx(info.rx_ring_mbufs);
+      pb->set_pmd_tx(info.tx_ring_mbufs);
+      pb->set_pmd_source(info.ring_mbufs_source);
+    }
+  }
+  out->set_other_threads(places.other_threads);
+  out->set_unaccounted(static_cast<int64_t>(gauges.in_flight) - places.total);
+}
 
 void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std::string& spec,
                uint64_t epoch, const std::vector<int>& cores, const std::vector<LcoreInfo>& lcores,

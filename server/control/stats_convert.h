@@ -18,6 +18,15 @@ void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std:
                uint64_t epoch, const std::vector<int>& cores, const std::vector<LcoreInfo>& lcores,
                v1::Stats* out);
 
+// skbnf.v1.BufferPlaces (issue 32 item 1): the pool's free places (`gauges`; in_flight =
+// populated - them) and where the host says the rest is (`places`). `cores`: each worker's
+// own layers (a live read); nullptr for an audit's, whose parked workers flushed theirs.
+// `ports` (ListPorts): the PMD's own ring counts where it tells, beside the counted ones.
+// unaccounted = in_flight - every counted place.
+void FillBufferPlaces(const dpdk::BufferPlaces& places, bool exact, const PoolGauges& gauges,
+                      const std::vector<CoreStats>* cores, const std::vector<PortInfo>& ports,
+                      v1::BufferPlaces* out);
+
 }  // namespace skbnf::control
 
 #endif  // SKBNF_SERVER_CONTROL_STATS_CONVERT_H_

@@ -35,6 +35,7 @@
 #include "absl/status/statusor.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/string_view.h"
+#include "common/buffer_places.h"
 #include "common/forwarding_mode.h"
 #include "common/net_text.h"
 #include "common/port_info.h"
@@ -144,6 +145,17 @@ struct StatsSnapshot {
   // Packet latency and the poll loop's iterations per worker (common/worker_perf.h); unset when
   // the data plane records none (the fake backend): never made-up zeros.
   std::optional<dpdk::PerfSnapshot> perf;
+  // Where every object out of the pool is (common/buffer_places.h), read while the workers
+  // run; unset when the data plane does not count places (native pool, the fake backend).
+  std::optional<dpdk::BufferPlaces> places;
+};
+
+// An audit (Backend::Audit): the pool's report, and where the in-flight objects were while the
+// workers were parked for it (unset when the data plane does not count places).
+struct AuditResult : pool::AuditReport {
+  AuditResult() = default;
+  AuditResult(pool::AuditReport r) : pool::AuditReport(std::move(r)) {}  // NOLINT: implicit
+  std::optional<dpdk::BufferPlaces> places;
 };
 
 struct NextHop {
@@ -259,7 +271,7 @@ class Backend {
   virtual absl::Status PauseWorker(int core) = 0;
   virtual absl::Status ResumeWorker(int core) = 0;
   // Conservation audit at a quiescent point of the Backend's choosing (Pool::Audit).
-  virtual absl::StatusOr<pool::AuditReport> Audit() = 0;
+  virtual absl::StatusOr<AuditResult> Audit() = 0;
   // Latency sampling and the slow-iteration threshold (common/worker_perf.h), in force from each
   // worker's next iteration. `settings` passed CheckLatencySettings. FailedPrecondition from a
   // data plane that records no latency (GetStats' perf unset).

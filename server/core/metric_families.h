@@ -41,8 +41,8 @@ inline constexpr prometheus::MetricType kHistogram = prometheus::MetricType::His
 // ---- Ports: per core and port (counters) and per port (the PMD, the link)
 inline constexpr MetricDef kPortRingMbufs{
     "skbnf_port_ring_mbufs", kGauge,
-    "Mbufs sitting in the port's RX or TX rings now, counted from the "
-    "PMD's rings (AF_XDP: fill+RX, TX+completion)."};
+    "Mbufs sitting in the port's RX or TX rings now: counted by the pool around every PMD "
+    "call (skbnf pools, every port), else from the PMD's rings (AF_XDP: fill+RX, TX+completion)."};
 inline constexpr MetricDef kPortPacketsTotal{"skbnf_port_packets_total", kCounter,
                                              "Packets per core, port and direction."};
 inline constexpr MetricDef kPortBytesTotal{"skbnf_port_bytes_total", kCounter,
@@ -152,6 +152,16 @@ inline constexpr MetricDef kPoolObjects{"skbnf_pool_objects", kGauge,
                                         "Pool objects by where they are now."};
 inline constexpr MetricDef kPoolPopulatedObjects{"skbnf_pool_populated_objects", kGauge,
                                                  "Objects in the pool."};
+inline constexpr MetricDef kPoolHeldObjects{
+    "skbnf_pool_held_objects", kGauge,
+    "Pool objects a thread holds now, out of any ring: a worker's (core=N: received, not yet "
+    "sent or freed) or the other threads' (core=\"other\": an application's lcore, a PMD's "
+    "own thread)."};
+inline constexpr MetricDef kPoolUnaccountedObjects{
+    "skbnf_pool_unaccounted_objects", kGauge,
+    "Pool objects out of the pool that no place explains (in flight minus rings and holders): "
+    "0 while the pool's bookkeeping holds; read while the workers run it may be off by a "
+    "burst."};
 inline constexpr MetricDef kPoolReclaimsTotal{
     "skbnf_pool_reclaims_total", kCounter,
     "Gets that found every layer, depot and the store empty and reclaimed what other "
@@ -300,6 +310,8 @@ inline constexpr std::array kAll = {&kPortRingMbufs,
                                     &kPortPmdRxNombufTotal,
                                     &kPoolObjects,
                                     &kPoolPopulatedObjects,
+                                    &kPoolHeldObjects,
+                                    &kPoolUnaccountedObjects,
                                     &kPoolReclaimsTotal,
                                     &kPoolReclaimTimeoutsTotal,
                                     &kPoolReclaimedObjectsTotal,

@@ -132,6 +132,7 @@ StatsSnapshot EngineBackend::GetStats() const {
     s.pool.populated = engine_.mempool_info().populated;
   }
   s.perf = engine_.Perf();
+  if (dpdk::BufferPlaces b = engine_.Places(); b.has) s.places = std::move(b);
   return s;
 }
 
@@ -200,12 +201,13 @@ absl::Status EngineBackend::ResumeWorker(int core) {
   return engine_.ResumeWorker(static_cast<unsigned>(core));
 }
 
-absl::StatusOr<pool::AuditReport> EngineBackend::Audit() {
+absl::StatusOr<AuditResult> EngineBackend::Audit() {
   const dpdk::AuditReport a = engine_.Audit();
   if (!a.ok && !a.checked) return absl::UnavailableError(a.message);
-  pool::AuditReport r;
+  AuditResult r;
+  if (a.places.has) r.places = a.places;
   if (a.has_pool) {
-    r = a.pool;
+    static_cast<pool::AuditReport&>(r) = a.pool;
   } else {
     r.populated = a.populated;
     r.in_store = a.available;

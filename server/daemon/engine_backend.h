@@ -68,7 +68,7 @@ class EngineBackend final : public Backend {
   absl::Status DeleteRoute(const Ipv4Prefix& prefix) override;
   absl::Status PauseWorker(int core) override;
   absl::Status ResumeWorker(int core) override;
-  absl::StatusOr<pool::AuditReport> Audit() override;
+  absl::StatusOr<AuditResult> Audit() override;
   absl::Status SetLatencySettings(const dpdk::LatencySettings& settings) override;
 
  private:

@@ -57,8 +57,18 @@ double D(uint64_t v) { return static_cast<double>(v); }
 // skbnf_port_ring_mbufs{port,direction}: mbufs sitting in a port's RX / TX rings, for the ports
 // whose PMD tells (PortInfo::has_ring_mbufs; AF_XDP: its XDP rings' indices). Ports that do not
 // tell have no sample: their buffers are in skbnf_pool_objects{state="in_flight"} only.
-void AddPortRingMbufs(Families& fam, const std::vector<PortInfo>& ports) {
+// With places counted (common/buffer_places.h) every port has its counted figures instead.
+void AddPortRingMbufs(Families& fam, const std::vector<PortInfo>& ports,
+                      const std::optional<dpdk::BufferPlaces>& places) {
   MetricFamily& f = fam.Add(metric::kPortRingMbufs);
+  if (places.has_value()) {
+    for (const dpdk::BufferPlaces::Port& p : places->ports) {
+      const std::string port = absl::StrCat(p.id);
+      Put(f, {{"port", port}, {"direction", "rx"}}, static_cast<double>(p.rx_ring));
+      Put(f, {{"port", port}, {"direction", "tx"}}, static_cast<double>(p.tx_ring));
+    }
+    return;
+  }
   for (const PortInfo& p : ports) {
     if (!p.has_ring_mbufs) continue;
     const std::string port = absl::StrCat(p.id);
@@ -280,6 +290,15 @@ void CollectPoolObjects(Families& fam, const StatsSnapshot& now, const Catalog& 
       Put(objects, {{"state", std::string(e.facts.name)}}, D(now.pool.in_layers[e.index]));
   }
   Put(fam.Add(metric::kPoolPopulatedObjects), {}, D(now.pool.populated));
+  if (now.places.has_value()) {
+    MetricFamily& held = fam.Add(metric::kPoolHeldObjects);
+    for (const dpdk::BufferPlaces::Core& c : now.places->cores) {
+      Put(held, {{"core", absl::StrCat(c.lcore)}}, static_cast<double>(c.in_hands));
+    }
+    Put(held, {{"core", "other"}}, static_cast<double>(now.places->other_threads));
+    Put(fam.Add(metric::kPoolUnaccountedObjects), {},
+        static_cast<double>(static_cast<int64_t>(now.pool.in_flight) - now.places->total));
+  }
   Put(fam.Add(metric::kPoolReclaimsTotal), {}, D(now.pool.reclaims));
   Put(fam.Add(metric::kPoolReclaimTimeoutsTotal), {}, D(now.pool.reclaim_timeouts));
   Put(fam.Add(metric::kPoolReclaimedObjectsTotal), {}, D(now.pool.reclaimed_objects));
@@ -361,7 +380,7 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   CollectPerf(fam, now);
   const std::vector<PortInfo> ports = backend_.ListPorts();
   CollectPorts(fam, ports);
-  AddPortRingMbufs(fam, ports);
+  AddPortRingMbufs(fam, ports, now.places);
   CollectPoolObjects(fam, now, layers_);
   CollectStrategy(fam, StrategyText(backend_, pool_), backend_.GetEpoch());
   CollectSwaps(fam, swaps_.Get());

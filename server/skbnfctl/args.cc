@@ -24,6 +24,10 @@ commands that read:
   top [--interval=MS] [--count=N]   live per-core view, refreshed every interval (1000 ms)
   routes list                       the route table (l3 mode)
   audit                             conservation audit of the buffer pool
+  buffers [--exact]                 where every buffer of the pool is: store, each core's
+                                    layers, depots, each port's RX and TX rings, each
+                                    worker's hands, other threads, unaccounted. Read while
+                                    the workers run; --exact: parked for an audit (AuditPool)
   config diff                       the running state against skbnfd's --config file, as
                                     diff -u FILE RUNNING; exit 0 none, 1 drift, 2 trouble
   latency                           packet latency per core and RX port (p50, p99, p99.9,
@@ -85,6 +89,10 @@ flags: latency set
   --sample-every=N       1 in N RX bursts timed, every packet of it (0: off; default 256)
   --slow-iteration-us=US iterations longer than this are slow: logged with their cause (250)
 
+flags: buffers
+  --exact                the workers parked for the moment of an audit: the places add up
+                         to the pool exactly (the audit's rule: operate role)
+
 flags: stats and top
   --core=N               only core N (repeatable)
   --interval=MS          top: refresh period in ms (1000)
@@ -118,11 +126,12 @@ absl::StatusOr<uint32_t> ParseDuration(const std::string& flag, const std::strin
 
 absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
   static const std::vector<std::string> kValueFlags = {
-      "addr",  "tls_ca", "tls_cert",           "tls_key", "tls_server_name", "timeout", "interval",
-      "count", "core",   "quiesce_timeout_ms", "dwell",   "settle",          "rounds",  "seed",
-      "lease", "sample_every", "slow_iteration_us"};
-  static const std::vector<std::string> kBoolFlags = {"json",    "tls",   "validate_only",
-                                                      "dry_run", "apply", "help"};
+      "addr",         "tls_ca",           "tls_cert", "tls_key", "tls_server_name",
+      "timeout",      "interval",         "count",    "core",    "quiesce_timeout_ms",
+      "dwell",        "settle",           "rounds",   "seed",    "lease",
+      "sample_every", "slow_iteration_us"};
+  static const std::vector<std::string> kBoolFlags = {"json",  "tls",  "validate_only", "dry_run",
+                                                      "apply", "help", "exact"};
   Args a;
   bool flags_done = false;
   for (int i = 1; i < argc; ++i) {

@@ -114,6 +114,10 @@ absl::StatusOr<int> Client::Run(const std::vector<std::string>& p) {
   if (cmd == "worker") return Worker(p);
   if (cmd == "config") return Config(p);
   if (cmd == "latency") return Latency(p);
+  if (cmd == "buffers") {
+    if (absl::Status st = Need(p, 1, "buffers [--exact]"); !st.ok()) return st;
+    return Buffers();
+  }
   return UsageError(absl::StrCat("unknown command '", cmd, "'"));
 }
 

@@ -53,6 +53,8 @@ class Client {
   absl::StatusOr<int> Routes(const std::vector<std::string>& p);    // mutation_commands.cc
   absl::StatusOr<int> Worker(const std::vector<std::string>& p);    // mutation_commands.cc
   int Audit();                                                      // mutation_commands.cc
+  int Buffers();                                                    // stats_commands.cc
+  void PrintBuffers(const v1::BufferPlaces& b) const;               // stats_commands.cc
   absl::StatusOr<int> Config(const std::vector<std::string>& p);    // config_commands.cc
   absl::StatusOr<int> Latency(const std::vector<std::string>& p);   // latency_commands.cc
   void PrintLatency(const v1::Stats& s) const;                      // latency_commands.cc

@@ -34,8 +34,7 @@ void Client::PrintStats(const v1::Stats& s) const {
            absl::StrFormat("%.0f%%", 100 * c.busy_ratio()),
            c.cycles_per_packet() > 0 ? absl::StrFormat("%.1f", c.cycles_per_packet()) : "-",
            HumanRate(c.pool().host_allocs_per_second()),
-           HumanRate(c.pool().host_frees_per_second()),
-           absl::StrCat(c.pool().alloc_failures())});
+           HumanRate(c.pool().host_frees_per_second()), absl::StrCat(c.pool().alloc_failures())});
   }
   t.Print(std::cout);
   // Where the buffers are: in each port's rings, where the PMD tells.
@@ -64,6 +63,82 @@ void Client::PrintStats(const v1::Stats& s) const {
   }
   std::cout << ", in flight " << po.in_flight() << "\n";
   PrintLatency(s);
+}
+
+// skbnfctl buffers: where every object of the pool is (skbnf.v1 BufferPlaces).
+void Client::PrintBuffers(const v1::BufferPlaces& b) const {
+  std::cout << "pool: " << b.populated() << " objects, "
+            << (b.exact() ? "exact (the workers parked for an audit)"
+                          : "read while the workers run (a figure may be off by a burst; "
+                            "--exact parks them)")
+            << "\n";
+  Table t({"PLACE", "WHERE", "OBJECTS"});
+  t.Add({"store", "-", absl::StrCat(b.in_store())});
+  for (const v1::CoreBuffers& c : b.cores()) {
+    for (const v1::LayerObjectCount& l : c.in_layers()) {
+      if (l.objects() != 0) {
+        t.Add({"layer " + LayerName(l.layer()), absl::StrCat("core ", c.core()),
+               absl::StrCat(l.objects())});
+      }
+    }
+  }
+  if (b.cores().empty() || b.exact()) {
+    for (const v1::LayerObjectCount& l : b.in_layers()) {
+      if (l.objects() != 0) {
+        t.Add({"layer " + LayerName(l.layer()), "all cores", absl::StrCat(l.objects())});
+      }
+    }
+  }
+  t.Add({"depots", "-", absl::StrCat(b.in_depots())});
+  for (const v1::PortBuffers& p : b.ports()) {
+    const std::string where = absl::StrCat("port ", p.port(), " ", p.name());
+    const std::string pmd_rx =
+        p.has_pmd_rx() ? absl::StrCat(" (", p.pmd_source(), ": ", p.pmd_rx(), ")") : "";
+    const std::string pmd_tx =
+        p.has_pmd_tx() ? absl::StrCat(" (", p.pmd_source(), ": ", p.pmd_tx(), ")") : "";
+    t.Add({"rx ring", where, absl::StrCat(p.rx_ring(), pmd_rx)});
+    t.Add({"tx ring", where, absl::StrCat(p.tx_ring(), pmd_tx)});
+  }
+  for (const v1::CoreBuffers& c : b.cores()) {
+    t.Add({"worker's hands", absl::StrCat("core ", c.core()), absl::StrCat(c.in_hands())});
+  }
+  t.Add({"other threads", "-", absl::StrCat(b.other_threads())});
+  t.Add({"unaccounted", "-", absl::StrCat(b.unaccounted())});
+  t.Print(std::cout);
+}
+
+int Client::Buffers() {
+  v1::BufferPlaces b;
+  bool failed = false;  // exact: the audit failed, or something is unaccounted
+  if (args_.Has("exact")) {
+    v1::AuditPoolResponse r;
+    grpc::Status s = stub_->AuditPool(Ctx().get(), v1::AuditPoolRequest(), &r);
+    if (!s.ok()) return Fail(s);
+    if (!r.has_buffers()) {
+      std::cerr << "skbnfctl: this data plane does not count where its buffers are (DPDK's "
+                   "native mempool)\n";
+      return 1;
+    }
+    b = r.buffers();
+    failed = !r.ok() || b.unaccounted() != 0;
+    if (!r.ok()) std::cerr << "skbnfctl: the audit failed: " << r.message() << "\n";
+  } else {
+    v1::Stats s;
+    grpc::Status st = stub_->GetStats(Ctx().get(), v1::GetStatsRequest(), &s);
+    if (!st.ok()) return Fail(st);
+    if (!s.has_buffers()) {
+      std::cerr << "skbnfctl: this data plane does not count where its buffers are (DPDK's "
+                   "native mempool)\n";
+      return 1;
+    }
+    b = s.buffers();
+  }
+  if (json_) {
+    Json(b);
+  } else {
+    PrintBuffers(b);
+  }
+  return failed ? 1 : 0;
 }
 
 absl::StatusOr<int> Client::Stats(bool top) {

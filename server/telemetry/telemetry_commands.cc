@@ -4,7 +4,9 @@
 #include <rte_mempool.h>
 #include <rte_telemetry.h>
 
+#include <algorithm>
 #include <cerrno>
+#include <cstdint>
 #include <chrono>
 #include <cstdlib>
 #include <string>
@@ -44,6 +46,10 @@ struct Dict {
   }
   void U64(const char* name, uint64_t v) const { rte_tel_data_add_dict_u64(d, name, v); }
   void Int(const char* name, int v) const { rte_tel_data_add_dict_int(d, name, v); }
+  // A signed count (DPDK 22.11's telemetry has int, not int64: clamped, never wrapped).
+  void I64(const char* name, int64_t v) const {
+    Int(name, static_cast<int>(std::clamp<int64_t>(v, INT32_MIN, INT32_MAX)));
+  }
   void Str(const char* name, const std::string& v) const {
     rte_tel_data_add_dict_string(d, name, v.c_str());
   }
@@ -306,6 +312,25 @@ int Buffers(const char*, const char*, rte_tel_data* out) {
       rings.Add(absl::StrCat(p.id), port);
     }
     d.Add("port_rings", rings);
+    // Where the in-flight objects are (common/buffer_places.h): each port's RX and TX rings
+    // from the pool's counters, each worker's hands, other threads, and what none explains.
+    if (s.places.has_value()) {
+      Dict places;
+      for (const dpdk::BufferPlaces::Port& p : s.places->ports) {
+        Dict port;
+        port.I64("rx_ring", p.rx_ring);
+        port.I64("tx_ring", p.tx_ring);
+        places.Add(absl::StrCat(p.id), port);
+      }
+      d.Add("ports", places);
+      Dict hands;
+      for (const dpdk::BufferPlaces::Core& c : s.places->cores) {
+        hands.I64(absl::StrCat(c.lcore).c_str(), c.in_hands);
+      }
+      d.Add("in_hands", hands);
+      d.I64("other_threads", s.places->other_threads);
+      d.I64("unaccounted", static_cast<int64_t>(s.pool.in_flight) - s.places->total);
+    }
     d.U64("reclaims", s.pool.reclaims);
     d.U64("reclaim_timeouts", s.pool.reclaim_timeouts);
     d.U64("reclaimed_objects", s.pool.reclaimed_objects);

@@ -367,7 +367,7 @@ absl::Status FakeBackend::ResumeAndWait(int core) {
   return s.ok() ? WaitParked(core, false) : s;
 }
 
-absl::StatusOr<pool::AuditReport> FakeBackend::Audit() {
+absl::StatusOr<AuditResult> FakeBackend::Audit() {
   // Quiescent point: park every running worker (its layers flushed), audit, resume them.
   std::vector<int> parked;
   absl::Status status;

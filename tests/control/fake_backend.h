@@ -73,7 +73,7 @@ class FakeBackend final : public Backend {
   absl::Status DeleteRoute(const Ipv4Prefix& prefix) override;
   absl::Status PauseWorker(int core) override;
   absl::Status ResumeWorker(int core) override;
-  absl::StatusOr<pool::AuditReport> Audit() override;
+  absl::StatusOr<AuditResult> Audit() override;
 
  private:
   struct alignas(64) Worker {

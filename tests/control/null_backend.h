@@ -28,7 +28,7 @@ class NullBackend : public Backend {
   absl::Status DeleteRoute(const Ipv4Prefix&) override { return {}; }
   absl::Status PauseWorker(int) override { return {}; }
   absl::Status ResumeWorker(int) override { return {}; }
-  absl::StatusOr<pool::AuditReport> Audit() override { return pool::AuditReport{}; }
+  absl::StatusOr<AuditResult> Audit() override { return AuditResult{}; }
 };
 
 }  // namespace skbnf::control

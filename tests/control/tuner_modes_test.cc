@@ -57,7 +57,7 @@ class ModeBackend final : public Backend {
   absl::Status DeleteRoute(const Ipv4Prefix& p) override { return fake_->DeleteRoute(p); }
   absl::Status PauseWorker(int core) override { return fake_->PauseWorker(core); }
   absl::Status ResumeWorker(int core) override { return fake_->ResumeWorker(core); }
-  absl::StatusOr<pool::AuditReport> Audit() override { return fake_->Audit(); }
+  absl::StatusOr<AuditResult> Audit() override { return fake_->Audit(); }
 
   StatsSnapshot GetStats() const override {
     absl::MutexLock l(&mu_);

@@ -1893,8 +1893,8 @@ TEST_F(OvsTwoQueuesTest, RssOverTwoQueuesOfOnePortExactAuditPerCoreSumsAndNoStra
       return Sum(snap).tx >= sent;
     };
     for (int i = 0; i < 600 && !through; ++i) {
-      Frame f = UdpFrame(Ip(10, 0, 0, 1), Ip(10, 1, 0, 1), 64, 100,
-                         static_cast<uint16_t>(1024 + i % 64));
+      Frame f =
+          UdpFrame(Ip(10, 0, 0, 1), Ip(10, 1, 0, 1), 64, 100, static_cast<uint16_t>(1024 + i % 64));
       if (sendto(fd, f.bytes.data(), f.bytes.size(), 0, reinterpret_cast<sockaddr*>(&to),
                  sizeof(to)) == static_cast<ssize_t>(f.bytes.size())) {
         ++sent;
@@ -1925,15 +1925,18 @@ TEST_F(OvsTwoQueuesTest, RssOverTwoQueuesOfOnePortExactAuditPerCoreSumsAndNoStra
   ASSERT_GE(sent, uint64_t{kChunk} * kChunks);
   ASSERT_TRUE(WaitFor([&] { return Sum(e.Snapshot()).tx >= sent; }, 10s))
       << "transmitted " << Sum(e.Snapshot()).tx << " of " << sent << ", dropped "
-      << Sum(e.Snapshot()).dropped << " (" << [&] {
-           std::string by;
-           for (const WorkerSnapshot& w : e.Snapshot().workers) {
-             for (size_t r = 0; r < kNumDropReasons; ++r) {
-               if (w.drops[r] != 0) by += absl::StrCat(" lcore ", w.lcore, " reason ", r, ": ", w.drops[r]);
-             }
-           }
-           return by;
-         }() << ")";
+      << Sum(e.Snapshot()).dropped << " (" <<
+      [&] {
+        std::string by;
+        for (const WorkerSnapshot& w : e.Snapshot().workers) {
+          for (size_t r = 0; r < kNumDropReasons; ++r) {
+            if (w.drops[r] != 0)
+              by += absl::StrCat(" lcore ", w.lcore, " reason ", r, ": ", w.drops[r]);
+          }
+        }
+        return by;
+      }()
+      << ")";
 
   // Per-core sums against the ports' own counters and what was sent.
   const EngineSnapshot s = e.Snapshot();
