@@ -209,10 +209,40 @@ def check_parked(addr, dpdk_cache_size):
         if eth["ipackets"] != ours["rx_packets"] or eth["opackets"] != ours["tx_packets"]:
             fail(f"/ethdev/stats,{p} {eth['ipackets']}/{eth['opackets']} != skbnfd's port {p} "
                  f"{ours['rx_packets']}/{ours['tx_packets']}")
+    check_places(addr, b, audit)
     print(f"ok: parked: /skbnf/buffers == audit (store {b['in_store']}, layers {b['layers']}, "
           f"depots {b['in_depots']}, in flight {b['in_flight']}; sum {places} == populated); "
           f"rte_mempool_avail_count {b['dpdk_avail_count']} == available; /mempool/info size "
           f"{mi['size']} cache_size {dpdk_cache_size}; /ethdev/stats == skbnfd's port counters")
+
+
+def check_places(addr, b, audit):
+    """Where every buffer is (issue 32 item 1), the worker parked: the audit's places (AuditPool
+    .buffers, exact) add up to its in_flight with nothing unaccounted and nothing in the worker's
+    hands; /skbnf/buffers (read through dpdk-telemetry.py) and `skbnfctl buffers --exact` say
+    the same. net_null holds nothing in its rings (its RX allocates what it returns, its TX
+    frees at once: drivers/net/null/rte_eth_null.c eth_null_rx/eth_null_tx)."""
+    ab = audit.get("buffers")
+    if ab is None or not ab["exact"]:
+        fail(f"AuditPool has no exact buffers: {audit}")
+    rings = sum(int(p["rx_ring"]) + int(p["tx_ring"]) for p in ab["ports"])
+    hands = sum(int(c["in_hands"]) for c in ab["cores"])
+    if (int(ab["unaccounted"]) != 0 or hands != 0 or len(ab["ports"]) != 2
+            or rings + hands + int(ab["other_threads"]) != int(audit["in_flight"])):
+        fail(f"audit's places do not add up to in_flight {audit['in_flight']}: {ab}")
+    if b["unaccounted"] != 0 or any(v != 0 for v in b["in_hands"].values()) or \
+            sorted(b["ports"]) != ["0", "1"] or b["other_threads"] != int(ab["other_threads"]):
+        fail(f"/skbnf/buffers' places {b} vs the audit's {ab}")
+    ex = json.loads(ctl(addr, "--json", "buffers", "--exact"))
+    if not ex["exact"] or int(ex["unaccounted"]) != 0 or int(ex["populated"]) != b["populated"]:
+        fail(f"skbnfctl buffers --exact: {ex}")
+    text = ctl(addr, "buffers")
+    for want in ("read while the workers run", "rx ring", "tx ring", "worker's hands",
+                 "other threads", "unaccounted"):
+        if want not in text:
+            fail(f"skbnfctl buffers: no '{want}' in\n{text}")
+    print(f"ok: parked: places exact (rings {rings}, hands 0, other threads "
+          f"{ab['other_threads']}, unaccounted 0) in AuditPool, /skbnf/buffers and skbnfctl buffers")
 
 
 if __name__ == "__main__":
