@@ -148,8 +148,7 @@ struct Worker {
   // Packet path (this worker only): how TxBurst reads what the pool handed out on this core
   // (forward.cc, HandedOut): the pool (nullptr: ring_mp_mc, nothing counted), the core, and
   // DPDK's lcore cache when it plays the lcache layer (set at each iteration's quiescent point).
-  pool::Pool* out_pool = nullptr;
-  int out_core = -1;
+  const pool::CoreSlot* out_slot = nullptr;
   bool out_hosted = false;
   const volatile uint32_t* out_cache_len = nullptr;
   const volatile uint64_t* out_cache_below = nullptr;

@@ -74,11 +74,11 @@ inline uint64_t SumLengths(rte_mbuf* const* pkts, uint16_t n) {
 // as the ring's and not the worker's (the sum stays exact). With DPDK's lcore cache playing
 // the lcache layer the balance is read from the cache (its length and what it moved below,
 // skbnf_mempool.h) instead of the pool's counters, which the cache's hits reach only at the
-// end of the poll. Cost: two readings (about ten instructions each) per RX burst and per TX
+// end of the poll. Cost: two readings (Pool::BracketOut: five loads) per RX burst and per TX
 // burst, not per packet.
 inline uint64_t HandedOut(const Worker& w) {
   if (w.out_hosted) return *w.out_cache_below - *w.out_cache_len;
-  return w.out_pool != nullptr ? w.out_pool->HandedOut(w.out_core) : 0;
+  return w.out_slot != nullptr ? pool::Pool::BracketOut(*w.out_slot) : 0;
 }
 
 // One TX burst on `port` (the worker's queue, or queue 0 under the port's lock when shared).
@@ -442,8 +442,7 @@ int RunWorker(Worker& w) {
   rte_mbuf* pkts[kMaxBurst];
   const HostLcache host = HostLcacheOf(e.mp, core);
   CacheRegions regions(host);
-  w.out_pool = pool;
-  w.out_core = core;
+  w.out_slot = pool != nullptr ? &pool->SlotOf(core) : nullptr;
   w.out_cache_len = host.len;
   w.out_cache_below = host.tally != nullptr ? &host.tally->below_net : nullptr;
   TxReclaim reclaim(e, w);

@@ -70,6 +70,9 @@ struct alignas(64) CoreSlot {
   // (drivers such as net_null free one mbuf per call).
   uint8_t fast = 0;
   bool fast_prefetch = false;
+  // The counters of the layer `fast` names (kNoSingleHits when none): its fast_alloc_hits and
+  // fast_free_hits are the only single-object hits that move (Pool::BracketOut).
+  const LayerCounters* fast_counters = &kNoSingleHits;
   std::atomic<bool> registered{false};  // written by control, read by anyone (relaxed: a mov)
   bool foreign = false;                 // an owner with no quiescent point (see in_op below)
 

@@ -63,6 +63,9 @@ struct LayerCounters {
   Counter fast_free_hits;
 };
 
+// The single-object hits of a slot whose chain has none (CoreSlot::fast_counters).
+inline const LayerCounters kNoSingleHits{};
+
 struct CoreCounters {
   Counter allocs;          // objects handed out by the pool to the host on this core
   Counter frees;           // objects returned by the host on this core (after debug filtering)

@@ -306,20 +306,23 @@ class BasicPool final : public PoolCore {
   // The RX port the worker is about to refill (recycle). -1: none.
   void SetRxPort(int core, int port) { slots_[core].rx_port = port; }
   // Objects handed out on `core` (kNoCore: the "other threads" slot) minus objects returned on
-  // it, so far, wrapping: the difference of two readings is what the calls between them took
-  // out of the pool (the host's place accounting brackets its PMD calls with it: forward.cc,
-  // "Where every buffer is"). Eight loads: the core's allocs and frees and the single-object
-  // hits of the three layers that have one (headpool, magazine, recycle; CoreAllocs reads all
-  // kMaxLayers).
+  // it, so far, wrapping (CoreAllocs - CoreFrees): what the host's place accounting adds up
+  // (dataplane/dpdk/forward.cc, "Where every buffer is"; BracketOut, below, is its per-call
+  // reading).
   uint64_t HandedOut(int core) const {
     const CoreCounters& c = SlotFor(core).counters;
-    uint64_t n = c.allocs.Get() - c.frees.Get();
-    for (const Layer l : {Layer::kRecycle, Layer::kHeadPool, Layer::kMagazine}) {
-      const LayerCounters& lc = c.layer[static_cast<int>(l)];
-      n += lc.fast_alloc_hits.Get() - lc.fast_free_hits.Get();
-    }
-    return n;
+    return CoreAllocs(c) - CoreFrees(c);
   }
+  // HandedOut for a worker's brackets around one PMD call (forward.cc): five loads, valid only
+  // for the difference of two readings of one slot with no swap between them (a worker's own,
+  // inside one iteration): only the single-object hits of the layer the slot's `fast` names
+  // move, so the others are left out.
+  static uint64_t BracketOut(const CoreSlot& s) {
+    const LayerCounters& f = *s.fast_counters;
+    return s.counters.allocs.Get() - s.counters.frees.Get() + f.fast_alloc_hits.Get() -
+           f.fast_free_hits.Get();
+  }
+  const CoreSlot& SlotOf(int core) const { return SlotFor(core); }
 
   // Top of a worker's poll loop. Returns false while the worker is paused (skip the
   // iteration; do not touch the pool on this core).
@@ -438,11 +441,16 @@ class BasicPool final : public PoolCore {
     });
     // The top layer actually in the chain decides the inline single-object path.
     s.fast = 0;
+    s.fast_counters = &kNoSingleHits;
     if (!inline_ok || mask == 0) return;
     const size_t top = static_cast<size_t>(__builtin_ctz(mask));
     List::ForEach([&]<class L, size_t I>() {
       if constexpr (HasSingleHit<L>) {
-        if (I == top && SingleHitReady<L>(StateOf<L>(s))) s.fast = static_cast<uint8_t>(I + 1);
+        if (I == top && SingleHitReady<L>(StateOf<L>(s))) {
+          s.fast = static_cast<uint8_t>(I + 1);
+          static_assert(L::kIndex >= 0, "a single-object hit is counted in layer[kIndex]");
+          s.fast_counters = &s.counters.layer[L::kIndex];
+        }
       }
     });
   }
