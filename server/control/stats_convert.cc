@@ -180,7 +180,7 @@ void FillBufferPlaces(const dpdk::BufferPlaces& places, bool exact, const PoolGa
     }
   }
   out->set_other_threads(places.other_threads);
-  out->set_unaccounted(static_cast<int64_t>(gauges.in_flight) - places.total);
+  out->set_unaccounted(UnaccountedObjects(gauges, places));
 }
 
 void FillStats(const StatsSnapshot& now, const StatsSnapshot* before, const std::string& spec,

@@ -150,6 +150,12 @@ struct StatsSnapshot {
   std::optional<dpdk::BufferPlaces> places;
 };
 
+// Objects out of the pool that no place explains: in flight by the pool's gauges minus every
+// place the host counted (0 whenever the pool's bookkeeping holds).
+inline int64_t UnaccountedObjects(const PoolGauges& gauges, const dpdk::BufferPlaces& places) {
+  return static_cast<int64_t>(gauges.in_flight) - places.total;
+}
+
 // An audit (Backend::Audit): the pool's report, and where the in-flight objects were while the
 // workers were parked for it (unset when the data plane does not count places).
 struct AuditResult : pool::AuditReport {

@@ -297,7 +297,7 @@ void CollectPoolObjects(Families& fam, const StatsSnapshot& now, const Catalog& 
     }
     Put(held, {{"core", "other"}}, static_cast<double>(now.places->other_threads));
     Put(fam.Add(metric::kPoolUnaccountedObjects), {},
-        static_cast<double>(static_cast<int64_t>(now.pool.in_flight) - now.places->total));
+        static_cast<double>(UnaccountedObjects(now.pool, *now.places)));
   }
   Put(fam.Add(metric::kPoolReclaimsTotal), {}, D(now.pool.reclaims));
   Put(fam.Add(metric::kPoolReclaimTimeoutsTotal), {}, D(now.pool.reclaim_timeouts));

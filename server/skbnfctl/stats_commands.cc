@@ -4,6 +4,7 @@
 #include <unistd.h>
 
 #include <iostream>
+#include <optional>
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
@@ -108,31 +109,28 @@ void Client::PrintBuffers(const v1::BufferPlaces& b) const {
 }
 
 int Client::Buffers() {
-  v1::BufferPlaces b;
-  bool failed = false;  // exact: the audit failed, or something is unaccounted
-  if (args_.Has("exact")) {
-    v1::AuditPoolResponse r;
-    grpc::Status s = stub_->AuditPool(Ctx().get(), v1::AuditPoolRequest(), &r);
+  const bool exact = args_.Has("exact");
+  std::optional<v1::BufferPlaces> places;  // unset: the data plane does not count them
+  v1::AuditPoolResponse audit;             // exact only
+  if (exact) {
+    grpc::Status s = stub_->AuditPool(Ctx().get(), v1::AuditPoolRequest(), &audit);
     if (!s.ok()) return Fail(s);
-    if (!r.has_buffers()) {
-      std::cerr << "skbnfctl: this data plane does not count where its buffers are (DPDK's "
-                   "native mempool)\n";
-      return 1;
-    }
-    b = r.buffers();
-    failed = !r.ok() || b.unaccounted() != 0;
-    if (!r.ok()) std::cerr << "skbnfctl: the audit failed: " << r.message() << "\n";
+    if (audit.has_buffers()) places = audit.buffers();
   } else {
     v1::Stats s;
     grpc::Status st = stub_->GetStats(Ctx().get(), v1::GetStatsRequest(), &s);
     if (!st.ok()) return Fail(st);
-    if (!s.has_buffers()) {
-      std::cerr << "skbnfctl: this data plane does not count where its buffers are (DPDK's "
-                   "native mempool)\n";
-      return 1;
-    }
-    b = s.buffers();
+    if (s.has_buffers()) places = s.buffers();
   }
+  if (!places.has_value()) {
+    std::cerr << "skbnfctl: this data plane does not count where its buffers are (DPDK's "
+                 "native mempool)\n";
+    return 1;
+  }
+  const v1::BufferPlaces& b = *places;
+  // Exact: the audit failed, or something is unaccounted.
+  const bool failed = exact && (!audit.ok() || b.unaccounted() != 0);
+  if (exact && !audit.ok()) std::cerr << "skbnfctl: the audit failed: " << audit.message() << "\n";
   if (json_) {
     Json(b);
   } else {

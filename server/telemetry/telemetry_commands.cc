@@ -329,7 +329,7 @@ int Buffers(const char*, const char*, rte_tel_data* out) {
       }
       d.Add("in_hands", hands);
       d.I64("other_threads", s.places->other_threads);
-      d.I64("unaccounted", static_cast<int64_t>(s.pool.in_flight) - s.places->total);
+      d.I64("unaccounted", control::UnaccountedObjects(s.pool, *s.places));
     }
     d.U64("reclaims", s.pool.reclaims);
     d.U64("reclaim_timeouts", s.pool.reclaim_timeouts);
