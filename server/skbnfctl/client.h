@@ -53,11 +53,16 @@ class Client {
   absl::StatusOr<int> Routes(const std::vector<std::string>& p);    // mutation_commands.cc
   absl::StatusOr<int> Worker(const std::vector<std::string>& p);    // mutation_commands.cc
   int Audit();                                                      // mutation_commands.cc
-  int Buffers();                                                    // stats_commands.cc
-  void PrintBuffers(const v1::BufferPlaces& b) const;               // stats_commands.cc
-  absl::StatusOr<int> Config(const std::vector<std::string>& p);    // config_commands.cc
-  absl::StatusOr<int> Latency(const std::vector<std::string>& p);   // latency_commands.cc
-  void PrintLatency(const v1::Stats& s) const;                      // latency_commands.cc
+  // AuditPool, waiting once for the server-wide rate limit (--audit-min-interval-ms) when the
+  // answer is RESOURCE_EXHAUSTED "... retry in N ms" with N <= 2000: two `skbnfctl audit` or
+  // `buffers --exact` in a row (or beside another client's) then both answer instead of the
+  // second failing. Any other error, or a second rejection, is returned as it is.
+  grpc::Status CallAudit(v1::AuditPoolResponse* r) const;
+  int Buffers();                                                   // stats_commands.cc
+  void PrintBuffers(const v1::BufferPlaces& b) const;              // stats_commands.cc
+  absl::StatusOr<int> Config(const std::vector<std::string>& p);   // config_commands.cc
+  absl::StatusOr<int> Latency(const std::vector<std::string>& p);  // latency_commands.cc
+  void PrintLatency(const v1::Stats& s) const;                     // latency_commands.cc
 
   const Args& args_;
   const bool json_;

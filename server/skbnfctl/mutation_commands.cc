@@ -1,11 +1,15 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // skbnfctl routes, worker, audit: the commands that change or check the data plane (besides
 // strategy set).
+#include <chrono>
 #include <iostream>
 #include <map>
+#include <thread>
 
+#include "absl/strings/numbers.h"
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_join.h"
+#include "absl/strings/strip.h"
 #include "server/skbnfctl/client.h"
 #include "server/skbnfctl/table.h"
 
@@ -104,9 +108,26 @@ absl::StatusOr<int> Client::Worker(const std::vector<std::string>& p) {
   return 0;
 }
 
+grpc::Status Client::CallAudit(v1::AuditPoolResponse* r) const {
+  grpc::Status s = stub_->AuditPool(Ctx().get(), v1::AuditPoolRequest(), r);
+  if (s.error_code() != grpc::StatusCode::RESOURCE_EXHAUSTED) return s;
+  // The shape server/control/limits.cc (CallLimits::Admit) writes: "...; retry in N ms".
+  const std::string& m = s.error_message();
+  const size_t at = m.rfind("retry in ");
+  uint32_t wait_ms = 0;
+  if (at == std::string::npos ||
+      !absl::SimpleAtoi(absl::StripSuffix(absl::string_view(m).substr(at + 9), " ms"), &wait_ms) ||
+      wait_ms > 2000) {
+    return s;
+  }
+  std::this_thread::sleep_for(std::chrono::milliseconds(wait_ms));
+  r->Clear();
+  return stub_->AuditPool(Ctx().get(), v1::AuditPoolRequest(), r);
+}
+
 int Client::Audit() {
   v1::AuditPoolResponse r;
-  grpc::Status s = stub_->AuditPool(Ctx().get(), v1::AuditPoolRequest(), &r);
+  grpc::Status s = CallAudit(&r);
   if (!s.ok()) return Fail(s);
   if (json_) {
     Json(r);

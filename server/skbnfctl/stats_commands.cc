@@ -113,7 +113,7 @@ int Client::Buffers() {
   std::optional<v1::BufferPlaces> places;  // unset: the data plane does not count them
   v1::AuditPoolResponse audit;             // exact only
   if (exact) {
-    grpc::Status s = stub_->AuditPool(Ctx().get(), v1::AuditPoolRequest(), &audit);
+    grpc::Status s = CallAudit(&audit);
     if (!s.ok()) return Fail(s);
     if (audit.has_buffers()) places = audit.buffers();
   } else {

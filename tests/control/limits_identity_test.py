@@ -171,5 +171,39 @@ class LimitsPerIdentityTest(unittest.TestCase):
         self.assertEqual(code, 0, err)
 
 
+class CtlWaitsOutTheAuditRateLimitTest(unittest.TestCase):
+    """skbnfctl audit / buffers --exact right after another audit (server/skbnfctl/client.h,
+    CallAudit): the server refuses the second with RESOURCE_EXHAUSTED "retry in N ms"
+    (CallLimits::Admit); skbnfctl waits that long once and is answered. A limit longer than its
+    bound (2 s) is not waited out: the refusal is what the user sees."""
+
+    def rejected(self, d):
+        return h.total(h.parse_metrics(d.scrape())[1], "skbnf_control_rejected_total",
+                       rpc="AuditPool", reason="rate")
+
+    def test_back_to_back_audits_are_both_answered(self):
+        # 1500 ms: the second skbnfctl starts well inside it, and it is under the 2 s bound
+        with h.Daemon("--audit-min-interval-ms=1500") as d:
+            # the control tests' fake backend does not count its buffers' places: `audit` only
+            buffers = ["audit"] if h.daemon_is_fake() else ["buffers", "--exact", "--json"]
+            for args in (["audit"], buffers, ["audit"]):
+                code, _, err = d.ctl(*args)
+                self.assertEqual(code, 0, "%s: %s" % (args, err))
+            # the 2nd and 3rd were each refused once, then answered
+            self.assertEqual(self.rejected(d), 2)
+
+    def test_a_limit_beyond_the_bound_is_reported_not_waited(self):
+        with h.Daemon("--audit-min-interval-ms=3600000") as d:
+            code, _, err = d.ctl("audit")
+            self.assertEqual(code, 0, err)
+            t0 = time.monotonic()
+            code, _, err = d.ctl("audit")
+            self.assertEqual(code, 1, "a second audit within the hour was answered")
+            self.assertIn("RESOURCE_EXHAUSTED", err)
+            self.assertIn("at most one call per 3600000 ms", err)
+            self.assertLess(time.monotonic() - t0, 30, "skbnfctl waited for the limit")
+            self.assertEqual(self.rejected(d), 1)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
