@@ -1,5 +1,6 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The engine's conservation audit (AuditReport in engine.h says what each kind checks).
+#include <rte_cycles.h>
 #include <rte_mempool.h>
 
 #include <algorithm>
@@ -81,6 +82,19 @@ AuditReport Engine::Impl::AuditNow(bool exact) {
     }
   }
   return r;
+}
+
+absl::StatusOr<pool::InFlightCensus> Engine::CensusInFlight(std::chrono::microseconds wait) const {
+  pool::Pool* p = impl_->pool;
+  if (p == nullptr) {
+    return absl::FailedPreconditionError(
+        "DPDK's native mempool keeps no stamps: run skbnfd on the skbnf pool (--pool-ops skbnf) "
+        "with a strategy that has 'track'");
+  }
+  if (!running()) return absl::FailedPreconditionError("the engine is not running");
+  absl::StatusOr<pool::InFlightCensus> c = p->Census(wait);
+  if (c.ok()) c->tsc_hz = rte_get_tsc_hz();
+  return c;
 }
 
 AuditReport Engine::Audit() {

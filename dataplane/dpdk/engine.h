@@ -319,6 +319,10 @@ class Engine {
 
   // The pool behind the mbuf mempool (skbnf ops), or nullptr (ring_mp_mc).
   pool::Pool* pool() const;
+  // The pool's census of the mbufs in flight (pool/track.h) with its stamps' TSC rate; the
+  // workers get `wait` to flush their layers. FailedPrecondition on ring_mp_mc, while the
+  // strategy does not track, and once stopped.
+  absl::StatusOr<pool::InFlightCensus> CensusInFlight(std::chrono::microseconds wait) const;
 
   struct Impl;
 

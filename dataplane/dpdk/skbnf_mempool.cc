@@ -9,6 +9,7 @@
 #include <rte_errno.h>
 #include <rte_lcore.h>
 #include <rte_mbuf.h>
+#include <rte_mbuf_dyn.h>
 #include <rte_mempool.h>
 
 #include <cerrno>
@@ -93,6 +94,25 @@ bool IsMbufPool(const rte_mempool* mp) {
          mp->elt_size >= sizeof(rte_mbuf);
 }
 
+// The track modifier's stamp word in every mbuf of a skbnf pool (pool/track.h): an mbuf dynamic
+// field, DPDK 22.11 lib/mbuf/rte_mbuf_dyn.h (struct rte_mbuf_dynfield {name, size, align, flags};
+// rte_mbuf_dynfield_register returns the field's offset in the mbuf, the same one again for the
+// same name and shape, or -1 with rte_errno). 8 of the mbuf's dynamic bytes, registered for
+// every pool of packet mbufs whether it tracks or not, so that `track` can be swapped in later.
+// The pool writes it whenever it hands the mbuf out; nothing else reads or writes it.
+absl::StatusOr<uint32_t> StampField() {
+  rte_mbuf_dynfield field{};
+  std::snprintf(field.name, sizeof(field.name), "%s", "skbnf_dynfield_pool_stamp");
+  field.size = sizeof(uint64_t);
+  field.align = alignof(uint64_t);
+  const int off = rte_mbuf_dynfield_register(&field);
+  if (off <= 0) {
+    return absl::ResourceExhaustedError(absl::StrCat(
+        "rte_mbuf_dynfield_register(skbnf_dynfield_pool_stamp): ", rte_strerror(rte_errno)));
+  }
+  return static_cast<uint32_t>(off);
+}
+
 // No quiescent point and nobody to register workers in a foreign application: every EAL lcore
 // owns a slot from the start (lcores made later with rte_thread_register use the store
 // directly). Fails only for a core out of range or already registered, neither possible on a
@@ -141,6 +161,13 @@ int OpAlloc(rte_mempool* mp) {
     dp->min_buf_len = rte_pktmbuf_data_room_size(mp);
     cfg.classify = &ClassifyMbufs;
     cfg.classify_ctx = dp.get();
+    // Without the field, `track` is refused (the pool says why); everything else runs.
+    if (absl::StatusOr<uint32_t> off = StampField(); off.ok()) {
+      cfg.stamp_offset = *off;
+    } else if (spec->track) {
+      Fail(mp, off.status());
+      return -ENOSPC;
+    }
   }
   driver::HostRequest req;
   req.skbnfd = host != nullptr;

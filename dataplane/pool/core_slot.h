@@ -23,6 +23,7 @@
 #include "absl/functional/function_ref.h"
 #include "dataplane/pool/counters.h"
 #include "dataplane/pool/slab_store.h"
+#include "dataplane/pool/strategy_spec.h"
 
 namespace skbnf::pool {
 
@@ -52,7 +53,13 @@ struct Shared {
   SlabStore* store = nullptr;
   RecycleClassifyFn classify = nullptr;
   void* classify_ctx = nullptr;
+  // The `track` modifier (track.h): the stamp word's offset from an object's handle (0: the
+  // host reserved none), and whether the current generation tracks (for the "other" slots,
+  // whose get is not the generation's chain).
+  uint32_t stamp_offset = 0;
+  std::atomic<bool> tracking{false};
 };
+
 
 // Where a layer's Flush sends its objects (the store, counted as the core's store frees).
 using FlushSink = absl::FunctionRef<void(void* const* objs, uint32_t n)>;
@@ -69,12 +76,14 @@ struct alignas(64) CoreSlot {
   // the pool's layer list of the top layer, whose hit is taken inline without the indirect call
   // (drivers such as net_null free one mbuf per call).
   uint8_t fast = 0;
-  bool fast_prefetch = false;
+  uint8_t fast_mods = 0;  // kModPrefetch | kModTrack of the generation this core runs
+  uint16_t stamp_site = 0;  // track.h SiteBase: this slot's kind and core
   // The counters of the layer `fast` names (kNoSingleHits when none): its fast_alloc_hits and
   // fast_free_hits are the only single-object hits that move (Pool::BracketOut).
   const LayerCounters* fast_counters = &kNoSingleHits;
   std::atomic<bool> registered{false};  // written by control, read by anyone (relaxed: a mov)
   bool foreign = false;                 // an owner with no quiescent point (see in_op below)
+  uint32_t stamp_offset = 0;            // Shared::stamp_offset, for StampOut
 
   CoreCounters counters;
 
@@ -181,6 +190,18 @@ inline void PopInto(void** out, void* const* top, unsigned n) {
 #pragma GCC unroll 4
   while (top != end) *out++ = *--top;
 #endif
+}
+
+// The track modifier (track.h): stamps the n objects `s` hands out with the TSC and the slot's
+// site (its kind and core, and the RX port it is refilling). Out of line (pool_track.cc): only
+// a generation with `track` calls it.
+[[gnu::noinline]] void StampOut(const CoreSlot& s, void* const* objs, unsigned n);
+// The inline paths' modifiers (CoreSlot::fast_mods != 0) on what they hand out.
+inline void ModifyOut(const CoreSlot& s, void* const* objs, unsigned n) {
+  if (s.fast_mods & kModPrefetch) {
+    for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
+  }
+  if (s.fast_mods & kModTrack) StampOut(s, objs, n);
 }
 
 // The store at the bottom of every chain.

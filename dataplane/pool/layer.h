@@ -296,9 +296,9 @@ struct Chain {
   }
 };
 
-// Top of the stack: the prefetch modifier (2010 prefetchw) touches each object handed out for
-// writing, so the host's first store into it does not stall.
-template <class List, unsigned M, bool Prefetch>
+// Top of the stack: the modifiers. prefetch (2010 prefetchw) touches each object handed out for
+// writing, so the host's first store into it does not stall; track stamps it (track.h).
+template <class List, unsigned M, unsigned Mods>
 bool TopGet(Shared& sh, CoreSlot& base, void** objs, unsigned n) {
   auto& s = static_cast<LayerSlot<List>&>(base);
   if (!Chain<List, M>::Get(sh, s, objs, n)) return false;
@@ -307,9 +307,10 @@ bool TopGet(Shared& sh, CoreSlot& base, void** objs, unsigned n) {
     SKBNF_DCHECK(objs[i] != nullptr, "a Get that succeeds fills every slot of the burst");
   }
 #endif
-  if constexpr (Prefetch) {
+  if constexpr ((Mods & kModPrefetch) != 0) {
     for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
   }
+  if constexpr ((Mods & kModTrack) != 0) StampOut(s, objs, n);
   return true;
 }
 
@@ -318,19 +319,19 @@ void TopPut(Shared& sh, CoreSlot& base, void* const* objs, unsigned n) {
   Chain<List, M>::Put(sh, static_cast<LayerSlot<List>&>(base), objs, n);
 }
 
-// One Get per (mask, prefetch) and one Put per mask: index (mask << 1 | prefetch) and mask.
+// One Get per (mask, modifiers) and one Put per mask: index (mask << 2 | ModsOf) and mask.
 template <class List>
 struct ChainTables {
   static constexpr unsigned kMasks = 1u << List::kSize;
   template <size_t... I>
   static constexpr std::array<GetFn, sizeof...(I)> MakeGet(std::index_sequence<I...>) {
-    return {&TopGet<List, static_cast<unsigned>(I >> 1), (I & 1) != 0>...};
+    return {&TopGet<List, static_cast<unsigned>(I >> 2), static_cast<unsigned>(I & 3)>...};
   }
   template <size_t... I>
   static constexpr std::array<PutFn, sizeof...(I)> MakePut(std::index_sequence<I...>) {
     return {&TopPut<List, static_cast<unsigned>(I)>...};
   }
-  static constexpr auto kGet = MakeGet(std::make_index_sequence<kMasks * 2>());
+  static constexpr auto kGet = MakeGet(std::make_index_sequence<kMasks * 4>());
   static constexpr auto kPut = MakePut(std::make_index_sequence<kMasks>());
 };
 

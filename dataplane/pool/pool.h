@@ -54,6 +54,7 @@ class BasicPool final : public PoolCore {
 
   static absl::StatusOr<std::unique_ptr<BasicPool>> Create(const PoolConfig& config,
                                                            const StrategySpec& initial) {
+    if (absl::Status st = CheckModifiers(config, initial); !st.ok()) return st;
     auto store = MakeStore(config);
     if (!store.ok()) return store.status();
     std::unique_ptr<BasicPool> pool(
@@ -179,7 +180,7 @@ class BasicPool final : public PoolCore {
     }
     // A burst wholly from the top layer's own state when it has a burst hit (the head pool's
     // hot list, the loaded magazine): what Get does then (the layer's hit, the core's allocs,
-    // the prefetch modifier), without the chain's indirect call.
+    // the modifiers), without the chain's indirect call.
     bool GetBurst(void** objs, unsigned n) const {
       static_assert(O == Owner::kWorker, "a foreign owner takes a burst hit with GetBurstOf<K>");
       Slot& s = *s_;
@@ -260,14 +261,12 @@ class BasicPool final : public PoolCore {
     template <size_t K>
     static bool TakeOne(Slot& s, void** obj) {
       if (!HitLayer<K>::GetOne(s, obj)) return false;
-      if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
+      if (s.fast_mods) ModifyOut(s, obj, 1);
       return true;
     }
     static void CountBurstHit(Slot& s, void** objs, unsigned n) {
       s.counters.allocs.Add(n);
-      if (__builtin_expect(s.fast_prefetch, 0)) {
-        for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
-      }
+      if (__builtin_expect(s.fast_mods, 0)) ModifyOut(s, objs, n);
     }
     BasicPool* pool_ = nullptr;
     Slot* s_ = nullptr;
@@ -376,7 +375,7 @@ class BasicPool final : public PoolCore {
   // with a hit, in kSingleHitRank order; the last needs none (s.fast != 0 names one).
   static bool GetOne(Slot& s, void** obj) {
     if (!GetOneAt<0>(s, obj)) return false;
-    if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
+    if (s.fast_mods) ModifyOut(s, obj, 1);
     return true;  // (the hit counts as one of the core's allocs too: see fast_alloc_hits)
   }
   template <size_t K>
@@ -426,7 +425,7 @@ class BasicPool final : public PoolCore {
   // ---- the layer folds PoolCore calls (control side)
   void CompileChain(const StrategySpec& chain, Generation& g) const override {
     const unsigned mask = List::Mask(chain);
-    g.get = ChainTables<List>::kGet[(mask << 1) | (chain.prefetch ? 1u : 0u)];
+    g.get = ChainTables<List>::kGet[(mask << 2) | ModsOf(chain)];
     g.put = ChainTables<List>::kPut[mask];
   }
   void ConfigureLayers(CoreSlot& base, const StrategySpec& chain, Depot* depot,

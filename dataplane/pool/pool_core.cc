@@ -19,6 +19,7 @@ bool OtherGet(Shared& sh, CoreSlot& s, void** objs, unsigned n) {
   s.counters.store_locks.AtomicAdd(1);
   if (!sh.store->Get(objs, n)) return false;
   s.counters.store_allocs.AtomicAdd(n);
+  if (sh.tracking.load(std::memory_order_relaxed)) StampOut(s, objs, n);
   return true;
 }
 void OtherPut(Shared& sh, CoreSlot& s, void* const* objs, unsigned n) {
@@ -58,10 +59,16 @@ void PoolCore::Start(const StrategySpec& initial) {
     slot_[c]->core = c;
     slot_[c]->get = &OtherGet;
     slot_[c]->put = &OtherPut;
+    slot_[c]->stamp_site = SiteBase(SiteKind::kOther, c);
+    slot_[c]->stamp_offset = config_.stamp_offset;
   }
   other_->get = &OtherGet;
   other_->put = &OtherPut;
+  other_->stamp_site = SiteBase(SiteKind::kOther, 0);
+  other_->stamp_offset = config_.stamp_offset;
+  shared_.stamp_offset = config_.stamp_offset;
   auto g = MakeGeneration(initial, 1);
+  shared_.tracking.store(initial.track, std::memory_order_relaxed);
   current_.store(g.get(), std::memory_order_seq_cst);
   epoch_.store(1);
   {
@@ -87,7 +94,11 @@ void PoolCore::Shutdown() {
 absl::StatusOr<uint32_t> PoolCore::Populate(void* base, size_t len, uint32_t max_objs,
                                             absl::FunctionRef<void(void*)> on_object) {
   MutexLock lock(&control_mu_);
-  auto placed = store_->Populate(base, len, max_objs, on_object);
+  const uint32_t stamp = config_.stamp_offset;
+  auto placed = store_->Populate(base, len, max_objs, [&](void* handle) {
+    if (stamp != 0) *reinterpret_cast<uint64_t*>(static_cast<char*>(handle) + stamp) = 0;
+    on_object(handle);
+  });
   if (!placed.ok()) return placed;
   if (debug_) {
     uint64_t need = store_->index_space();

@@ -101,6 +101,7 @@
 #include "dataplane/pool/mutex.h"
 #include "dataplane/pool/slab_store.h"
 #include "dataplane/pool/strategy_spec.h"
+#include "dataplane/pool/track.h"
 
 namespace skbnf::pool {
 
@@ -154,6 +155,11 @@ struct PoolConfig {
   // Foreign owners: membarrier(2) on the reclaimer's side (true, when the kernel has it) or a
   // full fence in every operation of the owner (false).
   bool asymmetric_fence = true;
+  // The `track` modifier's stamp word (track.h): bytes from an object's handle to an 8-byte,
+  // 8-aligned word of the object that the pool may write whenever it hands the object out (DPDK:
+  // the mbuf dynamic field skbnf_dynfield_pool_stamp). 0: the host reserves none, and a spec
+  // with `track` is refused.
+  uint32_t stamp_offset = 0;
   PoolTestHooks test_hooks;
 };
 
@@ -226,11 +232,11 @@ class PoolCore {
 
   // Whether the host's cache plays `spec`'s lcache layer: host_lcache, no debug switch (it
   // checks every object at the pool's boundary), a size DPDK's cache array holds
-  // (kLcacheMaxBurst) and no prefetch (the pool prefetches what it hands out; the host's cache
-  // hands out most objects). Otherwise the pool's own lcache layer runs.
+  // (kLcacheMaxBurst) and no modifier (the pool prefetches and stamps what it hands out; the
+  // host's cache hands out most objects). Otherwise the pool's own lcache layer runs.
   bool HostsLcache(const StrategySpec& spec) const {
     return config_.host_lcache && !debug_ && spec.Has(kHostedLayer) &&
-           spec.Tunable(kHostedLayer) <= kLcacheMaxBurst && !spec.prefetch;
+           spec.Tunable(kHostedLayer) <= kLcacheMaxBurst && ModsOf(spec) == 0;
   }
 
   // ---- control
@@ -260,6 +266,13 @@ class PoolCore {
 
   // Conservation audit; exact when nothing runs Get/Put concurrently.
   AuditReport Audit(uint64_t in_flight);
+
+  // The objects in flight and their stamps (track.h, "Census"): every per-core layer emptied
+  // (workers get `wait` to flush at their quiescent point), then the store read. Control side;
+  // FailedPrecondition while the strategy does not track.
+  absl::StatusOr<InFlightCensus> Census(std::chrono::microseconds wait);
+  // Whether `spec`'s modifiers fit the pool (track needs PoolConfig::stamp_offset).
+  static absl::Status CheckModifiers(const PoolConfig& config, const StrategySpec& spec);
 
   // ---- reading (any thread, any time)
   StrategySpec strategy() const;
@@ -384,6 +397,14 @@ class PoolCore {
 
  private:
   void Reclaim(CoreSlot& self);
+  // Reclaim's steps 1-3 (pool_core.h "No stranded objects"): every layer's objects to the
+  // store, quiescent-point workers given `wait`; the ones that did not answer go to
+  // `unanswered` (when given). Returns the objects moved by this thread.
+  uint64_t EmptyLayers(CoreSlot& self, std::chrono::microseconds wait,
+                       std::vector<int>* unanswered);
+  // Zeroes every object's stamp word (track.h): before a generation that tracks follows one
+  // that does not (nobody stamps then).
+  void ClearStamps();
   // A worker's answer to a reclaim request: the host's cache and its layers to the store.
   void ServeReclaim(CoreSlot& s);
   // Writes epoch and pause into the slot's word, keeping a raised reclaim bit.

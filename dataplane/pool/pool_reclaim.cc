@@ -35,6 +35,11 @@ void PoolCore::EnterSlow(CoreSlot& s) {
 
 void PoolCore::Reclaim(CoreSlot& self) {
   reclaims_.fetch_add(1, std::memory_order_relaxed);
+  reclaimed_.fetch_add(EmptyLayers(self, config_.reclaim_wait, nullptr), std::memory_order_relaxed);
+}
+
+uint64_t PoolCore::EmptyLayers(CoreSlot& self, std::chrono::microseconds wait,
+                               std::vector<int>* unanswered) {
   const bool owner = &self != other_ && Owned(self);
   uint64_t moved = 0;
   // 1. Our own layers (the caller is their owner, between operations) and the depots.
@@ -80,7 +85,7 @@ void PoolCore::Reclaim(CoreSlot& self) {
       v.steal.fetch_and(static_cast<uint8_t>(~kStealBit), std::memory_order_release);
     }
   }
-  const auto deadline = Clock::now() + config_.reclaim_wait;
+  const auto deadline = Clock::now() + wait;
   while (n_asked > 0) {
     int still = 0;
     for (int i = 0; i < n_asked; ++i) {
@@ -101,11 +106,12 @@ void PoolCore::Reclaim(CoreSlot& self) {
     if (n_asked == 0) break;
     if (Clock::now() >= deadline) {
       reclaim_timeouts_.fetch_add(n_asked, std::memory_order_relaxed);
+      if (unanswered != nullptr) unanswered->assign(asked, asked + n_asked);
       break;
     }
     CpuRelax();
   }
-  reclaimed_.fetch_add(moved, std::memory_order_relaxed);
+  return moved;
 }
 
 bool PoolCore::GetAfterReclaim(CoreSlot& s, void** objs, unsigned n, bool count_allocs) {

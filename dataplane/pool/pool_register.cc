@@ -56,6 +56,7 @@ absl::Status PoolCore::RegisterLocked(int core, const uint32_t (&rings)[kMaxPort
   Configure(s, g);
   RunAdoptHook(s, g->spec);  // the host sizes its cache for the spec (nothing to flush yet)
   s.foreign = foreign;
+  s.stamp_site = SiteBase(foreign ? SiteKind::kApplication : SiteKind::kWorker, core);
   if (foreign && strong_enter_) s.steal.store(kStrongBit, std::memory_order_seq_cst);
   pause_requested_[core] = false;
   s.parked.store(false);
@@ -79,7 +80,8 @@ void PoolCore::ResetSlot(CoreSlot& s) {
   s.get = &OtherGet;
   s.put = &OtherPut;
   ConfigureLayers(s, StrategySpec{}, nullptr, /*inline_ok=*/false);  // `slab`: all hold nothing
-  s.fast_prefetch = false;
+  s.fast_mods = 0;
+  s.stamp_site = SiteBase(SiteKind::kOther, s.core);
   s.rx_port = -1;
   std::fill(std::begin(s.rx_ring_size), std::end(s.rx_ring_size), 0u);
   s.gen = nullptr;

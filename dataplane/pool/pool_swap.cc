@@ -81,7 +81,7 @@ void PoolCore::Configure(CoreSlot& s, const Generation* g) {
   // (its kHostCache handle's Get/Put), which the inline path, counting allocs and frees, must not serve.
   const bool hosted = HostsLcache(g->spec);
   ConfigureLayers(s, ChainSpec(g->spec), g->depot.get(), !debug_ && !hosted);
-  s.fast_prefetch = g->spec.prefetch;
+  s.fast_mods = static_cast<uint8_t>(ModsOf(g->spec));
   s.gen = g;
 }
 
@@ -155,6 +155,7 @@ bool PoolCore::PublishAndWait(std::unique_ptr<Generation> gen, std::chrono::micr
     MutexLock gl(&gen_mu_);
     generations_.push_back(std::move(gen));
   }
+  shared_.tracking.store(g->spec.track, std::memory_order_relaxed);
   current_.store(g, std::memory_order_seq_cst);
   epoch_.store(g->epoch, std::memory_order_release);
   {
@@ -261,6 +262,13 @@ SwapReport PoolCore::Swap(const StrategySpec& spec, std::chrono::microseconds ti
         "strategy is fixed for the pool's life");
     return report;
   }
+  if (absl::Status st = CheckModifiers(config_, spec); !st.ok()) {
+    report.status = std::move(st);
+    return report;
+  }
+  // Tracking starts: no core stamps now, so every stamp left from an earlier tracking period
+  // is cleared (the objects in flight meanwhile count as untracked).
+  if (spec.track && !old_spec.track) ClearStamps();
   const uint64_t epoch = old->epoch + 1;
   if (PublishAndWait(MakeGeneration(spec, epoch), timeout, report, {})) {
     swaps_ok_.fetch_add(1, std::memory_order_relaxed);

@@ -195,6 +195,43 @@ void SlabStore::Put(void* const* objs, unsigned n) {
   free_count_.store(free_count_.load(std::memory_order_relaxed) + n, std::memory_order_relaxed);
 }
 
+void SlabStore::ForEachObject(absl::FunctionRef<void(uint64_t index, void* handle)> fn) const {
+  const uint32_t n = num_slabs_.load(std::memory_order_acquire);
+  for (uint32_t s = 0; s < n; ++s) {
+    const SlabDesc& d = slabs_[s];
+    const uintptr_t first = d.base + d.colour_offset + config_.handle_offset;
+    for (uint32_t j = 0; j < d.capacity; ++j) {
+      fn(uint64_t{s} * config_.objs_per_slab + j, reinterpret_cast<void*>(first + uint64_t{j} * step_));
+    }
+  }
+}
+
+std::vector<bool> SlabStore::FreeMap() {
+  std::vector<void*> free;
+  std::vector<uint32_t> per_slab;
+  {
+    std::lock_guard<SpinLock> guard(lock_);
+    per_slab.reserve(slabs_.size());
+    free.reserve(free_count_.load(std::memory_order_relaxed));
+    for (size_t s = 0; s < slabs_.size(); ++s) {
+      void* const* stack = &free_stack_[s * config_.objs_per_slab];
+      free.insert(free.end(), stack, stack + slabs_[s].free);
+      per_slab.push_back(slabs_[s].free);
+    }
+  }
+  std::vector<bool> map(index_space(), false);
+  size_t k = 0;
+  for (size_t s = 0; s < per_slab.size(); ++s) {
+    const SlabDesc& d = slabs_[s];
+    const uintptr_t first = d.base + d.colour_offset + config_.handle_offset;
+    for (uint32_t i = 0; i < per_slab[s]; ++i, ++k) {
+      const uint64_t j = (reinterpret_cast<uintptr_t>(free[k]) - first) / step_;
+      map[s * config_.objs_per_slab + j] = true;
+    }
+  }
+  return map;
+}
+
 SlabStore::SlabView SlabStore::Slab(uint32_t i) {
   std::lock_guard<SpinLock> guard(lock_);
   const SlabDesc& d = slabs_.at(i);

@@ -103,6 +103,12 @@ class SlabStore {
   uint64_t index_space() const;
   const SlabStoreConfig& config() const { return config_; }
 
+  // The census's view (track.h): calls fn(index, handle) for every object, in index order
+  // (after Populate: the layout is fixed), and FreeMap marks the objects in the store at one
+  // moment (read under the lock, which is held for a copy of the free stacks only).
+  void ForEachObject(absl::FunctionRef<void(uint64_t index, void* handle)> fn) const;
+  std::vector<bool> FreeMap();
+
   struct SlabView {
     uintptr_t base;          // start of the slab's memory
     uint32_t colour_offset;  // bytes from base to the first element

@@ -130,6 +130,8 @@ const std::vector<TunableInfo>& AllTunables() {
 const std::vector<ModifierInfo>& AllModifiers() {
   static const std::vector<ModifierInfo> kModifiers = {
       {"prefetch", "prefetch-for-write of every object handed out (2010 prefetchw)"},
+      {"track", "stamp every object handed out with when and where (core, RX port refill, "
+                "application lcore), for the ages of in-flight objects (pool_track.cc)"},
   };
   return kModifiers;
 }
@@ -165,6 +167,7 @@ std::string StrategySpec::ToString() const {
     }
   }
   if (prefetch) out += ",prefetch";
+  if (track) out += ",track";
   return out;
 }
 
@@ -235,15 +238,13 @@ absl::StatusOr<StrategySpec> StrategySpec::Parse(absl::string_view text,
       continue;
     }
     in_modifiers = true;
-    if (t == "prefetch") {
-      if (spec.prefetch) {
-        return absl::InvalidArgumentError("modifier 'prefetch' appears twice");
-      }
-      spec.prefetch = true;
-    } else {
+    bool* flag = t == "prefetch" ? &spec.prefetch : t == "track" ? &spec.track : nullptr;
+    if (flag == nullptr) {
       return absl::InvalidArgumentError(
-          absl::StrCat("unknown modifier '", t, "' (known: prefetch)"));
+          absl::StrCat("unknown modifier '", t, "' (known: prefetch, track)"));
     }
+    if (*flag) return absl::InvalidArgumentError(absl::StrCat("modifier '", t, "' appears twice"));
+    *flag = true;
   }
   return spec;
 }

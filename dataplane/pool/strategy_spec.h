@@ -15,6 +15,8 @@
 //
 //   modifier   seed
 //   prefetch   2010 Junchang Wang prefetchw on allocation
+//   track      when and where each in-flight object left the pool (DPDK's per-mbuf history
+//              and VPP's bufmon, at run time: issue 32)
 //
 // Grammar (whitespace is not allowed):
 //   spec     := stack ( ',' modifier )*
@@ -94,6 +96,9 @@ struct StrategySpec {
   std::array<uint32_t, kMaxLayers> tunable = DefaultTunables();
   // Modifiers.
   bool prefetch = false;
+  // Stamp each object handed out with when and where it left the pool (track.h): the census
+  // then gives the ages of in-flight objects and who took them.
+  bool track = false;
   // The catalogue the spec was parsed under (layer_facts.h): the layers its mask can name, with
   // their names and held-objects bounds. nullptr: the production one (LayerCatalog()). What
   // follows the spec (printing, pool::MaxHeld: the pool-share check and preflight's sizing)
@@ -118,6 +123,13 @@ struct StrategySpec {
 
   friend bool operator==(const StrategySpec&, const StrategySpec&) = default;
 };
+
+// The modifiers as the packet path reads them (CoreSlot::fast_mods, the chain's Get variants).
+inline constexpr uint8_t kModPrefetch = 1;
+inline constexpr uint8_t kModTrack = 2;
+inline constexpr unsigned ModsOf(const StrategySpec& spec) {
+  return (spec.prefetch ? kModPrefetch : 0u) | (spec.track ? kModTrack : 0u);
+}
 
 }  // namespace skbnf::pool
 

@@ -7,6 +7,7 @@
 
 #include "absl/flags/flag.h"
 #include "absl/strings/str_split.h"
+#include "absl/time/time.h"
 #include "server/control/control_plane.h"
 
 ABSL_FLAG(std::string, listen, "127.0.0.1:50051",
@@ -80,6 +81,10 @@ ABSL_FLAG(std::string, health_listen, "",
           "host:port of a plaintext listener serving grpc.health.v1 only (services liveness, "
           "readiness; \"\" = readiness) for the kubelet's gRPC probes, e.g. 0.0.0.0:50052. "
           "Empty: none (health is also served on --listen).");
+ABSL_FLAG(absl::Duration, buffer_census_every, absl::Seconds(2),
+          "While the strategy carries 'track', take a census of the buffers in flight this often "
+          "(100ms..1h): each one flushes the per-core layers as a reclaim does; its ages are "
+          "what GetBufferAges, skbnfctl buffers --ages and skbnf_pool_inflight_age_seconds show.");
 ABSL_FLAG(std::string, metrics_addr, "",
           "Prometheus endpoint [host]:port, served at /metrics (port 0 picks a free one; :PORT "
           "binds every address); 'off' disables it. Not given: 127.0.0.1:9478 (skbnfd's demo: "
@@ -104,6 +109,8 @@ ControlOptions OptionsFromFlags(bool demo) {
   o.roles = absl::GetFlag(FLAGS_roles);
   o.loopback_role = absl::GetFlag(FLAGS_loopback_role);
   o.audit_log = absl::GetFlag(FLAGS_audit_log);
+  o.buffer_census_every =
+      std::chrono::milliseconds(absl::ToInt64Milliseconds(absl::GetFlag(FLAGS_buffer_census_every)));
   o.tls_cert = absl::GetFlag(FLAGS_tls_cert);
   o.tls_key = absl::GetFlag(FLAGS_tls_key);
   o.tls_client_ca = absl::GetFlag(FLAGS_tls_client_ca);

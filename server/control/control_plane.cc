@@ -279,7 +279,8 @@ absl::StatusOr<std::unique_ptr<ControlPlane>> ControlPlane::Start(Backend& backe
   auto impl = std::make_unique<Impl>();
   impl->changes = *std::move(changes);
   impl->sampler = std::make_unique<StatsSampler>(backend, std::chrono::milliseconds(250),
-                                                 std::chrono::milliseconds(1000));
+                                                 std::chrono::milliseconds(1000),
+                                                 o.buffer_census_every);
   impl->limits = std::make_shared<CallLimits>(o.limits);
   impl->access = std::make_unique<Access>(listeners->access, &impl->unix_peers);
   impl->mutations = std::make_unique<Mutations>(backend, impl->swaps, *impl->changes);

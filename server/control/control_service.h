@@ -95,6 +95,9 @@ class ControlService final : public v1::Control::Service {
   // The running state against the --config file (config_diff.h; config_diff_service.cc).
   grpc::Status DiffConfig(grpc::ServerContext* ctx, const v1::DiffConfigRequest* req,
                           v1::DiffConfigResponse* resp) override;
+  // The latest buffer census (buffer_ages.h; buffer_ages_service.cc), a read.
+  grpc::Status GetBufferAges(grpc::ServerContext* ctx, const v1::GetBufferAgesRequest* req,
+                             v1::BufferAges* resp) override;
   // Latency sampling and the slow-iteration threshold (Change::SetLatency).
   grpc::Status SetLatency(grpc::ServerContext* ctx, const v1::SetLatencyRequest* req,
                           v1::SetLatencyResponse* resp) override;

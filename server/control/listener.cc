@@ -231,6 +231,12 @@ absl::Status CheckControlOptions(const ControlOptions& o) {
         absl::StrCat("--tls-reload-interval: ", o.tls_reload_interval.count(),
                      " is out of range; write 1..86400 seconds"));
   }
+  if (o.buffer_census_every < std::chrono::milliseconds(100) ||
+      o.buffer_census_every > std::chrono::hours(1)) {
+    return absl::InvalidArgumentError(
+        absl::StrCat("--buffer-census-every: ", o.buffer_census_every.count(),
+                     " ms is out of range; write 100ms..1h, e.g. --buffer-census-every=2s"));
+  }
   if (absl::Status s = CheckLimitOptions(o.limits); !s.ok()) return s;
   if (absl::Status s = CheckHealthListen(o); !s.ok()) return s;
   if (absl::Status s = CheckMetricsAddr(o.metrics_addr); !s.ok()) return s;

@@ -65,6 +65,8 @@ struct ControlOptions {
   // tls_reload_interval.
   std::string metrics_tls_cert, metrics_tls_key, metrics_tls_client_ca;
   std::string audit_log = "-";                  // "-": stderr; else a file appended to
+  // How often the buffer census runs while the strategy tracks (server/core/buffer_ages.h).
+  std::chrono::milliseconds buffer_census_every{2000};
   std::string ready_file;
 };
 

@@ -31,6 +31,7 @@ constexpr RpcRole kRpcRoles[] = {
     {"PauseWorker", Role::kOperate},  {"ResumeWorker", Role::kOperate},
     {"AddRoute", Role::kAdmin},       {"DeleteRoute", Role::kAdmin},
     {"DiffConfig", Role::kRead},      {"SetLatency", Role::kOperate},
+    {"GetBufferAges", Role::kRead},
 };
 
 // "ipv4:1.2.3.4:5" -> "1.2.3.4"; "ipv6:[::1]:5" (or %5B..%5D) -> "::1"; "" otherwise.

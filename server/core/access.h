@@ -5,7 +5,7 @@
 //
 //   role     may call
 //   read     GetInfo, ListPorts, ListStrategies, GetStrategy, GetStats, WatchStats, ListRoutes,
-//            DiffConfig, SetStrategy{validate_only}
+//            DiffConfig, GetBufferAges, SetStrategy{validate_only}
 //   operate  + SetStrategy, TuneStrategy, AuditPool, PauseWorker, ResumeWorker, SetLatency
 //   admin    + AddRoute, DeleteRoute (anything that changes where packets go)
 //

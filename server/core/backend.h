@@ -278,6 +278,16 @@ class Backend {
   virtual absl::Status ResumeWorker(int core) = 0;
   // Conservation audit at a quiescent point of the Backend's choosing (Pool::Audit).
   virtual absl::StatusOr<AuditResult> Audit() = 0;
+  // The pool's census of what is in flight (dataplane/pool/track.h; its tsc_hz filled): every
+  // per-core layer flushed, the workers given `wait` to do it at their quiescent point. Neither
+  // a read nor a mutation: it changes no setting and waits for the workers only up to `wait`;
+  // only the StatsSampler's census thread calls it, never a reader (server/core/buffer_ages.h).
+  // FailedPrecondition while the strategy does not track, or on a pool that cannot.
+  virtual absl::StatusOr<pool::InFlightCensus> CensusInFlight(
+      std::chrono::microseconds wait) const {
+    (void)wait;
+    return absl::FailedPreconditionError("this data plane takes no census of its buffers");
+  }
   // Latency sampling and the slow-iteration threshold (common/worker_perf.h), in force from each
   // worker's next iteration. `settings` passed CheckLatencySettings. FailedPrecondition from a
   // data plane that records no latency (GetStats' perf unset).

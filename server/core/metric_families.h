@@ -162,6 +162,19 @@ inline constexpr MetricDef kPoolUnaccountedObjects{
     "Pool objects out of the pool that no place explains (in flight minus rings and holders): "
     "0 while the pool's bookkeeping holds; read while the workers run it may be off by a "
     "burst."};
+inline constexpr MetricDef kPoolInflightAgeSeconds{
+    "skbnf_pool_inflight_age_seconds", kHistogram,
+    "Ages of the objects in flight at the latest buffer census, by allocation site (rx: a worker "
+    "refilling an RX port; worker; application: a non-worker lcore; other): a snapshot, so a "
+    "bucket may fall between scrapes (query the buckets, never rate()). Only while the strategy "
+    "carries 'track'."};
+inline constexpr MetricDef kPoolInflightUntrackedObjects{
+    "skbnf_pool_inflight_untracked_objects", kGauge,
+    "Objects in flight at the latest buffer census without a stamp: out since before tracking "
+    "began."};
+inline constexpr MetricDef kPoolTracking{
+    "skbnf_pool_tracking", kGauge,
+    "1 while the strategy carries the 'track' modifier (buffer ages are recorded), else 0."};
 inline constexpr MetricDef kPoolReclaimsTotal{
     "skbnf_pool_reclaims_total", kCounter,
     "Gets that found every layer, depot and the store empty and reclaimed what other "
@@ -312,6 +325,9 @@ inline constexpr std::array kAll = {&kPortRingMbufs,
                                     &kPoolPopulatedObjects,
                                     &kPoolHeldObjects,
                                     &kPoolUnaccountedObjects,
+                                    &kPoolInflightAgeSeconds,
+                                    &kPoolInflightUntrackedObjects,
+                                    &kPoolTracking,
                                     &kPoolReclaimsTotal,
                                     &kPoolReclaimTimeoutsTotal,
                                     &kPoolReclaimedObjectsTotal,

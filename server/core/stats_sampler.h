@@ -18,14 +18,20 @@
 #include "absl/synchronization/mutex.h"
 #include "common/rates.h"
 #include "server/core/backend.h"
+#include "server/core/buffer_ages.h"
 #include "server/core/periodic.h"
 
 namespace skbnf::control {
 
+// It also takes the buffer census (buffer_ages.h) every `census_every` while the strategy
+// carries `track`, on a thread of its own (a census waits up to kCensusWait for the workers),
+// and keeps the latest for readers.
 class StatsSampler {
  public:
+  static constexpr std::chrono::milliseconds kCensusWait{20};
   StatsSampler(const Backend& backend, std::chrono::milliseconds period,
-               std::chrono::milliseconds window);
+               std::chrono::milliseconds window,
+               std::chrono::milliseconds census_every = std::chrono::milliseconds(2000));
   ~StatsSampler();
   StatsSampler(const StatsSampler&) = delete;
   StatsSampler& operator=(const StatsSampler&) = delete;
@@ -34,15 +40,24 @@ class StatsSampler {
   // older than `now`; nullopt when there is none.
   std::optional<StatsSnapshot> Baseline(std::chrono::steady_clock::time_point now) const;
 
+  // The latest buffer census; nullptr while tracking is off (or before the first one).
+  std::shared_ptr<const BufferAges> Ages() const;
+  std::chrono::milliseconds census_every() const { return census_every_; }
+
  private:
   void Sample();
+  void TakeCensus();
 
   const Backend& backend_;
   const std::chrono::milliseconds period_;
   const std::chrono::milliseconds window_;
   mutable absl::Mutex mu_;
   std::deque<StatsSnapshot> samples_ ABSL_GUARDED_BY(mu_);  // oldest first
+  const std::chrono::milliseconds census_every_;
+  std::shared_ptr<const BufferAges> ages_ ABSL_GUARDED_BY(mu_);
+  bool census_failed_ ABSL_GUARDED_BY(mu_) = false;  // logged once per run of failures
   std::unique_ptr<Periodic> thread_;
+  std::unique_ptr<Periodic> census_thread_;
 };
 
 }  // namespace skbnf::control

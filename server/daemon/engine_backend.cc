@@ -201,6 +201,11 @@ absl::Status EngineBackend::ResumeWorker(int core) {
   return engine_.ResumeWorker(static_cast<unsigned>(core));
 }
 
+absl::StatusOr<pool::InFlightCensus> EngineBackend::CensusInFlight(
+    std::chrono::microseconds wait) const {
+  return engine_.CensusInFlight(wait);
+}
+
 absl::StatusOr<AuditResult> EngineBackend::Audit() {
   const dpdk::AuditReport a = engine_.Audit();
   if (!a.ok && !a.checked) return absl::UnavailableError(a.message);

@@ -69,6 +69,8 @@ class EngineBackend final : public Backend {
   absl::Status PauseWorker(int core) override;
   absl::Status ResumeWorker(int core) override;
   absl::StatusOr<AuditResult> Audit() override;
+  absl::StatusOr<pool::InFlightCensus> CensusInFlight(
+      std::chrono::microseconds wait) const override;
   absl::Status SetLatencySettings(const dpdk::LatencySettings& settings) override;
 
  private:

@@ -95,6 +95,7 @@ constexpr FlagLine kFlags[] = {
     {"watch_min_interval_ms", kControl, "MS"},
     {"audit_min_interval_ms", kControl, "MS"},
     {"metrics_addr", kMetrics, "[HOST]:PORT|off"},
+    {"buffer_census_every", kMetrics, "DURATION"},
     {"latency_sample_every", kMetrics, "N"},
     {"slow_iteration_us", kMetrics, "US"},
     {"metrics_tls_cert", kMetrics, "FILE"},

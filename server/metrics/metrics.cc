@@ -242,6 +242,30 @@ void CollectPerf(Families& fam, const StatsSnapshot& now) {
   Put(fam.Add(metric::kWorkerSlowIterationSeconds), {}, D(perf.settings.slow_iteration_us) / 1e6);
 }
 
+// The latest buffer census (server/core/buffer_ages.h): the ages of the objects in flight by
+// allocation site, as a histogram whose buckets are the census's (cumulative here).
+void CollectAges(Families& fam, bool tracking, const BufferAges* ages) {
+  Put(fam.Add(metric::kPoolTracking), {}, tracking ? 1 : 0);
+  if (!tracking || ages == nullptr) return;
+  MetricFamily& h = fam.Add(metric::kPoolInflightAgeSeconds);
+  for (const SiteAges& s : ages->sites) {
+    std::vector<std::pair<uint64_t, double>> cum;
+    uint64_t below = 0;
+    for (size_t i = 0; i < kAgeBucketsSeconds.size(); ++i) {
+      below += s.counts[i];
+      cum.emplace_back(below, kAgeBucketsSeconds[i]);
+    }
+    const bool has_core =
+        s.site.kind == pool::SiteKind::kWorker || s.site.kind == pool::SiteKind::kApplication;
+    h.metric.push_back(HistogramSample(
+        {{"site", std::string(SiteName(s.site))},
+         {"core", has_core ? absl::StrCat(s.site.core) : ""},
+         {"port", s.site.rx_port >= 0 ? absl::StrCat(s.site.rx_port) : ""}},
+        cum, s.objects, s.sum_seconds));
+  }
+  Put(fam.Add(metric::kPoolInflightUntrackedObjects), {}, D(ages->untracked));
+}
+
 // Per port: what the PMD counted, and the link.
 void CollectPorts(Families& fam, const std::vector<PortInfo>& ports) {
   MetricFamily& port_info = fam.Add(metric::kPortInfo);
@@ -382,6 +406,8 @@ std::vector<MetricFamily> MetricsCollector::Collect() const {
   CollectPorts(fam, ports);
   AddPortRingMbufs(fam, ports, now.places);
   CollectPoolObjects(fam, now, layers_);
+  const std::shared_ptr<const BufferAges> ages = sampler_.Ages();
+  CollectAges(fam, backend_.GetStrategy().track, ages.get());
   CollectStrategy(fam, StrategyText(backend_, pool_), backend_.GetEpoch());
   CollectSwaps(fam, swaps_.Get());
   if (tuner_ != nullptr) CollectTuner(fam, tuner_->GetStatus());

@@ -28,6 +28,11 @@ commands that read:
                                     layers, depots, each port's RX and TX rings, each
                                     worker's hands, other threads, unaccounted. Read while
                                     the workers run; --exact: parked for an audit (AuditPool)
+  buffers --ages [--oldest=N] [--older-than=DURATION]
+                                    since when, and who took it: ages of the buffers in
+                                    flight by allocation site, and the oldest of them with
+                                    their site and address (the strategy needs `track`:
+                                    strategy set 'SPEC,track')
   config diff                       the running state against skbnfd's --config file, as
                                     diff -u FILE RUNNING; exit 0 none, 1 drift, 2 trouble
   latency                           packet latency per core and RX port (p50, p99, p99.9,
@@ -92,6 +97,10 @@ flags: latency set
 flags: buffers
   --exact                the workers parked for the moment of an audit: the places add up
                          to the pool exactly (the audit's rule: operate role)
+  --ages                 the ages of the buffers in flight (the daemon's latest census)
+  --oldest=N             --ages: list the N oldest buffers (0..1000; default 10)
+  --older-than=DURATION  --ages: list only buffers at least this old (300s, 5m); with it,
+                         --oldest defaults to 1000
 
 flags: stats and top
   --core=N               only core N (repeatable)
@@ -129,9 +138,9 @@ absl::StatusOr<Args> ParseArgs(int argc, char** argv) {
       "addr",         "tls_ca",           "tls_cert", "tls_key", "tls_server_name",
       "timeout",      "interval",         "count",    "core",    "quiesce_timeout_ms",
       "dwell",        "settle",           "rounds",   "seed",    "lease",
-      "sample_every", "slow_iteration_us"};
+      "sample_every", "slow_iteration_us", "oldest", "older_than"};
   static const std::vector<std::string> kBoolFlags = {"json",  "tls",  "validate_only", "dry_run",
-                                                      "apply", "help", "exact"};
+                                                      "apply", "help", "exact", "ages"};
   Args a;
   bool flags_done = false;
   for (int i = 1; i < argc; ++i) {

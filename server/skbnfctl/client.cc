@@ -115,7 +115,16 @@ absl::StatusOr<int> Client::Run(const std::vector<std::string>& p) {
   if (cmd == "config") return Config(p);
   if (cmd == "latency") return Latency(p);
   if (cmd == "buffers") {
-    if (absl::Status st = Need(p, 1, "buffers [--exact]"); !st.ok()) return st;
+    constexpr absl::string_view kWhat =
+        "buffers [--exact] | buffers --ages [--oldest=N] [--older-than=DURATION]";
+    if (absl::Status st = Need(p, 1, kWhat); !st.ok()) return st;
+    const bool ages = args_.Has("ages") || args_.Has("oldest") || args_.Has("older_than");
+    if (ages && args_.Has("exact")) {
+      return UsageError(absl::StrCat(
+          "--exact and --ages do not go together: the ages come from the daemon's census "
+          "(usage: skbnfctl ", kWhat, ")"));
+    }
+    if (ages) return BufferAges();
     return Buffers();
   }
   return UsageError(absl::StrCat("unknown command '", cmd, "'"));

@@ -59,6 +59,7 @@ class Client {
   // second failing. Any other error, or a second rejection, is returned as it is.
   grpc::Status CallAudit(v1::AuditPoolResponse* r) const;
   int Buffers();                                                   // stats_commands.cc
+  absl::StatusOr<int> BufferAges();                                // stats_commands.cc
   void PrintBuffers(const v1::BufferPlaces& b) const;              // stats_commands.cc
   absl::StatusOr<int> Config(const std::vector<std::string>& p);   // config_commands.cc
   absl::StatusOr<int> Latency(const std::vector<std::string>& p);  // latency_commands.cc

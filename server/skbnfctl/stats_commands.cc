@@ -8,6 +8,9 @@
 
 #include "absl/strings/str_cat.h"
 #include "absl/strings/str_format.h"
+#include "absl/strings/str_join.h"
+#include "absl/time/clock.h"
+#include "absl/time/time.h"
 #include "common/rates.h"
 #include "server/skbnfctl/client.h"
 #include "server/skbnfctl/table.h"
@@ -137,6 +140,74 @@ int Client::Buffers() {
     PrintBuffers(b);
   }
   return failed ? 1 : 0;
+}
+
+namespace {
+
+std::string SiteText(const v1::AllocationSite& s) {
+  std::string out = s.site();
+  if (s.has_core()) absl::StrAppend(&out, " core ", s.core());
+  if (s.has_rx_port()) absl::StrAppend(&out, " port ", s.rx_port());
+  return out;
+}
+
+// Objects in `b` older than `seconds` (a bound of the census's buckets).
+uint64_t OlderThan(const v1::SiteAges& s, double seconds) {
+  for (const v1::AgeBucket& b : s.buckets()) {
+    if (b.le_seconds() == seconds) return s.objects() - b.objects();
+  }
+  return 0;
+}
+
+std::string Seconds(double s) {
+  return s < 1 ? absl::StrFormat("%.1f ms", s * 1e3) : absl::StrFormat("%.1f s", s);
+}
+
+}  // namespace
+
+// skbnfctl buffers --ages: since when, and who took it (skbnf.v1 GetBufferAges).
+absl::StatusOr<int> Client::BufferAges() {
+  v1::GetBufferAgesRequest req;
+  const bool older = args_.Has("older_than");
+  absl::StatusOr<uint32_t> oldest = ParseUint("--oldest", args_.Get("oldest", older ? "1000" : "10"));
+  if (!oldest.ok()) return oldest.status();
+  req.set_oldest(*oldest);
+  if (older) {
+    absl::StatusOr<uint32_t> ms = ParseDuration("older-than", args_.Get("older_than"));
+    if (!ms.ok()) return ms.status();
+    req.set_older_than_ms(*ms);
+  }
+  v1::BufferAges r;
+  grpc::Status st = stub_->GetBufferAges(Ctx().get(), req, &r);
+  if (!st.ok()) return Fail(st);
+  if (json_) return Json(r), 0;
+  const auto age_ms = absl::ToInt64Milliseconds(absl::Now() - absl::FromUnixMillis(r.taken_unix_ms()));
+  std::cout << "census " << age_ms << " ms ago (every " << r.census_every_ms() << " ms, took "
+            << r.census_us() << " us): " << r.in_flight() << " of " << r.populated()
+            << " objects in flight, " << r.tracked() << " tracked, " << r.untracked()
+            << " untracked (out since before tracking began)\n";
+  if (!r.unanswered_cores().empty()) {
+    std::cout << "cores that did not flush in time (their layers count as in flight): "
+              << absl::StrJoin(r.unanswered_cores(), ",") << "\n";
+  }
+  Table t({"SITE", "OBJECTS", "MEAN", "MAX", ">1s", ">60s", ">300s", ">1h"});
+  for (const v1::SiteAges& s : r.sites()) {
+    t.Add({SiteText(s.site()), absl::StrCat(s.objects()),
+           Seconds(s.objects() != 0 ? s.sum_seconds() / static_cast<double>(s.objects()) : 0),
+           Seconds(s.max_seconds()), absl::StrCat(OlderThan(s, 1)), absl::StrCat(OlderThan(s, 60)),
+           absl::StrCat(OlderThan(s, 300)), absl::StrCat(OlderThan(s, 3600))});
+  }
+  t.Print(std::cout);
+  if (!r.oldest().empty()) {
+    std::cout << "oldest" << (older ? absl::StrCat(" (at least ", args_.Get("older_than"), ")") : "")
+              << ":\n";
+    Table o({"AGE", "SITE", "ADDRESS"});
+    for (const v1::AgedBuffer& b : r.oldest()) {
+      o.Add({Seconds(b.age_seconds()), SiteText(b.site()), absl::StrFormat("0x%x", b.address())});
+    }
+    o.Print(std::cout, "  ");
+  }
+  return 0;
 }
 
 absl::StatusOr<int> Client::Stats(bool top) {

@@ -3,8 +3,10 @@
 
 #include <sys/stat.h>
 
+#include <chrono>
 #include <cstdlib>
 #include <cstring>
+#include <thread>
 
 #include "absl/strings/str_cat.h"
 #include "common/pool_ops.h"
@@ -20,6 +22,20 @@ constexpr uint16_t kRingSize = 512;
 
 void TagClassify(void*, void* const* objs, unsigned n, int16_t* ports) {
   for (unsigned i = 0; i < n; ++i) std::memcpy(&ports[i], objs[i], sizeof(int16_t));
+}
+
+// The TSC's rate, measured once against steady_clock over 20 ms (the pool stamps with the TSC;
+// the engine has DPDK's rte_get_tsc_hz).
+uint64_t TscHz() {
+  static const uint64_t hz = [] {
+    const auto t0 = std::chrono::steady_clock::now();
+    const uint64_t c0 = __builtin_ia32_rdtsc();
+    std::this_thread::sleep_for(std::chrono::milliseconds(20));
+    const uint64_t c1 = __builtin_ia32_rdtsc();
+    const double s = std::chrono::duration<double>(std::chrono::steady_clock::now() - t0).count();
+    return static_cast<uint64_t>(static_cast<double>(c1 - c0) / s);
+  }();
+  return hz;
 }
 
 void Bump(std::atomic<uint64_t>& c, uint64_t d) {
@@ -44,6 +60,7 @@ absl::StatusOr<std::unique_ptr<FakeBackend>> FakeBackend::Create(const FakeOptio
   c.store.elt_size = 256;
   c.store.objs_per_slab = 64;
   c.classify = &TagClassify;
+  c.stamp_offset = 8;  // the track modifier's word: bytes 8..15 (the tag is bytes 0..1)
   absl::StatusOr<std::unique_ptr<pool::Pool>> p = pool::Pool::Create(c, *spec);
   if (!p.ok()) return p.status();
   b->pool_ = std::move(*p);
@@ -365,6 +382,14 @@ absl::Status FakeBackend::PauseAndWait(int core) {
 absl::Status FakeBackend::ResumeAndWait(int core) {
   absl::Status s = pool_->ResumeWorker(core);
   return s.ok() ? WaitParked(core, false) : s;
+}
+
+absl::StatusOr<pool::InFlightCensus> FakeBackend::CensusInFlight(
+    std::chrono::microseconds wait) const {
+  if (options_.native) return absl::FailedPreconditionError("the native pool keeps no stamps");
+  absl::StatusOr<pool::InFlightCensus> c = pool_->Census(wait);
+  if (c.ok()) c->tsc_hz = TscHz();
+  return c;
 }
 
 absl::StatusOr<AuditResult> FakeBackend::Audit() {

@@ -74,6 +74,8 @@ class FakeBackend final : public Backend {
   absl::Status PauseWorker(int core) override;
   absl::Status ResumeWorker(int core) override;
   absl::StatusOr<AuditResult> Audit() override;
+  absl::StatusOr<pool::InFlightCensus> CensusInFlight(
+      std::chrono::microseconds wait) const override;
 
  private:
   struct alignas(64) Worker {
