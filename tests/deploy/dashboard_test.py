@@ -54,18 +54,6 @@ STRATEGIES = ["recycle+magazine", "headpool", "magazine:size=32,prefetch",
 K8S_LABELS = {"namespace": "net", "pod": "nf-skbnf-x7k2p", "node": "worker-3"}
 
 
-# Panel queries that may be empty on the demo, with why. Each must still parse and run.
-EMPTY_ON_THE_DEMO = {
-    "skbnf_port_ring_mbufs": "only PMDs that tell their rings' occupancy (AF_XDP's ring indices) "
-                             "have samples; the demo's net_pcap/net_null ports do not "
-                             "(integration.af_xdp_veth checks the values)",
-}
-
-
-def may_be_empty(expr):
-    return any(m in expr for m in EMPTY_ON_THE_DEMO)
-
-
 def stop(proc, timeout=30):
     if proc.poll() is None:
         proc.send_signal(signal.SIGTERM)
@@ -206,8 +194,6 @@ class DashboardTest(unittest.TestCase):
                     continue
                 inst = self.prom.query(e, now)
                 rng = self.prom.query_range(e, now - 10, now, 1)
-                if may_be_empty(e):
-                    continue  # it ran (query/query_range raise on an error); empty is expected
                 self.assertTrue(inst["result"], "%s %r: instant query returned nothing: %s"
                                 % (kind, name, e))
                 self.assertTrue(rng["result"], "%s %r: range query returned nothing: %s"
@@ -264,8 +250,6 @@ class DashboardTest(unittest.TestCase):
                 e = rd.expand(expr, variables, rate_interval=RATE_INTERVAL)
                 with self.subTest(sel=sel, name=name):
                     got = bool(self.prom.query(e)["result"])
-                    if may_be_empty(e) and not got:
-                        continue
                     self.assertEqual(got, want, e)
         # "All" is ".*", which also matches series without the label (compose, no Kubernetes)
         self.assertTrue(self.prom.query('skbnf_build_info{no_such_label=~".*"}')["result"])
