@@ -8,7 +8,8 @@ Prometheus server (its HTTP API), drawn with matplotlib in the dashboard's grid 
 
 Why: no Grafana server runs on the build machines, but people reviewing a change and the tests
 still need to see the dashboard. Supported: row, timeseries (lines, bars, normal stacking,
-byName/byRegexp overrides of stacking/fill/colour/line style) and stat panels; the template
+byName/byRegexp overrides of stacking/fill/colour/line style, linear or log y axis) and stat
+panels; the template
 variables a Prometheus dashboard uses ($var, ${var}, [[var]], $__rate_interval, $__interval,
 $__range). Panels of another type are drawn as a labelled empty box and reported.
 
@@ -271,7 +272,17 @@ def draw_timeseries(ax, panel, series, start, end, step, annotations=None):
                     linestyle="--" if style == "dash" else "-", label=name)
             if fill > 0:
                 ax.fill_between(xs, 0, ys, color=colour, alpha=fill * 0.5, linewidth=0)
-    if "min" in defaults or "max" in defaults:
+    scale = custom.get("scaleDistribution", {})
+    if scale.get("type") == "log":
+        # Grafana's log axis: powers of `log` (10); zeros and gaps are not drawn.
+        from matplotlib.ticker import LogLocator, NullLocator
+        ax.set_yscale("log", base=scale.get("log", 10), nonpositive="mask")
+        positive = [v for _, _, vs, _ in series for v in vs if not math.isnan(v) and v > 0]
+        if positive:
+            ax.set_ylim(min(positive) / 2, max(positive) * 2)
+        ax.yaxis.set_major_locator(LogLocator(base=scale.get("log", 10), numticks=6))
+        ax.yaxis.set_minor_locator(NullLocator())
+    elif "min" in defaults or "max" in defaults:
         ax.set_ylim(defaults.get("min"), defaults.get("max"))
     else:
         finite = [v for _, _, vs, _ in series for v in vs if not math.isnan(v)]
@@ -280,7 +291,8 @@ def draw_timeseries(ax, panel, series, start, end, step, annotations=None):
     ax.xaxis.set_major_formatter(mdates.DateFormatter("%H:%M" if end - start > 600 else "%H:%M:%S"))
     ax.xaxis.set_major_locator(mdates.AutoDateLocator(minticks=3, maxticks=6))
     ax.yaxis.set_major_formatter(FuncFormatter(lambda v, _: fmt_tick(v, unit)))
-    ax.yaxis.set_major_locator(MaxNLocator(nbins=5))
+    if scale.get("type") != "log":
+        ax.yaxis.set_major_locator(MaxNLocator(nbins=5))
     for t in annotations or []:
         ax.axvline(datetime.fromtimestamp(t, tz=timezone.utc), color="#ff9830", linewidth=0.8,
                    linestyle=(0, (4, 3)), alpha=0.9)

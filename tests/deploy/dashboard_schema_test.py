@@ -18,6 +18,8 @@ type gets checked or a deliberate exception.
 
 Environment: SKBNF_NODE_DIR (default /var/cache/skbnf/node; deploy/deps.sh installs there).
 Also runs a negative control: a copy with a misspelt field and a bad enum must fail tsc.
+And no query applies rate()/increase() to a snapshot histogram (rules_check.py's check, with
+its planted violations): the in-flight age buckets are used as gauges.
 """
 
 import json
@@ -30,6 +32,8 @@ import unittest
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
+sys.path.insert(0, HERE)
+from rules_check import check_rated_snapshot_histograms, rated_snapshot_histograms  # noqa: E402
 DASHBOARD = os.path.join(ROOT, "deploy", "grafana", "skbnf-dashboard.json")
 NODE_DIR = os.environ.get("SKBNF_NODE_DIR", "/var/cache/skbnf/node")
 TSC = os.path.join(NODE_DIR, "node_modules", ".bin", "tsc")
@@ -157,6 +161,16 @@ class DashboardSchemaTest(unittest.TestCase):
         self.assertNotEqual(code, 0)
         for needle in ("sideways", "width", "expresion", "DashboardCursorSync"):
             self.assertIn(needle, out)
+
+    def test_snapshot_histograms_are_not_rated(self):
+        self.assertEqual(check_rated_snapshot_histograms(), [], "the check misjudges these")
+        exprs = [t["expr"] for p in self.dash.get("panels", [])
+                 for q in [p] + list(p.get("panels", []) or []) for t in q.get("targets", [])]
+        self.assertTrue(any("skbnf_pool_inflight_age_seconds" in e for e in exprs),
+                        "no panel shows the in-flight ages: the check below checks nothing")
+        rated = [c for e in exprs for c in rated_snapshot_histograms(e)]
+        self.assertEqual(rated, [], "a snapshot histogram's buckets go down as well as up: "
+                                    "use them as gauges")
 
 
 if __name__ == "__main__":

@@ -7,10 +7,15 @@
 3. coverage: every alert in the rules has a unit test where it fires (non-empty exp_alerts)
    and one where it must not (empty exp_alerts), so a new alert cannot land untested;
 4. runbooks: every alert has runbook_url = <base>/<alert name>.md and deploy/runbooks/<alert
-   name>.md exists (and names the alert); every runbook there belongs to an alert.
+   name>.md exists (and names the alert); every runbook there belongs to an alert;
+5. no counter function (rate, irate, increase, resets) over a snapshot histogram: the buckets
+   of skbnf_pool_inflight_age_seconds count the objects in flight now and go down as well as up
+   (a gauge histogram), so rate() would read every fall as a counter reset. The dashboard's
+   queries get the same check (dashboard_schema_test.py).
 """
 import glob
 import os
+import re
 import shutil
 import subprocess
 import sys
@@ -22,6 +27,35 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 RUNBOOKS = os.path.join(ROOT, "deploy", "runbooks")
 # The base the chart replaces with prometheusRule.runbookBaseUrl (templates/prometheusrule.yaml).
 RUNBOOK_BASE = "https://github.com/skbnf/skbnf/blob/main/deploy/runbooks/"
+# Histograms whose buckets are a snapshot (objects in flight now), not counters: never rated.
+SNAPSHOT_HISTOGRAMS = ("skbnf_pool_inflight_age_seconds",)
+_COUNTER_FUNCTION = re.compile(r"\b(rate|irate|increase|resets)\s*\(")
+
+
+def rated_snapshot_histograms(expr):
+    """The counter-function calls in `expr` whose argument names a snapshot histogram."""
+    found = []
+    for m in _COUNTER_FUNCTION.finditer(expr):
+        depth, i = 1, m.end()
+        while i < len(expr) and depth:
+            depth += {"(": 1, ")": -1}.get(expr[i], 0)
+            i += 1
+        call = expr[m.start():i]
+        if any(h in call for h in SNAPSHOT_HISTOGRAMS):
+            found.append(call)
+    return found
+
+
+def check_rated_snapshot_histograms():
+    """The check must be able to fail: planted violations are found, their fixes are not."""
+    bad = ['rate(skbnf_pool_inflight_age_seconds_bucket{le="300"}[5m])',
+           'histogram_quantile(0.9, sum by (le) (increase(\n  skbnf_pool_inflight_age_seconds_bucket{core=~"(1|2)"}[1h])))',
+           'irate (skbnf_pool_inflight_age_seconds_count[1m])']
+    good = ['sum by (le) (skbnf_pool_inflight_age_seconds_bucket)',
+            'rate(skbnf_packet_latency_seconds_bucket[5m]) + skbnf_pool_inflight_age_seconds_count',
+            'delta(instance:skbnf_pool_inflight_objects_older_than_300s:sum[10m])']
+    return ([e for e in bad if not rated_snapshot_histograms(e)] +
+            [e for e in good if rated_snapshot_histograms(e)])
 
 
 def main():
@@ -45,9 +79,17 @@ def main():
 
     alerts = []
     bad = 0
+    wrong = check_rated_snapshot_histograms()
+    if wrong:
+        print(f"FAIL: the snapshot-histogram check misjudges {wrong}")
+        return 1
     for f in rule_files:
         for g in yaml.safe_load(open(f))["groups"]:
             for r in g["rules"]:
+                for call in rated_snapshot_histograms(r["expr"]):
+                    print(f"FAIL: {r.get('alert') or r.get('record')}: {call}: a snapshot "
+                          f"histogram's buckets go down as well as up; use them as gauges")
+                    bad += 1
                 if "alert" not in r:
                     continue
                 alerts.append(r["alert"])
