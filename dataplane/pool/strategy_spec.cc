@@ -131,7 +131,7 @@ const std::vector<ModifierInfo>& AllModifiers() {
   static const std::vector<ModifierInfo> kModifiers = {
       {"prefetch", "prefetch-for-write of every object handed out (2010 prefetchw)"},
       {"track", "stamp every object handed out with when and where (core, RX port refill, "
-                "application lcore), for the ages of in-flight objects (pool_track.cc)"},
+                "application lcore), for the ages of in-flight objects (track.h)"},
   };
   return kModifiers;
 }

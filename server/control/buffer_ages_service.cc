@@ -39,15 +39,15 @@ grpc::Status ControlService::GetBufferAges(grpc::ServerContext* ctx,
                         absl::StrCat("older_than_ms: ", req->older_than_ms(),
                                      " is out of range [0, ", kMaxOlderThanMs, "] (a year)"));
   }
+  const pool::StrategySpec spec = backend_.GetStrategy();
+  if (!spec.track) {  // (a census of the last tracking period may still be kept: not shown)
+    return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
+                        absl::StrCat("tracking is off: the strategy '", spec.ToString(),
+                                     "' has no 'track' modifier (skbnfctl strategy set '",
+                                     spec.ToString(), ",track')"));
+  }
   std::shared_ptr<const BufferAges> a = sampler_.Ages();
   if (a == nullptr) {
-    if (!backend_.GetStrategy().track) {
-      return grpc::Status(grpc::StatusCode::FAILED_PRECONDITION,
-                          absl::StrCat("tracking is off: the strategy '",
-                                       backend_.GetStrategy().ToString(),
-                                       "' has no 'track' modifier (skbnfctl strategy set '",
-                                       backend_.GetStrategy().ToString(), ",track')"));
-    }
     return grpc::Status(grpc::StatusCode::UNAVAILABLE,
                         absl::StrCat("no census yet: one is taken every ",
                                      sampler_.census_every().count(), " ms while tracking"));

@@ -124,6 +124,7 @@ void StrategyToStructured(const StrategySpec& spec, v1::StructuredStrategy* out)
     }
   }
   if (spec.prefetch) out->add_modifiers("prefetch");
+  if (spec.track) out->add_modifiers("track");
 }
 
 // The grammar's shape is written here once; the layers and their order come from the buffer

@@ -20,7 +20,18 @@ absl::string_view SiteName(const pool::Site& site) {
   return "other";
 }
 
-BufferAges Summarise(const pool::InFlightCensus& census) {
+std::vector<pool::Site> StandingSites(
+    const std::vector<std::pair<int, std::vector<int>>>& workers) {
+  std::vector<pool::Site> out;
+  for (const auto& [core, rx_ports] : workers) {
+    out.push_back(pool::Site{pool::SiteKind::kWorker, core, -1});
+    for (int p : rx_ports) out.push_back(pool::Site{pool::SiteKind::kWorker, core, p});
+  }
+  out.push_back(pool::Site{pool::SiteKind::kOther, -1, -1});
+  return out;
+}
+
+BufferAges Summarise(const pool::InFlightCensus& census, const std::vector<pool::Site>& always) {
   BufferAges out;
   out.populated = census.populated;
   out.in_flight = census.in_flight;
@@ -34,6 +45,9 @@ BufferAges Summarise(const pool::InFlightCensus& census) {
     return hz == 0 || t >= census.now_tsc ? 0.0 : static_cast<double>(census.now_tsc - t) / hz;
   };
   std::map<std::tuple<int, int, int>, SiteAges> sites;
+  for (const pool::Site& s : always) {
+    sites[{static_cast<int>(s.kind), s.core, s.rx_port}].site = s;
+  }
   for (const pool::TrackedObject& o : census.tracked) {
     const pool::Site site = pool::DecodeSite(o.stamp);
     const pool::Site key_site{site.kind, site.kind == pool::SiteKind::kOther ? -1 : site.core,

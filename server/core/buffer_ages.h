@@ -25,6 +25,7 @@
 #include <chrono>
 #include <cstdint>
 #include <string>
+#include <utility>
 #include <vector>
 
 #include "absl/strings/string_view.h"
@@ -69,8 +70,12 @@ struct BufferAges {
   std::vector<AgedObject> oldest;   // oldest first, at most kKeepOldest
 };
 
-// The census as readers see it (census.tsc_hz 0: every age reads 0).
-BufferAges Summarise(const pool::InFlightCensus& census);
+// The census as readers see it (census.tsc_hz 0: every age reads 0). `always`: sites listed
+// even when no object of theirs is in flight (the daemon's workers, each RX port they refill,
+// the other threads), so that their series are there all along rather than coming and going.
+BufferAges Summarise(const pool::InFlightCensus& census, const std::vector<pool::Site>& always = {});
+// Those sites of a data plane: each worker core, with each RX port it refills, and "other".
+std::vector<pool::Site> StandingSites(const std::vector<std::pair<int, std::vector<int>>>& workers);
 
 }  // namespace skbnf::control
 

@@ -8,7 +8,19 @@ namespace skbnf::control {
 
 StatsSampler::StatsSampler(const Backend& backend, std::chrono::milliseconds period,
                            std::chrono::milliseconds window, std::chrono::milliseconds census_every)
-    : backend_(backend), period_(period), window_(window), census_every_(census_every) {
+    : backend_(backend),
+      period_(period),
+      window_(window),
+      census_every_(census_every),
+      standing_sites_(StandingSites([&] {
+        std::vector<std::pair<int, std::vector<int>>> workers;
+        for (const LcoreInfo& l : backend.GetInfo().lcores) {
+          if (l.role == LcoreInfo::Role::kWorker && l.core >= 0) {
+            workers.emplace_back(l.core, l.rx_ports);
+          }
+        }
+        return workers;
+      }())) {
   samples_.push_back(backend_.GetStats());
   thread_ = std::make_unique<Periodic>(period_, [this] { Sample(); });
   census_thread_ = std::make_unique<Periodic>(census_every_, [this] { TakeCensus(); });
@@ -38,7 +50,7 @@ void StatsSampler::TakeCensus() {
     census_failed_ = true;
     return;
   }
-  auto ages = std::make_shared<BufferAges>(Summarise(*c));
+  auto ages = std::make_shared<BufferAges>(Summarise(*c, standing_sites_));
   ages->taken = std::chrono::system_clock::now();
   ages->took = std::chrono::duration_cast<std::chrono::microseconds>(
       std::chrono::steady_clock::now() - t0);

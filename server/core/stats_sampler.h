@@ -54,6 +54,7 @@ class StatsSampler {
   mutable absl::Mutex mu_;
   std::deque<StatsSnapshot> samples_ ABSL_GUARDED_BY(mu_);  // oldest first
   const std::chrono::milliseconds census_every_;
+  const std::vector<pool::Site> standing_sites_;  // buffer_ages.h StandingSites
   std::shared_ptr<const BufferAges> ages_ ABSL_GUARDED_BY(mu_);
   bool census_failed_ ABSL_GUARDED_BY(mu_) = false;  // logged once per run of failures
   std::unique_ptr<Periodic> thread_;

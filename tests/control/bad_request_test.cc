@@ -57,6 +57,20 @@ v1::StructuredStrategy::LayerConfig* AddLayer(v1::StructuredStrategy* st, v1::La
   return lc;
 }
 
+BadRequest Ages(const std::string& name, uint32_t oldest, uint64_t older_than_ms,
+                const std::string& field) {
+  return {name,
+          [oldest, older_than_ms](Stub& s) {
+            grpc::ClientContext ctx;
+            v1::GetBufferAgesRequest req;
+            req.set_oldest(oldest);
+            req.set_older_than_ms(older_than_ms);
+            v1::BufferAges r;
+            return s.GetBufferAges(&ctx, req, &r);
+          },
+          StatusCode::INVALID_ARGUMENT, field};
+}
+
 BadRequest Latency(const std::string& name, std::optional<uint32_t> every,
                    std::optional<uint32_t> slow_us, const std::string& field) {
   return {name,
@@ -279,6 +293,11 @@ std::vector<BadRequest> Table(uint32_t worker) {
       Latency("SetLatency/sample_every huge", 4000000000u, std::nullopt, "sample_every"),
       Latency("SetLatency/slow_iteration_us 0", std::nullopt, 0, "slow_iteration_us"),
       Latency("SetLatency/slow_iteration_us above 10 s", 64, 10000001, "slow_iteration_us"),
+      // ---- GetBufferAges (server/core/buffer_ages.h kKeepOldest; a year), checked before
+      // whether tracking is on
+      Ages("GetBufferAges/oldest above 1000", 1001, 0, "oldest"),
+      Ages("GetBufferAges/older_than_ms above a year", 10, uint64_t{367} * 24 * 3600 * 1000,
+           "older_than_ms"),
   };
   return t;
 }

@@ -172,8 +172,9 @@ TEST_F(ControlApiTest, ListStrategiesMatchesTheBufferCoreCatalogue) {
       EXPECT_FALSE(t.help().empty());
     }
   }
-  ASSERT_EQ(r.modifiers_size(), 1);
+  ASSERT_EQ(r.modifiers_size(), static_cast<int>(pool::AllModifiers().size()));
   EXPECT_EQ(r.modifiers(0).name(), "prefetch");
+  EXPECT_EQ(r.modifiers(1).name(), "track");
   EXPECT_FALSE(r.grammar().empty());
 }
 

@@ -63,6 +63,7 @@ struct TestPoolOptions {
   std::chrono::microseconds reclaim_wait{std::chrono::milliseconds(1)};  // the default
   bool asymmetric_fence = true;
   PoolTestHooks hooks = {};
+  uint32_t stamp_offset = 0;  // the track modifier's word (0: none)
 };
 
 inline TestPool MakePool(const std::string& spec, TestPoolOptions o = {}) {
@@ -75,6 +76,7 @@ inline TestPool MakePool(const std::string& spec, TestPoolOptions o = {}) {
   c.reclaim_wait = o.reclaim_wait;
   c.asymmetric_fence = o.asymmetric_fence;
   c.test_hooks = o.hooks;
+  c.stamp_offset = o.stamp_offset;
   if (o.classify) c.classify = &TagClassify;
   TestPool t;
   auto p = TestedPool::Create(c, Spec(spec));
