@@ -2,10 +2,13 @@
 # SPDX-License-Identifier: BSD-3-Clause
 """deploy.rules: the Prometheus rules in deploy/prometheus/ are valid and every alert is tested.
 
-1. `promtool check rules` on every rules file under deploy/prometheus/;
+1. `promtool check rules --lint-fatal` on every rules file under deploy/prometheus/ (its lint
+   refuses two rules with the same name and labels: they would write the same ALERTS series);
 2. `promtool test rules tests/deploy/rules_test.yaml` (the unit tests);
-3. coverage: every alert in the rules has a unit test where it fires (non-empty exp_alerts)
-   and one where it must not (empty exp_alerts), so a new alert cannot land untested;
+3. coverage: every alert rule has a unit test where it fires (an exp_alerts entry with its
+   name and its labels: two rules sharing a name, each with its own `for`, are told apart by
+   their labels) and every alert name one where it must not (empty exp_alerts), so a new
+   alert cannot land untested;
 4. runbooks: every alert has runbook_url = <base>/<alert name>.md and deploy/runbooks/<alert
    name>.md exists (and names the alert); every runbook there belongs to an alert;
 5. no counter function (rate, irate, increase, resets) over a snapshot histogram: the buckets
@@ -67,7 +70,7 @@ def main():
     if not rule_files:
         print("FAIL: no rules file under deploy/prometheus/")
         return 1
-    rc = subprocess.call([promtool, "check", "rules", *rule_files])
+    rc = subprocess.call([promtool, "check", "rules", "--lint-fatal", *rule_files])
     if rc != 0:
         print("FAIL: promtool check rules")
         return 1
@@ -77,7 +80,7 @@ def main():
         print("FAIL: promtool test rules")
         return 1
 
-    alerts = []
+    alerts, rules = [], []
     bad = 0
     wrong = check_rated_snapshot_histograms()
     if wrong:
@@ -93,6 +96,7 @@ def main():
                 if "alert" not in r:
                     continue
                 alerts.append(r["alert"])
+                rules.append(r)
                 url = r.get("annotations", {}).get("runbook_url", "")
                 want = RUNBOOK_BASE + r["alert"] + ".md"
                 if url != want:
@@ -118,24 +122,33 @@ def main():
     if not alerts:
         print(f"FAIL: no alert in {rule_files}: the checks below would check nothing")
         return 1
-    fires, quiet = set(), set()
+    fired, quiet = [], set()  # fired: (alert name, labels) of every expected alert
     for t in tests["tests"]:
         for a in t.get("alert_rule_test", []):
-            (fires if a.get("exp_alerts") else quiet).add(a["alertname"])
-    for a in alerts:
-        if a not in fires:
-            print(f"FAIL: alert {a} has no unit test where it fires")
+            if not a.get("exp_alerts"):
+                quiet.add(a["alertname"])
+            for e in a.get("exp_alerts") or []:
+                labels = {k: str(v) for k, v in (e.get("exp_labels") or {}).items()}
+                fired.append((a["alertname"], labels))
+    for r in rules:
+        want = {k: str(v) for k, v in (r.get("labels") or {}).items()}
+        if not any(name == r["alert"] and want.items() <= got.items() for name, got in fired):
+            print(f"FAIL: alert {r['alert']} {want} has no unit test where it fires")
             bad += 1
+    for a in dict.fromkeys(alerts):
         if a not in quiet:
             print(f"FAIL: alert {a} has no unit test where it must stay quiet")
             bad += 1
+    fires = {name for name, _ in fired}
     unknown = (fires | quiet) - set(alerts)
     for a in sorted(unknown):
         print(f"FAIL: rules_test.yaml tests unknown alert {a}")
         bad += 1
     if bad:
         return 1
-    print(f"OK: {len(alerts)} alerts, each tested firing and quiet: {', '.join(alerts)}")
+    names = list(dict.fromkeys(alerts))
+    print(f"OK: {len(names)} alerts ({len(rules)} rules), each rule tested firing and each "
+          f"alert quiet: {', '.join(names)}")
     return 0
 
 
