@@ -185,8 +185,8 @@ class BasicPool final : public PoolCore {
       static_assert(O == Owner::kWorker, "a foreign owner takes a burst hit with GetBurstOf<K>");
       Slot& s = *s_;
       if (!BurstGetAt<0>(s, objs, n)) return false;
-      CountBurstHit(s, objs, n);
-      return true;
+      s.counters.allocs.Add(n);
+      return __builtin_expect(s.fast_mods, 0) ? Modified(s, objs, n) : true;
     }
     // The slot's hit kind at this moment (a position in kHits), or -1: none.
     int Hit() const {
@@ -223,11 +223,12 @@ class BasicPool final : public PoolCore {
       SKBNF_DCHECK(s.fast == kHits[K] + 1, "the caller's kind is the slot's");
       if constexpr (O == Owner::kForeign) {
         if (!TryEnter(s)) return false;
-        const bool ok = TakeOne<K>(s, obj);
-        Exit(s);
-        return ok;
+        const bool ok = HitLayer<K>::GetOne(s, obj);
+        Exit(s);  // (the modifiers touch the object only: outside the marks)
+        return ok && __builtin_expect(s.fast_mods, 0) ? Modified(s, obj, 1) : ok;
       } else {
-        return TakeOne<K>(s, obj);
+        if (!HitLayer<K>::GetOne(s, obj)) return false;
+        return __builtin_expect(s.fast_mods, 0) ? Modified(s, obj, 1) : true;
       }
     }
     template <size_t K>
@@ -239,13 +240,13 @@ class BasicPool final : public PoolCore {
       if constexpr (O == Owner::kForeign) {
         if (!TryEnter(s)) return false;
         const bool hit = L::GetBurst(s, objs, n);
-        if (__builtin_expect(hit, 1)) CountBurstHit(s, objs, n);
-        Exit(s);
-        return hit;
+        if (__builtin_expect(hit, 1)) s.counters.allocs.Add(n);
+        Exit(s);  // (the modifiers touch the objects only: outside the marks)
+        return hit && __builtin_expect(s.fast_mods, 0) ? Modified(s, objs, n) : hit;
       } else {
         if (!L::GetBurst(s, objs, n)) return false;
-        CountBurstHit(s, objs, n);
-        return true;
+        s.counters.allocs.Add(n);
+        return __builtin_expect(s.fast_mods, 0) ? Modified(s, objs, n) : true;
       }
     }
     // The hosted lcache layer's counters on this core, where the host counts its cache's
@@ -258,16 +259,6 @@ class BasicPool final : public PoolCore {
     friend class BasicPool;
     friend struct HandleTestPeer;  // tests/unit/test_peers.h: the slot's protocol words
     Handle(BasicPool* pool, Slot* s) : pool_(pool), s_(s) {}
-    template <size_t K>
-    static bool TakeOne(Slot& s, void** obj) {
-      if (!HitLayer<K>::GetOne(s, obj)) return false;
-      if (s.fast_mods) ModifyOut(s, obj, 1);
-      return true;
-    }
-    static void CountBurstHit(Slot& s, void** objs, unsigned n) {
-      s.counters.allocs.Add(n);
-      if (__builtin_expect(s.fast_mods, 0)) ModifyOut(s, objs, n);
-    }
     BasicPool* pool_ = nullptr;
     Slot* s_ = nullptr;
   };
@@ -375,8 +366,8 @@ class BasicPool final : public PoolCore {
   // with a hit, in kSingleHitRank order; the last needs none (s.fast != 0 names one).
   static bool GetOne(Slot& s, void** obj) {
     if (!GetOneAt<0>(s, obj)) return false;
-    if (s.fast_mods) ModifyOut(s, obj, 1);
-    return true;  // (the hit counts as one of the core's allocs too: see fast_alloc_hits)
+    // (the hit counts as one of the core's allocs too: see fast_alloc_hits)
+    return __builtin_expect(s.fast_mods, 0) ? Modified(s, obj, 1) : true;
   }
   template <size_t K>
   static bool GetOneAt(Slot& s, void** obj) {

@@ -31,6 +31,14 @@ void StampOut(const CoreSlot& s, void* const* objs, unsigned n) {
   for (unsigned i = 0; i < n; ++i) StampWord(objs[i], off).store(v, std::memory_order_relaxed);
 }
 
+bool Modified(const CoreSlot& s, void* const* objs, unsigned n) {
+  if (s.fast_mods & kModPrefetch) {
+    for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
+  }
+  if (s.fast_mods & kModTrack) StampOut(s, objs, n);
+  return true;
+}
+
 absl::Status PoolCore::CheckModifiers(const PoolConfig& config, const StrategySpec& spec) {
   if (spec.track && config.stamp_offset == 0) {
     return absl::FailedPreconditionError(
