@@ -76,14 +76,19 @@ struct alignas(64) CoreSlot {
   // the pool's layer list of the top layer, whose hit is taken inline without the indirect call
   // (drivers such as net_null free one mbuf per call).
   uint8_t fast = 0;
-  uint8_t fast_mods = 0;  // kModPrefetch | kModTrack of the generation this core runs
-  uint16_t stamp_site = 0;  // track.h SiteBase: this slot's kind and core
+  bool fast_prefetch = false;
+  // The kind the inline *get* hits may take: `fast`, or 0 while the generation tracks (track.h:
+  // then every get takes the chain, whose compiled Get stamps; the frees keep their inline hit).
+  // A separate byte, so that with `track` off the get paths run exactly the instructions they
+  // ran before it existed (issue 32 item 2: off costs 0 instructions per packet).
+  uint8_t fast_get = 0;
   // The counters of the layer `fast` names (kNoSingleHits when none): its fast_alloc_hits and
   // fast_free_hits are the only single-object hits that move (Pool::BracketOut).
   const LayerCounters* fast_counters = &kNoSingleHits;
   std::atomic<bool> registered{false};  // written by control, read by anyone (relaxed: a mov)
   bool foreign = false;                 // an owner with no quiescent point (see in_op below)
   uint32_t stamp_offset = 0;            // Shared::stamp_offset, for StampOut
+  uint16_t stamp_site = 0;              // track.h SiteBase: this slot's kind and core
 
   CoreCounters counters;
 
@@ -196,11 +201,7 @@ inline void PopInto(void** out, void* const* top, unsigned n) {
 // site (its kind and core, and the RX port it is refilling). Out of line (pool_track.cc): only
 // a generation with `track` calls it.
 [[gnu::noinline]] void StampOut(const CoreSlot& s, void* const* objs, unsigned n);
-// The inline paths' modifiers (CoreSlot::fast_mods != 0) on what they hand out; returns true.
-// Out of line and called in tail position (`return Modified(...)`: a jmp), so that the inline
-// paths keep no stack frame for it: with every modifier off they run the instructions they ran
-// before the modifiers had a call (issue 32 item 2: off costs 0 instructions per packet).
-[[gnu::noinline, gnu::cold]] bool Modified(const CoreSlot& s, void* const* objs, unsigned n);
+
 
 // The store at the bottom of every chain.
 inline bool StoreGet(Shared& sh, CoreSlot& s, void** objs, unsigned n) {

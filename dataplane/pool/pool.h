@@ -164,12 +164,12 @@ class BasicPool final : public PoolCore {
       Slot& s = *s_;
       static_assert(O != Owner::kHostCache, "a host's cache refills with Get");
       if constexpr (O == Owner::kForeign) {
-        if (s.fast == 0 || !TryEnter(s)) return false;
+        if (s.fast_get == 0 || !TryEnter(s)) return false;
         const bool ok = BasicPool::GetOne(s, obj);
         Exit(s);
         return ok;
       } else {
-        return s.fast != 0 && BasicPool::GetOne(s, obj);
+        return s.fast_get != 0 && BasicPool::GetOne(s, obj);
       }
     }
     template <class PortOf = NoRecycleCheck>
@@ -180,16 +180,19 @@ class BasicPool final : public PoolCore {
     }
     // A burst wholly from the top layer's own state when it has a burst hit (the head pool's
     // hot list, the loaded magazine): what Get does then (the layer's hit, the core's allocs,
-    // the modifiers), without the chain's indirect call.
+    // the prefetch modifier), without the chain's indirect call.
     bool GetBurst(void** objs, unsigned n) const {
       static_assert(O == Owner::kWorker, "a foreign owner takes a burst hit with GetBurstOf<K>");
       Slot& s = *s_;
       if (!BurstGetAt<0>(s, objs, n)) return false;
-      s.counters.allocs.Add(n);
-      return __builtin_expect(s.fast_mods, 0) ? Modified(s, objs, n) : true;
+      CountBurstHit(s, objs, n);
+      return true;
     }
     // The slot's hit kind at this moment (a position in kHits), or -1: none.
+    // -1 too while the slot tracks (track.h): its gets take the chain, which stamps, so a host
+    // must not take a hit kind's Get without reading the slot (fast_get is 0 then).
     int Hit() const {
+      if (s_->fast_get != s_->fast) return -1;
       for (size_t k = 0; k < kHits.size(); ++k) {
         if (s_->fast == kHits[k] + 1) return static_cast<int>(k);
       }
@@ -223,12 +226,11 @@ class BasicPool final : public PoolCore {
       SKBNF_DCHECK(s.fast == kHits[K] + 1, "the caller's kind is the slot's");
       if constexpr (O == Owner::kForeign) {
         if (!TryEnter(s)) return false;
-        const bool ok = HitLayer<K>::GetOne(s, obj);
-        Exit(s);  // (the modifiers touch the object only: outside the marks)
-        return ok && __builtin_expect(s.fast_mods, 0) ? Modified(s, obj, 1) : ok;
+        const bool ok = TakeOne<K>(s, obj);
+        Exit(s);
+        return ok;
       } else {
-        if (!HitLayer<K>::GetOne(s, obj)) return false;
-        return __builtin_expect(s.fast_mods, 0) ? Modified(s, obj, 1) : true;
+        return TakeOne<K>(s, obj);
       }
     }
     template <size_t K>
@@ -240,13 +242,13 @@ class BasicPool final : public PoolCore {
       if constexpr (O == Owner::kForeign) {
         if (!TryEnter(s)) return false;
         const bool hit = L::GetBurst(s, objs, n);
-        if (__builtin_expect(hit, 1)) s.counters.allocs.Add(n);
-        Exit(s);  // (the modifiers touch the objects only: outside the marks)
-        return hit && __builtin_expect(s.fast_mods, 0) ? Modified(s, objs, n) : hit;
+        if (__builtin_expect(hit, 1)) CountBurstHit(s, objs, n);
+        Exit(s);
+        return hit;
       } else {
         if (!L::GetBurst(s, objs, n)) return false;
-        s.counters.allocs.Add(n);
-        return __builtin_expect(s.fast_mods, 0) ? Modified(s, objs, n) : true;
+        CountBurstHit(s, objs, n);
+        return true;
       }
     }
     // The hosted lcache layer's counters on this core, where the host counts its cache's
@@ -259,6 +261,18 @@ class BasicPool final : public PoolCore {
     friend class BasicPool;
     friend struct HandleTestPeer;  // tests/unit/test_peers.h: the slot's protocol words
     Handle(BasicPool* pool, Slot* s) : pool_(pool), s_(s) {}
+    template <size_t K>
+    static bool TakeOne(Slot& s, void** obj) {
+      if (!HitLayer<K>::GetOne(s, obj)) return false;
+      if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
+      return true;
+    }
+    static void CountBurstHit(Slot& s, void** objs, unsigned n) {
+      s.counters.allocs.Add(n);
+      if (__builtin_expect(s.fast_prefetch, 0)) {
+        for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
+      }
+    }
     BasicPool* pool_ = nullptr;
     Slot* s_ = nullptr;
   };
@@ -344,7 +358,7 @@ class BasicPool final : public PoolCore {
   }
   // The layers' answer, without reclaim: the inline single-object hit, or the chain.
   bool TryGet(Slot& s, void** objs, unsigned n) {
-    if (n == 1 && s.fast != 0 && GetOne(s, objs)) return true;
+    if (n == 1 && s.fast_get != 0 && GetOne(s, objs)) return true;
     if (__builtin_expect(!s.get(shared_, s, objs, n), 0)) return false;
     CountAllocs(s, objs, n);
     return true;
@@ -366,8 +380,8 @@ class BasicPool final : public PoolCore {
   // with a hit, in kSingleHitRank order; the last needs none (s.fast != 0 names one).
   static bool GetOne(Slot& s, void** obj) {
     if (!GetOneAt<0>(s, obj)) return false;
-    // (the hit counts as one of the core's allocs too: see fast_alloc_hits)
-    return __builtin_expect(s.fast_mods, 0) ? Modified(s, obj, 1) : true;
+    if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
+    return true;  // (the hit counts as one of the core's allocs too: see fast_alloc_hits)
   }
   template <size_t K>
   static bool GetOneAt(Slot& s, void** obj) {
@@ -378,7 +392,7 @@ class BasicPool final : public PoolCore {
       if constexpr (K + 1 == kHits.size()) {
         return L::GetOne(s, obj);
       } else {
-        if (s.fast == kHits[K] + 1) return L::GetOne(s, obj);
+        if (s.fast_get == kHits[K] + 1) return L::GetOne(s, obj);
         return GetOneAt<K + 1>(s, obj);
       }
     }
@@ -391,7 +405,7 @@ class BasicPool final : public PoolCore {
     } else {
       using L = typename List::template At<kHits[K]>;
       if constexpr (HasBurstHit<L>) {
-        if (s.fast == kHits[K] + 1) return L::GetBurst(s, objs, n);
+        if (s.fast_get == kHits[K] + 1) return L::GetBurst(s, objs, n);
       }
       return BurstGetAt<K + 1>(s, objs, n);
     }

@@ -80,7 +80,8 @@ void PoolCore::ResetSlot(CoreSlot& s) {
   s.get = &OtherGet;
   s.put = &OtherPut;
   ConfigureLayers(s, StrategySpec{}, nullptr, /*inline_ok=*/false);  // `slab`: all hold nothing
-  s.fast_mods = 0;
+  s.fast_prefetch = false;
+  s.fast_get = 0;
   s.stamp_site = SiteBase(SiteKind::kOther, s.core);
   s.rx_port = -1;
   std::fill(std::begin(s.rx_ring_size), std::end(s.rx_ring_size), 0u);

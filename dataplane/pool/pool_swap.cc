@@ -81,7 +81,8 @@ void PoolCore::Configure(CoreSlot& s, const Generation* g) {
   // (its kHostCache handle's Get/Put), which the inline path, counting allocs and frees, must not serve.
   const bool hosted = HostsLcache(g->spec);
   ConfigureLayers(s, ChainSpec(g->spec), g->depot.get(), !debug_ && !hosted);
-  s.fast_mods = static_cast<uint8_t>(ModsOf(g->spec));
+  s.fast_prefetch = g->spec.prefetch;
+  s.fast_get = g->spec.track ? 0 : s.fast;
   s.gen = g;
 }
 

@@ -1,9 +1,12 @@
 // SPDX-License-Identifier: BSD-3-Clause
 // The track modifier: stamps on the way out and the census of what is in flight (track.h).
 
+#include <algorithm>
 #include <atomic>
 #include <chrono>
 #include <cstdint>
+#include <map>
+#include <tuple>
 #include <vector>
 
 #include "absl/strings/str_cat.h"
@@ -29,14 +32,6 @@ void StampOut(const CoreSlot& s, void* const* objs, unsigned n) {
   const uint32_t off = s.stamp_offset;
 #pragma GCC unroll 4
   for (unsigned i = 0; i < n; ++i) StampWord(objs[i], off).store(v, std::memory_order_relaxed);
-}
-
-bool Modified(const CoreSlot& s, void* const* objs, unsigned n) {
-  if (s.fast_mods & kModPrefetch) {
-    for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
-  }
-  if (s.fast_mods & kModTrack) StampOut(s, objs, n);
-  return true;
 }
 
 absl::Status PoolCore::CheckModifiers(const PoolConfig& config, const StrategySpec& spec) {
@@ -83,6 +78,79 @@ absl::StatusOr<InFlightCensus> PoolCore::Census(std::chrono::microseconds wait) 
       out.tracked.push_back(TrackedObject{handle, stamp});
     }
   });
+  return out;
+}
+
+absl::string_view SiteName(const Site& site) {
+  switch (site.kind) {
+    case SiteKind::kWorker:
+      return site.rx_port >= 0 ? "rx" : "worker";
+    case SiteKind::kApplication:
+      return "application";
+    case SiteKind::kOther:
+    case SiteKind::kNone:
+      break;
+  }
+  return "other";
+}
+
+std::vector<Site> StandingSites(
+    const std::vector<std::pair<int, std::vector<int>>>& workers) {
+  std::vector<Site> out;
+  for (const auto& [core, rx_ports] : workers) {
+    out.push_back(Site{SiteKind::kWorker, core, -1});
+    for (int p : rx_ports) out.push_back(Site{SiteKind::kWorker, core, p});
+  }
+  out.push_back(Site{SiteKind::kOther, -1, -1});
+  return out;
+}
+
+BufferAges Summarise(const InFlightCensus& census, const std::vector<Site>& always) {
+  BufferAges out;
+  out.populated = census.populated;
+  out.in_flight = census.in_flight;
+  out.untracked = census.untracked;
+  out.tracked = census.tracked.size();
+  out.flushed = census.flushed;
+  out.unanswered_cores = census.unanswered_cores;
+  const double hz = static_cast<double>(census.tsc_hz);
+  auto age_of = [&](uint64_t stamp) {
+    const uint64_t t = StampTsc(stamp);
+    return hz == 0 || t >= census.now_tsc ? 0.0 : static_cast<double>(census.now_tsc - t) / hz;
+  };
+  std::map<std::tuple<int, int, int>, SiteAges> sites;
+  for (const Site& s : always) {
+    sites[{static_cast<int>(s.kind), s.core, s.rx_port}].site = s;
+  }
+  for (const TrackedObject& o : census.tracked) {
+    const Site site = DecodeSite(o.stamp);
+    const Site key_site{site.kind, site.kind == SiteKind::kOther ? -1 : site.core,
+                              site.kind == SiteKind::kWorker ? site.rx_port : -1};
+    SiteAges& a = sites[{static_cast<int>(key_site.kind), key_site.core, key_site.rx_port}];
+    a.site = key_site;
+    const double age = age_of(o.stamp);
+    const size_t b = static_cast<size_t>(
+        std::lower_bound(kAgeBucketsSeconds.begin(), kAgeBucketsSeconds.end(), age) -
+        kAgeBucketsSeconds.begin());
+    ++a.counts[b];
+    ++a.objects;
+    a.sum_seconds += age;
+    a.max_seconds = std::max(a.max_seconds, age);
+  }
+  for (auto& [k, a] : sites) out.sites.push_back(a);
+  // The oldest: the smallest TSC stamps.
+  std::vector<const TrackedObject*> order;
+  order.reserve(census.tracked.size());
+  for (const TrackedObject& o : census.tracked) order.push_back(&o);
+  const size_t keep = std::min(kKeepOldest, order.size());
+  std::partial_sort(order.begin(), order.begin() + static_cast<std::ptrdiff_t>(keep), order.end(),
+                    [](const TrackedObject* a, const TrackedObject* b) {
+                      return StampTsc(a->stamp) < StampTsc(b->stamp);
+                    });
+  for (size_t i = 0; i < keep; ++i) {
+    out.oldest.push_back(AgedObject{reinterpret_cast<uintptr_t>(order[i]->handle),
+                                    age_of(order[i]->stamp), DecodeSite(order[i]->stamp)});
+  }
   return out;
 }
 

@@ -124,7 +124,7 @@ struct StrategySpec {
   friend bool operator==(const StrategySpec&, const StrategySpec&) = default;
 };
 
-// The modifiers as the packet path reads them (CoreSlot::fast_mods, the chain's Get variants).
+// The modifiers as the chain's compiled Get variants are indexed (layer.h ChainTables).
 inline constexpr uint8_t kModPrefetch = 1;
 inline constexpr uint8_t kModTrack = 2;
 inline constexpr unsigned ModsOf(const StrategySpec& spec) {

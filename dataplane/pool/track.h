@@ -14,11 +14,15 @@
 //
 // (the TSC to 2^16 ticks, about 30 us at 2 GHz: ages are for leaks, not latency).
 //
-// Why the stamp is written on the way out only. A free that clears it would cost every packet a
-// test of the modifier on the single-object path even with `track` off; the budget is
-// 0 instructions per packet off and at most 3 on. The get side already tests the prefetch
-// modifier per burst (CoreSlot::fast_mods now holds both), so stamping costs nothing off and a
-// store per object on. Which objects are in flight is then found by a census instead:
+// Why the stamp is written on the way out only, and by the chain. A free that clears it would
+// cost every packet a test of the modifier on the single-object free path even with `track`
+// off; the budget is 0 instructions per packet off and at most 3 on. So a slot that
+// tracks keeps its inline free hits (CoreSlot::fast) but none of its inline get hits
+// (CoreSlot::fast_get = 0, read where `fast` was read before: the same instructions): every
+// get takes the generation's compiled chain, whose Get variant for `track` stamps the burst
+// (layer.h TopGet; the "other" threads' store path stamps while Shared::tracking). Off, the
+// compiled chains and the inline paths are the ones that ran before `track` existed. Which
+// objects are in flight is then found by a census instead:
 //
 // Census (PoolCore::Census, control side). Every per-core layer is emptied into the store as a
 // failing Get's reclaim does (quiescent-point workers flush at their next Quiesce, foreign
@@ -37,8 +41,14 @@
 #ifndef SKBNF_DATAPLANE_POOL_TRACK_H_
 #define SKBNF_DATAPLANE_POOL_TRACK_H_
 
+#include <array>
+#include <chrono>
 #include <cstdint>
+#include <string>
+#include <utility>
 #include <vector>
+
+#include "absl/strings/string_view.h"
 
 namespace skbnf::pool {
 
@@ -86,6 +96,61 @@ struct InFlightCensus {
   uint64_t flushed = 0;                // objects the census moved to the store
   uint64_t tsc_hz = 0;  // the stamps' clock rate: the host's to fill (the pool does not know it)
 };
+
+// ---- The census as readers see it: ages per allocation site, the oldest objects
+//
+// Sites, as skbnfd's metric labels name them: rx (a worker refilling an RX port: core, port),
+// worker (a worker's other allocations: core), application (an lcore of an application that
+// is not a skbnfd worker, e.g. the plugin's: core), other (any other thread: the control
+// thread's port set-up, a PMD's own thread).
+//
+// Buckets (seconds, le): from a millisecond to a day, with 300 s (the SkbnfBuffersLeaking
+// alert's "old") a bound. A census is a snapshot: a bucket counts the objects in flight now
+// whose age is at most le, so it can fall between two censuses (an OpenMetrics gauge
+// histogram; the text format has no such type): query the buckets directly, never rate().
+inline constexpr std::array<double, 12> kAgeBucketsSeconds = {
+    0.001, 0.01, 0.1, 1, 10, 60, 300, 600, 1800, 3600, 21600, 86400};
+// How many of the oldest objects a census keeps (GetBufferAgesRequest.oldest's upper bound).
+inline constexpr size_t kKeepOldest = 1000;
+
+// "rx", "worker", "application", "other" (the metric's `site` label, the RPC's site).
+absl::string_view SiteName(const Site& site);
+
+struct SiteAges {
+  Site site;  // kind, core, rx_port (-1 unless rx)
+  // Objects per bucket, not cumulative: counts[i] for ages in (le[i-1], le[i]], the last for
+  // ages over the last bound.
+  std::array<uint64_t, kAgeBucketsSeconds.size() + 1> counts{};
+  uint64_t objects = 0;
+  double sum_seconds = 0;
+  double max_seconds = 0;
+};
+
+struct AgedObject {
+  uintptr_t address = 0;  // the object (DPDK: the rte_mbuf's address)
+  double age_seconds = 0;
+  Site site;
+};
+
+struct BufferAges {
+  std::chrono::system_clock::time_point taken;
+  std::chrono::microseconds took{0};  // the census's own duration
+  uint64_t populated = 0;
+  uint64_t in_flight = 0;
+  uint64_t untracked = 0;  // in flight without a stamp (out since before tracking began)
+  uint64_t tracked = 0;
+  uint64_t flushed = 0;  // objects the census moved from per-core layers to the store
+  std::vector<int> unanswered_cores;
+  std::vector<SiteAges> sites;      // by kind, core, port
+  std::vector<AgedObject> oldest;   // oldest first, at most kKeepOldest
+};
+
+// The census as readers see it (census.tsc_hz 0: every age reads 0). `always`: sites listed
+// even when no object of theirs is in flight (the daemon's workers, each RX port they refill,
+// the other threads), so that their series are there all along rather than coming and going.
+BufferAges Summarise(const InFlightCensus& census, const std::vector<Site>& always = {});
+// Those sites of a data plane: each worker core, with each RX port it refills, and "other".
+std::vector<Site> StandingSites(const std::vector<std::pair<int, std::vector<int>>>& workers);
 
 }  // namespace skbnf::pool
 

@@ -183,24 +183,43 @@ TEST(TrackTest, CensusFindsExactlyTheObjectsOutWithTheirSites) {
   }
 }
 
-#ifndef SKBNF_TEST_TOY_LAYER  // the toy layer on top of every stack has no burst hit
-// The inline burst hit (Pool::Handle::GetBurst, skbnfd's driver on a cached slot) stamps too.
-TEST(TrackTest, TheInlineBurstHitStamps) {
+#ifndef SKBNF_TEST_TOY_LAYER  // the toy layer on top of every stack has no inline hit
+// A tracking slot takes no inline get hit (fast_get 0: every get takes the chain, which
+// stamps), says it has no hit kind a host could take gets of without reading it, and keeps its
+// inline free hit. The same slot without track takes the inline burst hit again.
+TEST(TrackTest, TrackingSlotsTakeTheChainForGetsAndKeepInlineFrees) {
   TestPool t = MakePool("headpool,track", Tracked());
   ASSERT_TRUE(t->RegisterWorker(1, {{0, 64}}).ok());
   std::vector<void*> objs(32);
   std::vector<void*> burst(8);
   {
     Worker w(*t.pool, 1, [&] {
+      auto h = t->For<Owner::kWorker>(1);
       ASSERT_TRUE(t->Get(1, objs.data(), 32));
-      t->Put(1, objs.data(), 32);  // into the hot list
+      for (void* o : objs) ASSERT_TRUE(h.PutOne(o)) << "the inline free hit stays";
+      EXPECT_EQ(h.Hit(), -1);
+      EXPECT_FALSE(h.GetBurst(burst.data(), 8)) << "no inline get hit while tracking";
       t->SetRxPort(1, 0);
-      ASSERT_TRUE(t->For<Owner::kWorker>(1).GetBurst(burst.data(), 8));
+      ASSERT_TRUE(h.Get(burst.data(), 8));
       t->SetRxPort(1, -1);
     });
     for (void* o : burst) EXPECT_EQ(KeyOf(StampOf(o)), SiteKey(SiteKind::kWorker, 1, 0));
   }
   t->Put(kNoCore, burst.data(), 8);
+  {
+    Worker idle(*t.pool, 1, [] {});  // reaches its quiescent point: the swap's acknowledgement
+    ASSERT_TRUE(t->Swap(Spec("headpool")).status.ok());
+  }
+  {
+    Worker w(*t.pool, 1, [&] {
+      auto h = t->For<Owner::kWorker>(1);
+      EXPECT_GE(h.Hit(), 0);
+      ASSERT_TRUE(t->Get(1, objs.data(), 32));
+      t->Put(1, objs.data(), 32);
+      EXPECT_TRUE(h.GetBurst(burst.data(), 8)) << "the inline get hit is back without track";
+      t->Put(1, burst.data(), 8);
+    });
+  }
   ASSERT_TRUE(t->UnregisterWorker(1).ok());
 }
 #endif
