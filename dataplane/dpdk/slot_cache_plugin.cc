@@ -34,7 +34,8 @@ using Registry = ThreadRegistry<ThreadSlots>;
 // Caches the calling thread's handle of mp, or that it has none to cache. Out of line.
 [[gnu::noinline]] void CacheThreadSlot(rte_mempool* mp) {
   const ForeignHandle h = Driver(mp)->pool->For<pool::Owner::kForeign>(LcoreCore());
-  const int k = h.Owns() ? h.Hit() : -1;
+  // GetHit: a tracking pool's gets take the full path, whose chain stamps (pool/track.h).
+  const int k = h.Owns() ? h.GetHit() : -1;
   ThreadSlots& t = t_slots;
   if (!t.registered) {
     if (!Registry::Get().Register(t)) return;  // not listed: caches nothing (mempool_driver.h)

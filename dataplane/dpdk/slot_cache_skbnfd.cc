@@ -217,9 +217,17 @@ template <size_t K>
   return 0;
 }
 [[gnu::noinline]] int DequeueSlow(rte_mempool* mp, void** objs, unsigned n) {
+  ThreadSlots& t = t_slots;
+  // A tracking worker's inline get hit (pool/track.h): its slot declined OpDequeue's (fast_get
+  // 0), so that the untracked path runs what it ran before `track` existed; here the same hit
+  // with the stamps. The frees keep their remembered kind.
+  if (IsCachedPool(t.wk_mp, mp) && t.wk.GetTracked(objs, n)) {
+    if (!RemembersHit(t, mp, std::make_index_sequence<kHitKinds>())) RememberWorkerHit(mp);
+    return 0;
+  }
   DriverPool* dp = Driver(mp);
   const int core = LcoreCore();
-  if (!IsCachedPool(t_slots.wk_mp, mp)) CacheWorkerSlot(mp, dp);
+  if (!IsCachedPool(t.wk_mp, mp)) CacheWorkerSlot(mp, dp);
   if (HostActive(dp, core)) return HostDequeue(dp, core, objs, n);
   return dp->pool->Get(core, objs, n) ? 0 : -ENOBUFS;
 }

@@ -188,11 +188,31 @@ class BasicPool final : public PoolCore {
       CountBurstHit(s, objs, n);
       return true;
     }
-    // The slot's hit kind at this moment (a position in kHits), or -1: none.
-    // -1 too while the slot tracks (track.h): its gets take the chain, which stamps, so a host
-    // must not take a hit kind's Get without reading the slot (fast_get is 0 then).
+    // A tracking slot's inline get hit (track.h: fast_get is 0 then, so GetOne/GetBurst
+    // decline): the same hit an untracked slot takes inline, counted the same way, then the
+    // stamps. For a host's slow path (skbnfd's DequeueSlow), so that the inline paths pay
+    // nothing for `track` when it is off. false (nothing done): take the full path.
+    bool GetTracked(void** objs, unsigned n) const {
+      static_assert(O == Owner::kWorker, "a worker's (the plugin's owners take the full path)");
+      Slot& s = *s_;
+      if (s.fast == 0 || s.fast_get != 0) return false;
+      if (n == 1) {
+        if (!GetOneAt<0, /*kTracked=*/true>(s, objs)) return false;
+      } else {
+        if (!BurstGetAt<0, /*kTracked=*/true>(s, objs, n)) return false;
+        s.counters.allocs.Add(n);
+      }
+      if (s.fast_prefetch) {
+        for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
+      }
+      StampOut(s, objs, n);
+      return true;
+    }
+    // The slot's hit kind at this moment (a position in kHits), or -1: none. A tracking slot
+    // has its kind for frees (PutOneOf) only: a host that takes gets of a kind without reading
+    // the slot (GetOneOf, GetBurstOf: the plugin) asks GetHit, which is -1 then.
+    int GetHit() const { return s_->fast_get != s_->fast ? -1 : Hit(); }
     int Hit() const {
-      if (s_->fast_get != s_->fast) return -1;
       for (size_t k = 0; k < kHits.size(); ++k) {
         if (s_->fast == kHits[k] + 1) return static_cast<int>(k);
       }
@@ -383,7 +403,8 @@ class BasicPool final : public PoolCore {
     if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
     return true;  // (the hit counts as one of the core's allocs too: see fast_alloc_hits)
   }
-  template <size_t K>
+  // kTracked: a tracking slot's (Handle::GetTracked), which reads `fast` (fast_get is 0).
+  template <size_t K, bool kTracked = false>
   static bool GetOneAt(Slot& s, void** obj) {
     if constexpr (K == kHits.size()) {
       return false;
@@ -392,22 +413,22 @@ class BasicPool final : public PoolCore {
       if constexpr (K + 1 == kHits.size()) {
         return L::GetOne(s, obj);
       } else {
-        if (s.fast_get == kHits[K] + 1) return L::GetOne(s, obj);
-        return GetOneAt<K + 1>(s, obj);
+        if ((kTracked ? s.fast : s.fast_get) == kHits[K] + 1) return L::GetOne(s, obj);
+        return GetOneAt<K + 1, kTracked>(s, obj);
       }
     }
   }
   // The burst hit of the layer s.fast names, when it has one (Handle::GetBurst).
-  template <size_t K>
+  template <size_t K, bool kTracked = false>
   static bool BurstGetAt(Slot& s, void** objs, unsigned n) {
     if constexpr (K == kHits.size()) {
       return false;
     } else {
       using L = typename List::template At<kHits[K]>;
       if constexpr (HasBurstHit<L>) {
-        if (s.fast_get == kHits[K] + 1) return L::GetBurst(s, objs, n);
+        if ((kTracked ? s.fast : s.fast_get) == kHits[K] + 1) return L::GetBurst(s, objs, n);
       }
-      return BurstGetAt<K + 1>(s, objs, n);
+      return BurstGetAt<K + 1, kTracked>(s, objs, n);
     }
   }
   // The same for a free (one of the core's frees too: see fast_free_hits). kLastUntested: the

@@ -30,7 +30,7 @@ void StampOut(const CoreSlot& s, void* const* objs, unsigned n) {
   const uint64_t v =
       (SpinLock::Ticks() & ~kStampSiteBits) | SiteWithPort(s.stamp_site, s.rx_port);
   const uint32_t off = s.stamp_offset;
-#pragma GCC unroll 4
+#pragma GCC unroll 8
   for (unsigned i = 0; i < n; ++i) StampWord(objs[i], off).store(v, std::memory_order_relaxed);
 }
 

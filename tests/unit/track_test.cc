@@ -197,10 +197,12 @@ TEST(TrackTest, TrackingSlotsTakeTheChainForGetsAndKeepInlineFrees) {
       auto h = t->For<Owner::kWorker>(1);
       ASSERT_TRUE(t->Get(1, objs.data(), 32));
       for (void* o : objs) ASSERT_TRUE(h.PutOne(o)) << "the inline free hit stays";
-      EXPECT_EQ(h.Hit(), -1);
+      EXPECT_EQ(h.GetHit(), -1) << "no get kind to take without reading the slot";
+      EXPECT_GE(h.Hit(), 0) << "the free kind stays";
       EXPECT_FALSE(h.GetBurst(burst.data(), 8)) << "no inline get hit while tracking";
       t->SetRxPort(1, 0);
-      ASSERT_TRUE(h.Get(burst.data(), 8));
+      ASSERT_TRUE(h.Get(burst.data(), 4));  // the full path: the chain stamps
+      ASSERT_TRUE(h.GetTracked(&burst[4], 4));  // the host's slow path: the hit, stamped
       t->SetRxPort(1, -1);
     });
     for (void* o : burst) EXPECT_EQ(KeyOf(StampOf(o)), SiteKey(SiteKind::kWorker, 1, 0));
@@ -213,7 +215,8 @@ TEST(TrackTest, TrackingSlotsTakeTheChainForGetsAndKeepInlineFrees) {
   {
     Worker w(*t.pool, 1, [&] {
       auto h = t->For<Owner::kWorker>(1);
-      EXPECT_GE(h.Hit(), 0);
+      EXPECT_GE(h.GetHit(), 0);
+      EXPECT_FALSE(h.GetTracked(burst.data(), 8)) << "only a tracking slot's";
       ASSERT_TRUE(t->Get(1, objs.data(), 32));
       t->Put(1, objs.data(), 32);
       EXPECT_TRUE(h.GetBurst(burst.data(), 8)) << "the inline get hit is back without track";
