@@ -46,16 +46,20 @@ Registry& GetRegistry() {
   return *r;
 }
 
+// Moves `child` (nullptr: DPDK had no memory for it) into `parent` under `name`; false if not.
+bool AddContainer(rte_tel_data* parent, const std::string& name, rte_tel_data* child) {
+  if (child == nullptr) return false;
+  if (rte_tel_data_add_dict_container(parent, name.c_str(), child, 0) != 0) {
+    rte_tel_data_free(child);
+    return false;
+  }
+  return true;
+}
 // A dict container under `name` in `parent` (nullptr when DPDK has no memory for it).
 rte_tel_data* AddDict(rte_tel_data* parent, const std::string& name) {
   rte_tel_data* d = rte_tel_data_alloc();
-  if (d == nullptr) return nullptr;
-  rte_tel_data_start_dict(d);
-  if (rte_tel_data_add_dict_container(parent, name.c_str(), d, 0) != 0) {
-    rte_tel_data_free(d);
-    return nullptr;
-  }
-  return d;
+  if (d != nullptr) rte_tel_data_start_dict(d);
+  return AddContainer(parent, name, d) ? d : nullptr;
 }
 
 std::string SiteKey(const pool::Site& s) {
@@ -79,16 +83,24 @@ void AddSite(rte_tel_data* sites, const pool::SiteAges& s) {
   // Seconds as decimal text ("12.5"): 22.11's dict has no floating-point value.
   rte_tel_data_add_dict_string(d, "max_seconds", absl::StrCat(s.max_seconds).c_str());
   rte_tel_data_add_dict_string(d, "sum_seconds", absl::StrCat(s.sum_seconds).c_str());
+  // The bounds as text ("+Inf" last) and the cumulative counts, two arrays of one order: 22.11
+  // refuses '.' and '+' in a dict key.
+  rte_tel_data* le = rte_tel_data_alloc();
+  rte_tel_data* buckets = rte_tel_data_alloc();
+  if (le != nullptr) rte_tel_data_start_array(le, RTE_TEL_STRING_VAL);
+  if (buckets != nullptr) rte_tel_data_start_array(buckets, RTE_TEL_U64_VAL);
   uint64_t below = 0, young = 0;
-  rte_tel_data* buckets = AddDict(d, "buckets");
   for (size_t i = 0; i < pool::kAgeBucketsSeconds.size(); ++i) {
     below += s.counts[i];
     if (pool::kAgeBucketsSeconds[i] == kOldSeconds) young = below;
-    if (buckets != nullptr) {
-      rte_tel_data_add_dict_u64(buckets, absl::StrCat(pool::kAgeBucketsSeconds[i]).c_str(), below);
-    }
+    if (le != nullptr)
+      rte_tel_data_add_array_string(le, absl::StrCat(pool::kAgeBucketsSeconds[i]).c_str());
+    if (buckets != nullptr) rte_tel_data_add_array_u64(buckets, below);
   }
-  if (buckets != nullptr) rte_tel_data_add_dict_u64(buckets, "inf", s.objects);
+  if (le != nullptr) rte_tel_data_add_array_string(le, "+Inf");
+  if (buckets != nullptr) rte_tel_data_add_array_u64(buckets, s.objects);
+  AddContainer(d, "le", le);
+  AddContainer(d, "buckets", buckets);
   rte_tel_data_add_dict_u64(d, "older_than_300s", s.objects - young);
 }
 

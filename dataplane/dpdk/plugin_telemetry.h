@@ -11,14 +11,15 @@
 //   /skbnf/ages  {<pool name>: {tracking, populated, in_flight, untracked, tracked,
 //                               sites: {<site key>: {site, core, port, objects, max_seconds,
 //                                                    sum_seconds, older_than_300s,
-//                                                    buckets: {<le>: cumulative count}}}}}
+//                                                    le: [bounds], buckets: [counts]}}}}}
 //
 // DPDK 22.11's telemetry cannot put a dict in an array (rte_tel_data_add_array_container takes
 // arrays of numbers or strings only), so `sites` is a dict keyed by "<site>[/core[/port]]",
 // e.g. "application/1", "rx/1/0", "other"; each entry repeats its site, core and port (-1:
-// none). Bucket keys are the bounds of pool::kAgeBucketsSeconds as "%g" ("0.001" ... "86400")
-// and "inf"; the counts are cumulative, as Prometheus' le buckets. max_seconds and sum_seconds
-// are decimal text (22.11's dict has no floating-point value).
+// none). `le` lists the bounds of pool::kAgeBucketsSeconds as text ("0.001" ... "86400", then
+// "+Inf") and `buckets` the cumulative counts in the same order, as Prometheus' le buckets (22.11
+// refuses '.' and '+' in a dict key). max_seconds and sum_seconds are decimal text (22.11's
+// dict has no floating-point value).
 //
 // The handler runs on DPDK's telemetry thread (a non-EAL thread, one per client connection):
 // a census there is safe, it robs the foreign owners' layers (pool_core.h, "No stranded
