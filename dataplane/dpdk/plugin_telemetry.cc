@@ -104,6 +104,21 @@ void AddSite(rte_tel_data* sites, const pool::SiteAges& s) {
   rte_tel_data_add_dict_u64(d, "older_than_300s", s.objects - young);
 }
 
+// The sites listed even with nothing in flight, so that their series stay (and read 0 when
+// the holder lets go) rather than vanish: each EAL lcore's (every one is a foreign owner, its
+// objects stamped "application": skbnf_mempool.cc, RegisterForeignLcores) and "other".
+std::vector<pool::Site> StandingSites() {
+  std::vector<pool::Site> out;
+  unsigned lc;
+  RTE_LCORE_FOREACH(lc) {
+    if (lc < static_cast<unsigned>(pool::kMaxCores)) {
+      out.push_back(pool::Site{pool::SiteKind::kApplication, static_cast<int>(lc), -1});
+    }
+  }
+  out.push_back(pool::Site{pool::SiteKind::kOther, -1, -1});
+  return out;
+}
+
 void AddPool(rte_tel_data* out, Listed& l) {
   pool::Pool& p = *l.dp->pool;
   rte_tel_data* d = AddDict(out, l.dp->mp->name);
@@ -119,7 +134,7 @@ void AddPool(rte_tel_data* out, Listed& l) {
       return;
     }
     census->tsc_hz = rte_get_tsc_hz();
-    l.ages = pool::Summarise(*census, {});
+    l.ages = pool::Summarise(*census, StandingSites());
     l.taken = now;
     l.has_ages = true;
   }

@@ -21,6 +21,9 @@
 // refuses '.' and '+' in a dict key). max_seconds and sum_seconds are decimal text (22.11's
 // dict has no floating-point value).
 //
+// Standing sites, as skbnfd's: every EAL lcore's "application" site and "other" are listed
+// even with nothing in flight, so their series read 0 when the holder lets go.
+//
 // The handler runs on DPDK's telemetry thread (a non-EAL thread, one per client connection):
 // a census there is safe, it robs the foreign owners' layers (pool_core.h, "No stranded
 // objects"). At most one census per pool per second: a younger result is answered again.
