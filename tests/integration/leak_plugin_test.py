@@ -160,7 +160,11 @@ def main():
                 'core="1",port=""} %d' % N)
         if want not in text or 'skbnf_pool_tracking{pool="hold_pool"} 1' not in text:
             fail("exporter's /metrics lacks %r:\n%s" % (want, text), elog)
-        print("ok: exporter: " + want)
+        lint = subprocess.run(["promtool", "check", "metrics"], input=text, capture_output=True,
+                              text=True, timeout=30)
+        if lint.returncode != 0:
+            fail("promtool check metrics on the exporter's /metrics: " + lint.stdout + lint.stderr)
+        print("ok: exporter (promtool check metrics clean): " + want)
         rules = os.path.join(t, "rules.yaml")
         scaled_rules(RULES, rules)
         prom = PrometheusServer(t, (
