@@ -16,6 +16,7 @@
 #include <cstddef>
 
 #include "dataplane/dpdk/mempool_driver.h"
+#include "dataplane/dpdk/plugin_telemetry.h"
 
 namespace skbnf::dpdk::driver {
 namespace {
@@ -127,10 +128,16 @@ int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
   return DequeueRest(mp, objs, n);
 }
 
-// The plugin's pools are a foreign application's: no host cache, no adopt hook.
+// The plugin's pools are a foreign application's: no host cache, no adopt hook; listed for
+// the plugin's telemetry command (plugin_telemetry.h).
 void ConfigureHost(DriverPool&, const HostRequest&, pool::PoolConfig&) {}
-absl::Status StartHost(DriverPool&) { return Registry::Get().status(); }
+absl::Status StartHost(DriverPool& dp) {
+  if (absl::Status st = Registry::Get().status(); !st.ok()) return st;
+  AddTelemetryPool(dp);
+  return absl::OkStatus();
+}
 void StopHost(DriverPool& dp) {
+  RemoveTelemetryPool(dp);
   Registry::Get().ForEach([&](ThreadSlots& t) {
     for (const rte_mempool*& key : t.hit_mp) DropCachedPool(key, dp.mp);
     DropCachedPool(t.none_mp, dp.mp);

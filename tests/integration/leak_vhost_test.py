@@ -36,17 +36,15 @@ import time
 import urllib.parse
 import urllib.request
 
-import yaml
-
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 import hugepages  # noqa: E402
+from leak_rules import OLD, scaled_rules  # noqa: E402
 from prometheus_server import PrometheusServer  # noqa: E402
 
 SKBNFD, SKBNFCTL = sys.argv[1], sys.argv[2]
 RULES = os.path.join(ROOT, "deploy", "prometheus", "skbnf-rules.yaml")
-OLD = 10  # seconds: the deployed rules' 300 s, divided by 30
 PAGES = 200
 
 
@@ -67,40 +65,6 @@ def wait_for(what, pred, seconds, *logs):
             return v
         time.sleep(0.2)
     fail("not within %d s: %s" % (seconds, what), *logs)
-
-
-def scaled(seconds_text):
-    """A Prometheus duration of the deployed rules divided by 30 ('10m' -> '20s')."""
-    n, unit = int(seconds_text[:-1]), seconds_text[-1]
-    s = n * {"s": 1, "m": 60, "h": 3600}[unit]
-    return "%ds" % (s // 30)
-
-
-def scaled_rules(path):
-    """The deployed SkbnfBuffersLeaking rules and the recording rules they read, times / 30."""
-    with open(RULES) as f:
-        doc = yaml.safe_load(f)
-    keep = []
-    for g in doc["groups"]:
-        for r in g["rules"]:
-            if r.get("alert") == "SkbnfBuffersLeaking" or r.get("record", "").startswith(
-                    "instance:skbnf_pool_"):
-                keep.append(r)
-    if not any(r.get("alert") == "SkbnfBuffersLeaking" for r in keep):
-        fail("no SkbnfBuffersLeaking in " + RULES)
-    out = []
-    for r in keep:
-        r = dict(r)
-        text = json.dumps(r)
-        text = text.replace('300|300.0', '%d|%d.0' % (OLD, OLD))
-        text = re.sub(r'\[(\d+[smh])\]', lambda m: "[" + scaled(m.group(1)) + "]", text)
-        text = re.sub(r'offset (\d+[smh])', lambda m: "offset " + scaled(m.group(1)), text)
-        r = json.loads(text)
-        if "for" in r:
-            r["for"] = scaled(r["for"])
-        out.append(r)
-    with open(path, "w") as f:
-        yaml.safe_dump({"groups": [{"name": "leak-test", "interval": "1s", "rules": out}]}, f)
 
 
 def ctl(addr, *args):
@@ -215,7 +179,7 @@ def main():
         print("ok: A -> skbnfd -> B: %d frames sent on port 1" % sent_on(addr, 1))
 
         rules = os.path.join(t, "rules.yaml")
-        scaled_rules(rules)
+        scaled_rules(RULES, rules)
         prom = PrometheusServer(t, (
             "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
             "rule_files: [%s]\nscrape_configs:\n  - job_name: skbnf\n    static_configs:\n"
