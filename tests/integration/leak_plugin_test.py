@@ -23,7 +23,6 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 
@@ -32,31 +31,13 @@ ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 from leak_rules import OLD, scaled_rules  # noqa: E402
 from prometheus_server import PrometheusServer  # noqa: E402
+from bounded import fail, wait_for  # noqa: E402
 
 HOLD, PLUGIN = sys.argv[1], sys.argv[2]
 N = 1000
 TELEMETRY = "/usr/bin/dpdk-telemetry.py"
 EXPORTER = os.path.join(ROOT, "deploy", "skbnf-telemetry-exporter.py")
 RULES = os.path.join(ROOT, "deploy", "prometheus", "skbnf-rules.yaml")
-
-
-def fail(msg, *logs):
-    print("FAIL: " + msg)
-    for path in logs:
-        if path and os.path.exists(path):
-            with open(path, errors="replace") as f:
-                print("---- " + path + "\n" + f.read()[-3000:])
-    sys.exit(1)
-
-
-def wait_for(what, pred, seconds, *logs):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.2)
-    fail("not within %d s: %s" % (seconds, what), *logs)
 
 
 def ages(prefix):

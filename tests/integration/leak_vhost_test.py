@@ -32,7 +32,6 @@ import signal
 import subprocess
 import sys
 import tempfile
-import time
 import urllib.parse
 import urllib.request
 
@@ -42,29 +41,11 @@ sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 import hugepages  # noqa: E402
 from leak_rules import OLD, scaled_rules  # noqa: E402
 from prometheus_server import PrometheusServer  # noqa: E402
+from bounded import fail, wait_for  # noqa: E402
 
 SKBNFD, SKBNFCTL = sys.argv[1], sys.argv[2]
 RULES = os.path.join(ROOT, "deploy", "prometheus", "skbnf-rules.yaml")
 PAGES = 200
-
-
-def fail(msg, *logs):
-    print("FAIL: " + msg)
-    for path in logs:
-        if path and os.path.exists(path):
-            with open(path, errors="replace") as f:
-                print("---- " + path + "\n" + f.read()[-3000:])
-    sys.exit(1)
-
-
-def wait_for(what, pred, seconds, *logs):
-    deadline = time.monotonic() + seconds
-    while time.monotonic() < deadline:
-        v = pred()
-        if v:
-            return v
-        time.sleep(0.2)
-    fail("not within %d s: %s" % (seconds, what), *logs)
 
 
 def ctl(addr, *args):
