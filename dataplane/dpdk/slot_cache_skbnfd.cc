@@ -216,15 +216,27 @@ template <size_t K>
   if (!IsCachedPool(t_slots.wk_mp, mp)) CacheWorkerSlot(mp, dp);
   return 0;
 }
+// The tracked hit's stamps, then the kind remembered for OpEnqueue (once per swap). Called in
+// tail position: DequeueSlow keeps no stack frame for its tracked path.
+[[gnu::noinline]] int StampedOut(const rte_mempool* mp, void** objs, unsigned n) {
+  ThreadSlots& t = t_slots;
+  pool::StampOut(t.wk.slot(), objs, n);
+  if (__builtin_expect(!RemembersHit(t, mp, std::make_index_sequence<kHitKinds>()), 0)) {
+    RememberWorkerHit(mp);
+  }
+  return 0;
+}
+[[gnu::noinline]] int DequeueFull(rte_mempool* mp, void** objs, unsigned n);
 [[gnu::noinline]] int DequeueSlow(rte_mempool* mp, void** objs, unsigned n) {
   ThreadSlots& t = t_slots;
   // A tracking worker's inline get hit (pool/track.h): its slot declined OpDequeue's (fast_get
-  // 0), so that the untracked path runs what it ran before `track` existed; here the same hit
-  // with the stamps. The frees keep their remembered kind.
-  if (IsCachedPool(t.wk_mp, mp) && t.wk.GetTracked(objs, n)) {
-    if (!RemembersHit(t, mp, std::make_index_sequence<kHitKinds>())) RememberWorkerHit(mp);
-    return 0;
-  }
+  // 0), so that the untracked path runs what it ran before `track` existed; here the same hit,
+  // then the stamps. The frees keep their remembered kind.
+  if (IsCachedPool(t.wk_mp, mp) && t.wk.TakeTracked(objs, n)) return StampedOut(mp, objs, n);
+  return DequeueFull(mp, objs, n);
+}
+int DequeueFull(rte_mempool* mp, void** objs, unsigned n) {
+  ThreadSlots& t = t_slots;
   DriverPool* dp = Driver(mp);
   const int core = LcoreCore();
   if (!IsCachedPool(t.wk_mp, mp)) CacheWorkerSlot(mp, dp);

@@ -193,6 +193,13 @@ class BasicPool final : public PoolCore {
     // stamps. For a host's slow path (skbnfd's DequeueSlow), so that the inline paths pay
     // nothing for `track` when it is off. false (nothing done): take the full path.
     bool GetTracked(void** objs, unsigned n) const {
+      if (!TakeTracked(objs, n)) return false;
+      StampOut(*s_, objs, n);
+      return true;
+    }
+    // GetTracked without the stamps, for a host that stamps in tail position (StampOut, after
+    // what it does itself) so that its slow path keeps no stack frame for them.
+    bool TakeTracked(void** objs, unsigned n) const {
       static_assert(O == Owner::kWorker, "a worker's (the plugin's owners take the full path)");
       Slot& s = *s_;
       if (s.fast == 0 || s.fast_get != 0) return false;
@@ -205,9 +212,9 @@ class BasicPool final : public PoolCore {
       if (s.fast_prefetch) {
         for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
       }
-      StampOut(s, objs, n);
       return true;
     }
+    const CoreSlot& slot() const { return *s_; }
     // The slot's hit kind at this moment (a position in kHits), or -1: none. A tracking slot
     // has its kind for frees (PutOneOf) only: a host that takes gets of a kind without reading
     // the slot (GetOneOf, GetBurstOf: the plugin) asks GetHit, which is -1 then.
