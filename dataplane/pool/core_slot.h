@@ -60,7 +60,6 @@ struct Shared {
   std::atomic<bool> tracking{false};
 };
 
-
 // Where a layer's Flush sends its objects (the store, counted as the core's store frees).
 using FlushSink = absl::FunctionRef<void(void* const* objs, uint32_t n)>;
 
@@ -201,7 +200,6 @@ inline void PopInto(void** out, void* const* top, unsigned n) {
 // site (its kind and core, and the RX port it is refilling). Out of line (pool_track.cc): only
 // a generation with `track` calls it.
 [[gnu::noinline]] void StampOut(const CoreSlot& s, void* const* objs, unsigned n);
-
 
 // The store at the bottom of every chain.
 inline bool StoreGet(Shared& sh, CoreSlot& s, void** objs, unsigned n) {

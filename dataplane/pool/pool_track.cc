@@ -27,8 +27,7 @@ std::atomic<uint64_t>& StampWord(const void* handle, uint32_t offset) {
 }  // namespace
 
 void StampOut(const CoreSlot& s, void* const* objs, unsigned n) {
-  const uint64_t v =
-      (SpinLock::Ticks() & ~kStampSiteBits) | SiteWithPort(s.stamp_site, s.rx_port);
+  const uint64_t v = (SpinLock::Ticks() & ~kStampSiteBits) | SiteWithPort(s.stamp_site, s.rx_port);
   const uint32_t off = s.stamp_offset;
   // Eight at a time (a PMD's bursts are multiples of 8): a load of the object's pointer and a
   // store into the object each, the floor for a stamp per object, and no remainder switch.
@@ -60,9 +59,8 @@ absl::Status PoolCore::CheckModifiers(const PoolConfig& config, const StrategySp
 void PoolCore::ClearStamps() {
   const uint32_t off = config_.stamp_offset;
   if (off == 0) return;
-  store_->ForEachObject([&](uint64_t, void* handle) {
-    StampWord(handle, off).store(0, std::memory_order_relaxed);
-  });
+  store_->ForEachObject(
+      [&](uint64_t, void* handle) { StampWord(handle, off).store(0, std::memory_order_relaxed); });
 }
 
 absl::StatusOr<InFlightCensus> PoolCore::Census(std::chrono::microseconds wait) {
@@ -103,8 +101,7 @@ absl::string_view SiteName(const Site& site) {
   return "other";
 }
 
-std::vector<Site> StandingSites(
-    const std::vector<std::pair<int, std::vector<int>>>& workers) {
+std::vector<Site> StandingSites(const std::vector<std::pair<int, std::vector<int>>>& workers) {
   std::vector<Site> out;
   for (const auto& [core, rx_ports] : workers) {
     out.push_back(Site{SiteKind::kWorker, core, -1});
@@ -134,7 +131,7 @@ BufferAges Summarise(const InFlightCensus& census, const std::vector<Site>& alwa
   for (const TrackedObject& o : census.tracked) {
     const Site site = DecodeSite(o.stamp);
     const Site key_site{site.kind, site.kind == SiteKind::kOther ? -1 : site.core,
-                              site.kind == SiteKind::kWorker ? site.rx_port : -1};
+                        site.kind == SiteKind::kWorker ? site.rx_port : -1};
     SiteAges& a = sites[{static_cast<int>(key_site.kind), key_site.core, key_site.rx_port}];
     a.site = key_site;
     const double age = age_of(o.stamp);

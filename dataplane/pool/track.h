@@ -87,10 +87,10 @@ struct TrackedObject {
   uint64_t stamp = 0;
 };
 struct InFlightCensus {
-  uint64_t now_tsc = 0;    // the stamps' clock when the objects were read
-  uint64_t populated = 0;  // objects of the pool
-  uint64_t in_flight = 0;  // not in the store after every layer was emptied
-  uint64_t untracked = 0;  // of those, without a stamp of this tracking period
+  uint64_t now_tsc = 0;                // the stamps' clock when the objects were read
+  uint64_t populated = 0;              // objects of the pool
+  uint64_t in_flight = 0;              // not in the store after every layer was emptied
+  uint64_t untracked = 0;              // of those, without a stamp of this tracking period
   std::vector<TrackedObject> tracked;  // the others, in the store's index order
   std::vector<int> unanswered_cores;   // workers that did not flush within the wait
   uint64_t flushed = 0;                // objects the census moved to the store
@@ -141,8 +141,8 @@ struct BufferAges {
   uint64_t tracked = 0;
   uint64_t flushed = 0;  // objects the census moved from per-core layers to the store
   std::vector<int> unanswered_cores;
-  std::vector<SiteAges> sites;      // by kind, core, port
-  std::vector<AgedObject> oldest;   // oldest first, at most kKeepOldest
+  std::vector<SiteAges> sites;     // by kind, core, port
+  std::vector<AgedObject> oldest;  // oldest first, at most kKeepOldest
 };
 
 // The census as readers see it (census.tsc_hz 0: every age reads 0). `always`: sites listed

@@ -29,9 +29,9 @@ grpc::Status ControlService::GetBufferAges(grpc::ServerContext* ctx,
   CallLimits::Slot slot;
   if (grpc::Status a = Reading(ctx, "GetBufferAges", &slot); !a.ok()) return a;
   if (req->oldest() > kKeepOldest) {
-    return grpc::Status(grpc::StatusCode::INVALID_ARGUMENT,
-                        absl::StrCat("oldest: ", req->oldest(), " is out of range [0, ",
-                                     kKeepOldest, "]"));
+    return grpc::Status(
+        grpc::StatusCode::INVALID_ARGUMENT,
+        absl::StrCat("oldest: ", req->oldest(), " is out of range [0, ", kKeepOldest, "]"));
   }
   constexpr uint64_t kMaxOlderThanMs = uint64_t{366} * 24 * 3600 * 1000;
   if (req->older_than_ms() > kMaxOlderThanMs) {
@@ -52,9 +52,8 @@ grpc::Status ControlService::GetBufferAges(grpc::ServerContext* ctx,
                         absl::StrCat("no census yet: one is taken every ",
                                      sampler_.census_every().count(), " ms while tracking"));
   }
-  resp->set_taken_unix_ms(std::chrono::duration_cast<std::chrono::milliseconds>(
-                              a->taken.time_since_epoch())
-                              .count());
+  resp->set_taken_unix_ms(
+      std::chrono::duration_cast<std::chrono::milliseconds>(a->taken.time_since_epoch()).count());
   resp->set_census_us(static_cast<uint64_t>(a->took.count()));
   resp->set_populated(a->populated);
   resp->set_in_flight(a->in_flight);

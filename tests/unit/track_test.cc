@@ -4,6 +4,8 @@
 // "other" threads' store path, a foreign owner's), with the TSC and the taker's site; the census
 // empties every per-core layer and finds exactly the objects in flight, with their stamps.
 // Off, nothing is written; switched on, stamps of an earlier period are cleared.
+#include "dataplane/pool/track.h"
+
 #include <gtest/gtest.h>
 
 #include <algorithm>
@@ -16,7 +18,6 @@
 #include <tuple>
 #include <vector>
 
-#include "dataplane/pool/track.h"
 #include "tests/unit/test_pool.h"
 
 namespace skbnf::pool {
@@ -81,7 +82,8 @@ TEST(TrackTest, SiteRoundTrips) {
   for (SiteKind k : {SiteKind::kWorker, SiteKind::kApplication, SiteKind::kOther}) {
     for (int core : {0, 1, 63, 127}) {
       for (int port : {-1, 0, 5, 31}) {
-        const uint64_t stamp = (uint64_t{0x123456789} << 16) | SiteWithPort(SiteBase(k, core), port);
+        const uint64_t stamp =
+            (uint64_t{0x123456789} << 16) | SiteWithPort(SiteBase(k, core), port);
         const Site s = DecodeSite(stamp);
         EXPECT_EQ(s.kind, k);
         EXPECT_EQ(s.core, core);
@@ -201,7 +203,7 @@ TEST(TrackTest, TrackingSlotsTakeTheChainForGetsAndKeepInlineFrees) {
       EXPECT_GE(h.Hit(), 0) << "the free kind stays";
       EXPECT_FALSE(h.GetBurst(burst.data(), 8)) << "no inline get hit while tracking";
       t->SetRxPort(1, 0);
-      ASSERT_TRUE(h.Get(burst.data(), 4));  // the full path: the chain stamps
+      ASSERT_TRUE(h.Get(burst.data(), 4));      // the full path: the chain stamps
       ASSERT_TRUE(h.GetTracked(&burst[4], 4));  // the host's slow path: the hit, stamped
       t->SetRxPort(1, -1);
     });
