@@ -322,7 +322,10 @@ def run_depot_wait():
         waits = int(c1["pool"].get("depot_waits", 0))
         ticks = int(c1["pool"].get("depot_wait_ticks", 0))
         hz = int(c1["tsc_hz"])
-        if waits <= w0 or ticks < 0.030 * hz:
+        # The worker's wait is the part of the 30 ms hold after it reached the lock: it
+        # exchanges a magazine every few microseconds, but on a loaded machine it may arrive a
+        # moment late (CI saw 29.8 ms counted), so the bound is two thirds of the hold.
+        if waits <= w0 or ticks < 0.020 * hz:
             fail(f"Stats: depot_waits {w0} -> {waits}, depot_wait_ticks {ticks} at {hz} Hz: "
                  "the 30 ms wait is not counted")
         m = re.search(r'^skbnf_pool_depot_lock_waits_total\{core="1"\} (\S+)$', d.scrape(), re.M)
