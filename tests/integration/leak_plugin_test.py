@@ -23,14 +23,12 @@ import shutil
 import subprocess
 import sys
 import tempfile
-import urllib.parse
 import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
-from leak_rules import OLD, scaled_rules  # noqa: E402
-from prometheus_server import PrometheusServer  # noqa: E402
+from leak_rules import OLD, alerts, query, start_prometheus  # noqa: E402
 from bounded import fail, wait_for  # noqa: E402
 
 HOLD, PLUGIN = sys.argv[1], sys.argv[2]
@@ -59,22 +57,6 @@ def app_site(reply):
         if s["site"] == "application" and int(s["core"]) == 1:
             return pool, s
     return pool, None
-
-
-def query(prom, expr):
-    """An instant query's result list; None while Prometheus does not answer."""
-    q = urllib.parse.urlencode({"query": expr})
-    try:
-        with urllib.request.urlopen(prom.api + "/api/v1/query?" + q, timeout=10) as r:
-            return json.load(r)["data"]["result"]
-    except OSError:
-        return None
-
-
-def alerts(prom):
-    """The states of SkbnfBuffersLeaking's alerts now; None while Prometheus does not answer."""
-    res = query(prom, 'ALERTS{alertname="SkbnfBuffersLeaking"}')
-    return None if res is None else {x["metric"].get("alertstate") for x in res}
 
 
 def old_in_prometheus(prom):
@@ -146,12 +128,7 @@ def main():
         if lint.returncode != 0:
             fail("promtool check metrics on the exporter's /metrics: " + lint.stdout + lint.stderr)
         print("ok: exporter (promtool check metrics clean): " + want)
-        rules = os.path.join(t, "rules.yaml")
-        scaled_rules(RULES, rules)
-        prom = PrometheusServer(t, (
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-            "rule_files: [%s]\nscrape_configs:\n  - job_name: skbnf-plugin\n"
-            "    static_configs:\n      - targets: ['127.0.0.1:%d']\n") % (rules, eport))
+        prom = start_prometheus(t, RULES, "skbnf-plugin", eport)
         wait_for("Prometheus up", lambda: prom.alive() and alerts(prom) is not None, 30,
                  prom.log_path)
         n_old = wait_for("%d objects older than %d s in Prometheus" % (N, OLD),

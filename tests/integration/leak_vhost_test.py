@@ -32,15 +32,12 @@ import signal
 import subprocess
 import sys
 import tempfile
-import urllib.parse
-import urllib.request
 
 HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(os.path.dirname(HERE))
 sys.path.insert(0, os.path.join(ROOT, "tests", "support"))
 import hugepages  # noqa: E402
-from leak_rules import OLD, scaled_rules  # noqa: E402
-from prometheus_server import PrometheusServer  # noqa: E402
+from leak_rules import OLD, alerts, start_prometheus  # noqa: E402
 from bounded import fail, wait_for  # noqa: E402
 
 SKBNFD, SKBNFCTL = sys.argv[1], sys.argv[2]
@@ -82,17 +79,6 @@ def old_from_rx0(addr):
             (young,) = [int(b["objects"]) for b in s["buckets"] if b["le_seconds"] == OLD]
             return int(s["objects"]) - young
     return None
-
-
-def alerts(prom):
-    """The states of SkbnfBuffersLeaking's alerts now; None while Prometheus does not answer."""
-    q = urllib.parse.urlencode({"query": 'ALERTS{alertname="SkbnfBuffersLeaking"}'})
-    try:
-        with urllib.request.urlopen(prom.api + "/api/v1/query?" + q, timeout=10) as r:
-            res = json.load(r)["data"]["result"]
-    except OSError:
-        return None
-    return {x["metric"].get("alertstate") for x in res}
 
 
 def sent_on(addr, port):
@@ -159,12 +145,7 @@ def main():
                  a_log, b_log)
         print("ok: A -> skbnfd -> B: %d frames sent on port 1" % sent_on(addr, 1))
 
-        rules = os.path.join(t, "rules.yaml")
-        scaled_rules(RULES, rules)
-        prom = PrometheusServer(t, (
-            "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
-            "rule_files: [%s]\nscrape_configs:\n  - job_name: skbnf\n    static_configs:\n"
-            "      - targets: ['127.0.0.1:%d']\n") % (rules, mport))
+        prom = start_prometheus(t, RULES, "skbnf", mport)
         wait_for("Prometheus up", lambda: prom.alive() and alerts(prom) is not None, 30,
                  prom.log_path)
         # Port 1's RX ring (B sends nothing) grows old: it must not fire the alert. Both its

@@ -5,12 +5,17 @@ scaled_rules(rules, out) writes to `out` the SkbnfBuffersLeaking alerts of the r
 (deploy/prometheus/skbnf-rules.yaml) and the instance:skbnf_pool_* recording rules they read,
 with every time divided by 30 (300 s -> 10 s, a bucket bound of the age histogram; 10m -> 20s;
 5m -> 10s; 15m -> 30s), in one group evaluated every second: the expressions are the deployed
-ones. Used by tests/integration/leak_vhost_test.py and leak_plugin_test.py.
+ones; start_prometheus runs a real Prometheus on them, alerts() reads the alert's states.
+Used by tests/integration/leak_vhost_test.py and leak_plugin_test.py.
 """
 import json
+import os
 import re
+import urllib.parse
+import urllib.request
 
 import yaml
+from prometheus_server import PrometheusServer
 
 FACTOR = 30
 OLD = 300 // FACTOR  # seconds: the rules' "old" (300 s), scaled
@@ -48,3 +53,30 @@ def scaled_rules(rules, out):
     with open(out, "w") as f:
         yaml.safe_dump({"groups": [{"name": "leak-test", "interval": "1s", "rules": scaled_out}]},
                        f)
+
+
+def start_prometheus(directory, rules_file, job, target_port):
+    """Debian's Prometheus (tests/support/prometheus_server.py) scraping 127.0.0.1:target_port
+    every second with `rules_file`'s SkbnfBuffersLeaking rules scaled (scaled_rules)."""
+    rules = os.path.join(directory, "rules.yaml")
+    scaled_rules(rules_file, rules)
+    return PrometheusServer(directory, (
+        "global:\n  scrape_interval: 1s\n  evaluation_interval: 1s\n"
+        "rule_files: [%s]\nscrape_configs:\n  - job_name: %s\n    static_configs:\n"
+        "      - targets: ['127.0.0.1:%d']\n") % (rules, job, target_port))
+
+
+def query(prom, expr):
+    """An instant query's result list; None while Prometheus does not answer."""
+    q = urllib.parse.urlencode({"query": expr})
+    try:
+        with urllib.request.urlopen(prom.api + "/api/v1/query?" + q, timeout=10) as r:
+            return json.load(r)["data"]["result"]
+    except OSError:
+        return None
+
+
+def alerts(prom):
+    """The states of SkbnfBuffersLeaking's alerts now; None while Prometheus does not answer."""
+    res = query(prom, 'ALERTS{alertname="SkbnfBuffersLeaking"}')
+    return None if res is None else {x["metric"].get("alertstate") for x in res}
