@@ -189,16 +189,10 @@ class BasicPool final : public PoolCore {
       return true;
     }
     // A tracking slot's inline get hit (track.h: fast_get is 0 then, so GetOne/GetBurst
-    // decline): the same hit an untracked slot takes inline, counted the same way, then the
-    // stamps. For a host's slow path (skbnfd's DequeueSlow), so that the inline paths pay
-    // nothing for `track` when it is off. false (nothing done): take the full path.
-    bool GetTracked(void** objs, unsigned n) const {
-      if (!TakeTracked(objs, n)) return false;
-      StampOut(*s_, objs, n);
-      return true;
-    }
-    // GetTracked without the stamps, for a host that stamps in tail position (StampOut, after
-    // what it does itself) so that its slow path keeps no stack frame for them.
+    // decline): the same hit an untracked slot takes inline, counted the same way, without the
+    // stamps: the host's slow path (skbnfd's DequeueSlow) calls StampOut(slot(), ...) next, in
+    // tail position, so that the inline paths pay nothing for `track` when it is off and the
+    // slow path keeps no stack frame for the stamps. false (nothing done): take the full path.
     bool TakeTracked(void** objs, unsigned n) const {
       static_assert(O == Owner::kWorker, "a worker's (the plugin's owners take the full path)");
       Slot& s = *s_;
@@ -410,7 +404,7 @@ class BasicPool final : public PoolCore {
     if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
     return true;  // (the hit counts as one of the core's allocs too: see fast_alloc_hits)
   }
-  // kTracked: a tracking slot's (Handle::GetTracked), which reads `fast` (fast_get is 0).
+  // kTracked: a tracking slot's (Handle::TakeTracked), which reads `fast` (fast_get is 0).
   template <size_t K, bool kTracked = false>
   static bool GetOneAt(Slot& s, void** obj) {
     if constexpr (K == kHits.size()) {

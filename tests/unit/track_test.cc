@@ -204,7 +204,8 @@ TEST(TrackTest, TrackingSlotsTakeTheChainForGetsAndKeepInlineFrees) {
       EXPECT_FALSE(h.GetBurst(burst.data(), 8)) << "no inline get hit while tracking";
       t->SetRxPort(1, 0);
       ASSERT_TRUE(h.Get(burst.data(), 4));      // the full path: the chain stamps
-      ASSERT_TRUE(h.GetTracked(&burst[4], 4));  // the host's slow path: the hit, stamped
+      ASSERT_TRUE(h.TakeTracked(&burst[4], 4));  // the host's slow path: the hit, then
+      StampOut(h.slot(), &burst[4], 4);           // the stamps
       t->SetRxPort(1, -1);
     });
     for (void* o : burst) EXPECT_EQ(KeyOf(StampOf(o)), SiteKey(SiteKind::kWorker, 1, 0));
@@ -218,7 +219,7 @@ TEST(TrackTest, TrackingSlotsTakeTheChainForGetsAndKeepInlineFrees) {
     Worker w(*t.pool, 1, [&] {
       auto h = t->For<Owner::kWorker>(1);
       EXPECT_GE(h.GetHit(), 0);
-      EXPECT_FALSE(h.GetTracked(burst.data(), 8)) << "only a tracking slot's";
+      EXPECT_FALSE(h.TakeTracked(burst.data(), 8)) << "only a tracking slot's";
       ASSERT_TRUE(t->Get(1, objs.data(), 32));
       t->Put(1, objs.data(), 32);
       EXPECT_TRUE(h.GetBurst(burst.data(), 8)) << "the inline get hit is back without track";
