@@ -203,9 +203,9 @@ TEST(TrackTest, TrackingSlotsTakeTheChainForGetsAndKeepInlineFrees) {
       EXPECT_GE(h.Hit(), 0) << "the free kind stays";
       EXPECT_FALSE(h.GetBurst(burst.data(), 8)) << "no inline get hit while tracking";
       t->SetRxPort(1, 0);
-      ASSERT_TRUE(h.Get(burst.data(), 4));      // the full path: the chain stamps
+      ASSERT_TRUE(h.Get(burst.data(), 4));       // the full path: the chain stamps
       ASSERT_TRUE(h.TakeTracked(&burst[4], 4));  // the host's slow path: the hit, then
-      StampOut(h.slot(), &burst[4], 4);           // the stamps
+      StampOut(h.slot(), &burst[4], 4);          // the stamps
       t->SetRxPort(1, -1);
     });
     for (void* o : burst) EXPECT_EQ(KeyOf(StampOf(o)), SiteKey(SiteKind::kWorker, 1, 0));
