@@ -63,6 +63,12 @@ struct ThreadSlots {
   WorkerHandle hit[kHitKinds];           // mempool_driver.h)
   const rte_mempool* wk_mp;              // the worker's handle
   WorkerHandle wk;
+  // After a burst hit of the worker's handle (OpDequeue): settled_mp, nothing more to do (the
+  // kind remembered if it is one, the slot not tracking); tracking_mp, the stamps (the kind
+  // remembered, the slot tracking). Both remembered hits: set by the thread while its slot is
+  // so, dropped by the adopt hook with hit_mp.
+  const rte_mempool* settled_mp;
+  const rte_mempool* tracking_mp;
   bool registered;
 };
 // Linked into executables only: local-exec TLS, so that the compare against the cached pool is
@@ -76,6 +82,8 @@ enum class Forget { kEverything, kRememberedHits };
 void ForgetThreadSlots(const rte_mempool* mp, Forget what) {
   Registry::Get().ForEach([&](ThreadSlots& t) {
     for (const rte_mempool*& key : t.hit_mp) DropCachedPool(key, mp);
+    DropCachedPool(t.settled_mp, mp);
+    DropCachedPool(t.tracking_mp, mp);
     if (what == Forget::kEverything) DropCachedPool(t.wk_mp, mp);
   });
 }
@@ -216,23 +224,43 @@ template <size_t K>
   if (!IsCachedPool(t_slots.wk_mp, mp)) CacheWorkerSlot(mp, dp);
   return 0;
 }
-// The tracked hit's stamps, then the kind remembered for OpEnqueue (once per swap). Called in
-// tail position: DequeueSlow keeps no stack frame for its tracked path.
-[[gnu::noinline]] int StampedOut(const rte_mempool* mp, void** objs, unsigned n) {
+// After a burst hit of the worker's handle that is not settled: a tracking slot's stamps
+// (pool/track.h: its burst hits are served inline like an untracked slot's, and stamped here,
+// behind the compare OpDequeue makes after every burst hit anyway, so that `track` off costs
+// nothing), else the settling, once per swap. Frameless, the stamps inline.
+[[gnu::noinline]] int SettleBurstHit(const rte_mempool* mp, void** objs, unsigned n);
+[[gnu::noinline]] int AfterBurstHit(const rte_mempool* mp, void** objs, unsigned n) {
   ThreadSlots& t = t_slots;
-  pool::StampOut(t.wk.slot(), objs, n);
-  if (__builtin_expect(!RemembersHit(t, mp, std::make_index_sequence<kHitKinds>()), 0)) {
-    RememberWorkerHit(mp);
+  if (__builtin_expect(!IsCachedPool(t.tracking_mp, mp), 0)) return SettleBurstHit(mp, objs, n);
+  pool::StampBurst(t.wk.slot(), objs, n);
+  return 0;
+}
+// Remembers the kind for OpEnqueue (the burst was served by the top layer's own state: its
+// kind is the slot's), then what later burst hits need: nothing (settled_mp) or the stamps
+// (tracking_mp). Set by the worker's own thread while its slot is so; the adopt hook, which
+// runs before the slot's kind or generation changes, drops both (see the top).
+int SettleBurstHit(const rte_mempool* mp, void** objs, unsigned n) {
+  ThreadSlots& t = t_slots;
+  if (!RemembersHit(t, mp, std::make_index_sequence<kHitKinds>())) RememberWorkerHit(mp);
+  if (t.wk.Tracking()) {
+    pool::StampOut(t.wk.slot(), objs, n);
+    SetCachedPool(t.tracking_mp, mp);
+  } else {
+    SetCachedPool(t.settled_mp, mp);
   }
+  return 0;
+}
+// A tracking worker's single-object get hit (pool/track.h): its slot declined OpDequeue's
+// (fast_get 0), so that the untracked path runs what it ran before `track` existed; here the
+// same hit, then the stamp, in tail position (DequeueSlow keeps no stack frame for it).
+[[gnu::noinline]] int StampedOne(void** obj) {
+  pool::StampOut(t_slots.wk.slot(), obj, 1);
   return 0;
 }
 [[gnu::noinline]] int DequeueFull(rte_mempool* mp, void** objs, unsigned n);
 [[gnu::noinline]] int DequeueSlow(rte_mempool* mp, void** objs, unsigned n) {
   ThreadSlots& t = t_slots;
-  // A tracking worker's inline get hit (pool/track.h): its slot declined OpDequeue's (fast_get
-  // 0), so that the untracked path runs what it ran before `track` existed; here the same hit,
-  // then the stamps. The frees keep their remembered kind.
-  if (IsCachedPool(t.wk_mp, mp) && t.wk.TakeTracked(objs, n)) return StampedOut(mp, objs, n);
+  if (n == 1 && IsCachedPool(t.wk_mp, mp) && t.wk.TakeTrackedOne(objs)) return StampedOne(objs);
   return DequeueFull(mp, objs, n);
 }
 int DequeueFull(rte_mempool* mp, void** objs, unsigned n) {
@@ -257,9 +285,8 @@ int OpDequeue(rte_mempool* mp, void** objs, unsigned n) {
     if (n == 1) {
       if (t.wk.GetOne(objs)) return 0;
     } else if (t.wk.GetBurst(objs, n)) {
-      // Remember the kind for OpEnqueue (once per swap: see the top). The burst was served by
-      // the top layer's own state: its kind is the slot's.
-      if (!RemembersHit(t, mp, std::make_index_sequence<kHitKinds>())) RememberWorkerHit(mp);
+      // Settled (once per swap: see AfterBurstHit), nothing more; else out of line.
+      if (__builtin_expect(!IsCachedPool(t.settled_mp, mp), 0)) return AfterBurstHit(mp, objs, n);
       return 0;
     }
   }

@@ -22,8 +22,10 @@
 
 #include "absl/functional/function_ref.h"
 #include "dataplane/pool/counters.h"
+#include "dataplane/pool/dcheck.h"
 #include "dataplane/pool/slab_store.h"
 #include "dataplane/pool/strategy_spec.h"
+#include "dataplane/pool/track.h"
 
 namespace skbnf::pool {
 
@@ -197,8 +199,38 @@ inline void PopInto(void** out, void* const* top, unsigned n) {
 }
 
 // The track modifier (track.h): stamps the n objects `s` hands out with the TSC and the slot's
-// site (its kind and core, and the RX port it is refilling). Out of line (pool_track.cc): only
-// a generation with `track` calls it.
+// site (its kind and core, and the RX port it is refilling). StampBurst is the inline body, for
+// a host that stamps after its own inline burst hit (skbnfd's OpDequeue, out of line behind a
+// per-thread compare it makes anyway); StampOut the out-of-line copy the chain's tracking Get
+// and the other threads' store path call (pool_track.cc).
+inline void StampBurst(const CoreSlot& s, void* const* objs, unsigned n) {
+  // The site with the port: RX ports are below kMaxPorts (Pool::SetRxPort's callers poll DPDK
+  // ports), so port + 1 fits SiteWithPort's six bits without its mask (-1, none: 0).
+  static_assert(kMaxPorts + 1 <= 0x3f, "an RX port + 1 fits the stamp's six port bits");
+  SKBNF_DCHECK(s.rx_port >= -1 && s.rx_port < kMaxPorts, "an RX port the stamp can carry");
+#if defined(__x86_64__)
+  const uint64_t tsc = __builtin_ia32_rdtsc();
+#else
+  const uint64_t tsc = 0;
+#endif
+  const uint64_t v = (tsc & ~kStampSiteBits) | s.stamp_site |
+                     (static_cast<uint32_t>(s.rx_port + 1) << kStampPortShift);
+  const uint32_t off = s.stamp_offset;
+  // The host reserved the word for the pool (PoolConfig::stamp_offset). A relaxed atomic: on
+  // x86-64 a plain mov, and a census may read it while a core stamps.
+  const auto stamp = [v, off](void* obj) {
+    reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(obj) + off)
+        ->store(v, std::memory_order_relaxed);
+  };
+  // A load of the object's pointer and a store into the object each, the floor for a stamp
+  // per object; a burst of 32 (DPDK's usual) with no loop control.
+  if (__builtin_expect(n == 32, 1)) {
+#pragma GCC unroll 32
+    for (unsigned k = 0; k < 32; ++k) stamp(objs[k]);
+    return;
+  }
+  for (unsigned k = 0; k < n; ++k) stamp(objs[k]);
+}
 [[gnu::noinline]] void StampOut(const CoreSlot& s, void* const* objs, unsigned n);
 
 // The store at the bottom of every chain.

@@ -180,7 +180,10 @@ class BasicPool final : public PoolCore {
     }
     // A burst wholly from the top layer's own state when it has a burst hit (the head pool's
     // hot list, the loaded magazine): what Get does then (the layer's hit, the core's allocs,
-    // the prefetch modifier), without the chain's indirect call.
+    // the prefetch modifier), without the chain's indirect call. A tracking slot's too
+    // (track.h), without the stamps: the caller stamps when Tracking() (StampBurst(slot(),
+    // ...)); skbnfd's OpDequeue does it out of line behind the per-thread compare it makes
+    // after every burst hit anyway, so that the hit costs nothing more with `track` off.
     bool GetBurst(void** objs, unsigned n) const {
       static_assert(O == Owner::kWorker, "a foreign owner takes a burst hit with GetBurstOf<K>");
       Slot& s = *s_;
@@ -188,24 +191,19 @@ class BasicPool final : public PoolCore {
       CountBurstHit(s, objs, n);
       return true;
     }
-    // A tracking slot's inline get hit (track.h: fast_get is 0 then, so GetOne/GetBurst
-    // decline): the same hit an untracked slot takes inline, counted the same way, without the
-    // stamps: the host's slow path (skbnfd's DequeueSlow) calls StampOut(slot(), ...) next, in
-    // tail position, so that the inline paths pay nothing for `track` when it is off and the
-    // slow path keeps no stack frame for the stamps. false (nothing done): take the full path.
-    bool TakeTracked(void** objs, unsigned n) const {
+    // Whether the slot's generation tracks (its single-object get hits decline: fast_get 0).
+    bool Tracking() const { return s_->fast_get != s_->fast; }
+    // A tracking slot's inline single-object get hit (GetOne declines then): the same hit an
+    // untracked slot takes inline, counted the same way, without the stamp: the host's slow
+    // path (skbnfd's DequeueSlow) calls StampOut(slot(), ...) next, in tail position, so that
+    // the inline path pays nothing for `track` when it is off. false (nothing done): take the
+    // full path.
+    bool TakeTrackedOne(void** obj) const {
       static_assert(O == Owner::kWorker, "a worker's (the plugin's owners take the full path)");
       Slot& s = *s_;
       if (s.fast == 0 || s.fast_get != 0) return false;
-      if (n == 1) {
-        if (!GetOneAt<0, /*kTracked=*/true>(s, objs)) return false;
-      } else {
-        if (!BurstGetAt<0, /*kTracked=*/true>(s, objs, n)) return false;
-        s.counters.allocs.Add(n);
-      }
-      if (s.fast_prefetch) {
-        for (unsigned i = 0; i < n; ++i) __builtin_prefetch(objs[i], 1, 3);
-      }
+      if (!GetOneAt<0, /*kTracked=*/true>(s, obj)) return false;
+      if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
       return true;
     }
     const CoreSlot& slot() const { return *s_; }
@@ -404,7 +402,7 @@ class BasicPool final : public PoolCore {
     if (s.fast_prefetch) __builtin_prefetch(*obj, 1, 3);
     return true;  // (the hit counts as one of the core's allocs too: see fast_alloc_hits)
   }
-  // kTracked: a tracking slot's (Handle::TakeTracked), which reads `fast` (fast_get is 0).
+  // kTracked: a tracking slot's (Handle::TakeTrackedOne), which reads `fast` (fast_get is 0).
   template <size_t K, bool kTracked = false>
   static bool GetOneAt(Slot& s, void** obj) {
     if constexpr (K == kHits.size()) {
@@ -419,17 +417,18 @@ class BasicPool final : public PoolCore {
       }
     }
   }
-  // The burst hit of the layer s.fast names, when it has one (Handle::GetBurst).
-  template <size_t K, bool kTracked = false>
+  // The burst hit of the layer s.fast names, when it has one (Handle::GetBurst; a tracking
+  // slot's too: its caller stamps).
+  template <size_t K>
   static bool BurstGetAt(Slot& s, void** objs, unsigned n) {
     if constexpr (K == kHits.size()) {
       return false;
     } else {
       using L = typename List::template At<kHits[K]>;
       if constexpr (HasBurstHit<L>) {
-        if ((kTracked ? s.fast : s.fast_get) == kHits[K] + 1) return L::GetBurst(s, objs, n);
+        if (s.fast == kHits[K] + 1) return L::GetBurst(s, objs, n);
       }
-      return BurstGetAt<K + 1, kTracked>(s, objs, n);
+      return BurstGetAt<K + 1>(s, objs, n);
     }
   }
   // The same for a free (one of the core's frees too: see fast_free_hits). kLastUntested: the

@@ -26,21 +26,7 @@ std::atomic<uint64_t>& StampWord(const void* handle, uint32_t offset) {
 
 }  // namespace
 
-void StampOut(const CoreSlot& s, void* const* objs, unsigned n) {
-  const uint64_t v = (SpinLock::Ticks() & ~kStampSiteBits) | SiteWithPort(s.stamp_site, s.rx_port);
-  const uint32_t off = s.stamp_offset;
-  // Eight at a time (a PMD's bursts are multiples of 8): a load of the object's pointer and a
-  // store into the object each, the floor for a stamp per object, and no remainder switch.
-  void* const* p = objs;
-  void* const* const end8 = objs + (n & ~7u);
-  for (; p != end8; p += 8) {
-#pragma GCC unroll 8
-    for (unsigned k = 0; k < 8; ++k) StampWord(p[k], off).store(v, std::memory_order_relaxed);
-  }
-  for (void* const* const end = objs + n; p != end; ++p) {
-    StampWord(*p, off).store(v, std::memory_order_relaxed);
-  }
-}
+void StampOut(const CoreSlot& s, void* const* objs, unsigned n) { StampBurst(s, objs, n); }
 
 absl::Status PoolCore::CheckModifiers(const PoolConfig& config, const StrategySpec& spec) {
   if (spec.track && config.stamp_offset == 0) {

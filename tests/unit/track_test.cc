@@ -186,10 +186,12 @@ TEST(TrackTest, CensusFindsExactlyTheObjectsOutWithTheirSites) {
 }
 
 #ifndef SKBNF_TEST_TOY_LAYER  // the toy layer on top of every stack has no inline hit
-// A tracking slot takes no inline get hit (fast_get 0: every get takes the chain, which
-// stamps), says it has no hit kind a host could take gets of without reading it, and keeps its
-// inline free hit. The same slot without track takes the inline burst hit again.
-TEST(TrackTest, TrackingSlotsTakeTheChainForGetsAndKeepInlineFrees) {
+// A tracking slot takes no inline single-object get hit (fast_get 0: GetOne declines, the
+// host takes the hit with TakeTrackedOne and stamps it), says it has no hit kind a host could
+// take gets of without reading it, and keeps its inline free hit. Its inline burst hit stays,
+// and says the caller stamps (Tracking(): skbnfd's OpDequeue does, StampBurst). The same slot
+// without track: GetOne hits again, nothing declines, Tracking() is false.
+TEST(TrackTest, TrackingSlotsLeaveTheStampsOfTheirInlineGetHitsToTheHost) {
   TestPool t = MakePool("headpool,track", Tracked());
   ASSERT_TRUE(t->RegisterWorker(1, {{0, 64}}).ok());
   std::vector<void*> objs(32);
@@ -201,13 +203,20 @@ TEST(TrackTest, TrackingSlotsTakeTheChainForGetsAndKeepInlineFrees) {
       for (void* o : objs) ASSERT_TRUE(h.PutOne(o)) << "the inline free hit stays";
       EXPECT_EQ(h.GetHit(), -1) << "no get kind to take without reading the slot";
       EXPECT_GE(h.Hit(), 0) << "the free kind stays";
-      EXPECT_FALSE(h.GetBurst(burst.data(), 8)) << "no inline get hit while tracking";
+      EXPECT_TRUE(h.Tracking());
+      EXPECT_FALSE(h.GetOne(&burst[0])) << "no inline single-object get hit while tracking";
       t->SetRxPort(1, 0);
-      ASSERT_TRUE(h.Get(burst.data(), 4));       // the full path: the chain stamps
-      ASSERT_TRUE(h.TakeTracked(&burst[4], 4));  // the host's slow path: the hit, then
-      StampOut(h.slot(), &burst[4], 4);          // the stamps
+      ASSERT_TRUE(h.GetBurst(objs.data(), 32));  // DPDK's usual burst (StampBurst's 32)
+      StampBurst(h.slot(), objs.data(), 32);     // (a stamp stays when the object is freed)
+      for (void* o : objs) ASSERT_TRUE(h.PutOne(o));
+      ASSERT_TRUE(h.Get(burst.data(), 3));       // the full path: the chain stamps
+      ASSERT_TRUE(h.TakeTrackedOne(&burst[3]));  // the host's slow path: the hit, then
+      StampOut(h.slot(), &burst[3], 1);          // the stamp
+      ASSERT_TRUE(h.GetBurst(&burst[4], 4));     // the inline burst hit, then
+      StampBurst(h.slot(), &burst[4], 4);        // the host's stamps
       t->SetRxPort(1, -1);
     });
+    for (void* o : objs) EXPECT_EQ(KeyOf(StampOf(o)), SiteKey(SiteKind::kWorker, 1, 0));
     for (void* o : burst) EXPECT_EQ(KeyOf(StampOf(o)), SiteKey(SiteKind::kWorker, 1, 0));
   }
   t->Put(kNoCore, burst.data(), 8);
@@ -219,10 +228,12 @@ TEST(TrackTest, TrackingSlotsTakeTheChainForGetsAndKeepInlineFrees) {
     Worker w(*t.pool, 1, [&] {
       auto h = t->For<Owner::kWorker>(1);
       EXPECT_GE(h.GetHit(), 0);
-      EXPECT_FALSE(h.TakeTracked(burst.data(), 8)) << "only a tracking slot's";
+      EXPECT_FALSE(h.Tracking());
+      EXPECT_FALSE(h.TakeTrackedOne(&burst[0])) << "only a tracking slot's";
       ASSERT_TRUE(t->Get(1, objs.data(), 32));
       t->Put(1, objs.data(), 32);
-      EXPECT_TRUE(h.GetBurst(burst.data(), 8)) << "the inline get hit is back without track";
+      EXPECT_TRUE(h.GetOne(&burst[0])) << "the inline get hit is back without track";
+      EXPECT_TRUE(h.GetBurst(&burst[1], 7));
       t->Put(1, burst.data(), 8);
     });
   }
