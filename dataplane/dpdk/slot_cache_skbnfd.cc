@@ -11,10 +11,11 @@
 // has foreign owners, whose slots a worker handle does not own: those take the full path.
 // A worker's thread also remembers its slot's hit kind (hit_mp[K]/hit[K]), set by OpDequeue
 // after a burst the top layer's own state served, so that its single-object free, once per
-// packet, skips the kind (Handle::PutOneOf<K>). The pool's adopt hook (HostAdopt), which runs
-// before every change of a worker's kind, drops every thread's remembered hits of the pool;
-// dropping one is always safe (the call then reads the kind), and a thread sets its own only
-// while its kind is K.
+// packet, skips the kind (Handle::PutOneOf<K>); and what its burst hits need next (settled_mp:
+// nothing, tracking_mp: the stamps of the track modifier, pool/track.h). The pool's adopt hook
+// (HostAdopt), which runs before every change of a worker's kind or generation, drops every
+// thread's remembered hits of the pool; dropping one is always safe (the call then takes the
+// out-of-line path, which reads the slot), and a thread sets its own only while its slot is so.
 //
 // DPDK's lcore cache plays the lcache layer (skbnf_mempool.h): the ops' full paths serve a
 // hosting core's cache (its refills, flushes and bypasses) through the core's kHostCache

@@ -14,14 +14,19 @@
 //
 // (the TSC to 2^16 ticks, about 30 us at 2 GHz: ages are for leaks, not latency).
 //
-// Why the stamp is written on the way out only, and by the chain. A free that clears it would
-// cost every packet a test of the modifier on the single-object free path even with `track`
-// off; the budget is 0 instructions per packet off and at most 3 on. So a slot that
-// tracks keeps its inline free hits (CoreSlot::fast) but none of its inline get hits
-// (CoreSlot::fast_get = 0, read where `fast` was read before: the same instructions): every
-// get takes the generation's compiled chain, whose Get variant for `track` stamps the burst
-// (layer.h TopGet; the "other" threads' store path stamps while Shared::tracking). Off, the
-// compiled chains and the inline paths are the ones that ran before `track` existed. Which
+// Why the stamp is written on the way out only, and where. A free that clears it would cost
+// every packet a test of the modifier on the single-object free path even with `track` off;
+// the budget is 0 instructions per packet off and at most 3 on. So a slot that tracks
+// keeps its inline free hits (CoreSlot::fast) and its inline burst get hits (Handle::GetBurst,
+// reading `fast`), whose stamps are the host's: skbnfd's OpDequeue already compares a
+// per-thread key after every burst hit (settled_mp: "nothing more to do for this pool"), which
+// a tracking worker never sets, so its bursts go on to the stamps out of line (AfterBurstHit,
+// StampBurst) and an untracked worker's run what they ran before. Its single-object get hits
+// decline (CoreSlot::fast_get = 0, read where `fast` was read before: the same instructions),
+// and the host's slow path takes the same hit and stamps it (Handle::TakeTrackedOne). Every
+// other get takes the generation's compiled chain, whose Get variant for `track` stamps the
+// burst (layer.h TopGet; the "other" threads' store path stamps while Shared::tracking). Off,
+// the compiled chains and the inline paths are the ones that ran before `track` existed. Which
 // objects are in flight is then found by a census instead:
 //
 // Census (PoolCore::Census, control side). Every per-core layer is emptied into the store as a
