@@ -614,6 +614,52 @@ def gen_layout(r):
     return "\n".join(out)
 
 
+ISSUE32 = "issue32"
+# (label, item directory, before run, after run, budget or None); a run is a directory of
+# bench/results/issue32/<item>/ holding one headline_callgrind.csv (its COMMAND says how).
+ISSUE32_ROWS = [
+    ("Where every buffer is (item 1: the worker books what each PMD call took; always on)",
+     "item1", "before", "after-five", None),
+    ("Latency and loop view (item 4), the always-on part (`--latency-sample-every=0`)",
+     "item4", "before", "after-off", None),
+    ("the same, sampling 1 in 256 (the default)", "item4", "before", "after-256", 2.0),
+    ("the same, sampling 1 in 64", "item4", "before", "after-64", 2.0),
+    ("`track` modifier (item 2), off", "item2", "before", "after7-off", 0.0),
+    ("`track` modifier (item 2), on (`--strategy=<s>,track`)", "item2", "before",
+     "after7-on-{s}", 3.0),
+]
+
+
+def _issue32_ipp(r, item, run, strategy):
+    """Instructions per packet of skbnfd `strategy` in one run of issue 32's cost experiments."""
+    for x in r.csv(ISSUE32, item, run.format(s=strategy), "headline_callgrind.csv"):
+        if x["config"] == f"skbnfd {strategy}":
+            return int(x["instructions"]) / int(x["packets"])
+    return None
+
+
+def gen_issue32_costs(r):
+    """Issue 32's costs: callgrind instructions per packet before and after each item."""
+    strategies = ("headpool", "magazine")
+    out = ["| what | raw files | " + " | ".join(strategies) + " | budget | met |",
+           "|---|---|" + "---:|" * len(strategies) + "---:|---|"]
+    for label, item, before, after, budget in ISSUE32_ROWS:
+        cells, ok = [], True
+        for st in strategies:
+            b, a = _issue32_ipp(r, item, before, st), _issue32_ipp(r, item, after, st)
+            if b is None or a is None:
+                cells.append("")
+                continue
+            d = a - b
+            ok = ok and (budget is None or d <= budget + 0.005)
+            cells.append(f"{b:.3f} -> {a:.3f} ({d:+.2f})")
+        met = "" if budget is None else ("yes" if ok else "**no**")
+        bud = "" if budget is None else (f"≤ {budget:+.0f}" if budget else "0")
+        out.append(f"| {label} | `bench/results/{ISSUE32}/{item}/` | " + " | ".join(cells)
+                   + f" | {bud} | {met} |")
+    return "\n".join(out)
+
+
 GENERATORS = {
     "protocol": gen_protocol,
     "readme": gen_readme,
@@ -628,6 +674,7 @@ GENERATORS = {
     "vhost-reading": gen_vhost_reading,
     "vhost4096-reading": lambda r: gen_vhost_reading(r, "vhost4096/vhost"),
     "layout": gen_layout,
+    "issue32-costs": gen_issue32_costs,
 }
 
 
