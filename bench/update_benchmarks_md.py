@@ -660,6 +660,54 @@ def gen_issue32_costs(r):
     return "\n".join(out)
 
 
+LATETX = "issue33/latetx"
+
+
+def gen_latetx(r):
+    """Issue 33 item 5: instructions and simulated cache misses per packet per strategy, with
+    late TX completion (experiment latetx, --callgrind only --cache-sim)."""
+    rows = r.csv(LATETX, "latetx_callgrind.csv")
+    by = {x["config"]: x for x in rows if int(x["packets"] or 0)}
+    ref = by.get("ring_mp_mc (cache 256)")
+    f = lambda x, k: float(x[k])  # noqa: E731
+    ipp = lambda x: int(x["instructions"]) / int(x["packets"])  # noqa: E731
+    out = ["| configuration | packets counted | instructions / packet | L1d read misses / "
+           "packet | L1d write misses / packet | L2-sized LL misses / packet | vs ring_mp_mc "
+           "(L1d misses) |", "|---|---:|---:|---:|---:|---:|---:|"]
+    for c, x in by.items():
+        d1 = f(x, "d1_read_misses_per_packet") + f(x, "d1_write_misses_per_packet")
+        rel = ""
+        if ref is not None:
+            d1r = (f(ref, "d1_read_misses_per_packet") + f(ref, "d1_write_misses_per_packet"))
+            rel = f"{d1 / d1r:.2f}x" if d1r else ""
+        out.append(f"| {c} | {int(x['packets']):,} | {ipp(x):.1f} | "
+                   f"{f(x, 'd1_read_misses_per_packet'):.3f} | "
+                   f"{f(x, 'd1_write_misses_per_packet'):.3f} | "
+                   f"{f(x, 'll_misses_per_packet'):.3f} | {rel} |")
+    lines = ["", "Does recycle reduce them? (L1d misses per packet, read + write):"]
+    for base in ("magazine", "headpool"):
+        a, b = by.get(base), by.get(f"recycle+{base}")
+        if a is None or b is None:
+            continue
+        ma = f(a, "d1_read_misses_per_packet") + f(a, "d1_write_misses_per_packet")
+        mb = f(b, "d1_read_misses_per_packet") + f(b, "d1_write_misses_per_packet")
+        la, lb = f(a, "ll_misses_per_packet"), f(b, "ll_misses_per_packet")
+        verdict = "fewer" if mb < ma * 0.98 else ("more" if mb > ma * 1.02 else "about as many")
+        lines.append(f"* `recycle+{base}` vs `{base}`: {mb:.3f} vs {ma:.3f} ({verdict}); "
+                     f"L2-sized LL {lb:.3f} vs {la:.3f}; instructions {ipp(b):.1f} vs "
+                     f"{ipp(a):.1f}.")
+    any_row = next(iter(by.values()), None)
+    if any_row is not None:
+        m = json.load(open(r.path(LATETX, "machine.json")))
+        lines += ["", f"Simulated caches: L1d {any_row['simulated_d1']}, last level (set to the "
+                  f"core's L2) {any_row['simulated_ll']}. Memory of the counted skbnfd: "
+                  f"{any_row['memory']}. Machine: {m['cpu_model']}, {m['cores']} cores (VM), "
+                  f"DPDK {m['dpdk']}, {m['valgrind']}; callgrind counts do not depend on the "
+                  f"load, but the peer's speed sets how many packets a run counts. Command: "
+                  f"`{any_row['command']}`; raw: `bench/results/{LATETX}/latetx_callgrind.csv`."]
+    return "\n".join(out + lines)
+
+
 GENERATORS = {
     "protocol": gen_protocol,
     "readme": gen_readme,
@@ -675,6 +723,7 @@ GENERATORS = {
     "vhost4096-reading": lambda r: gen_vhost_reading(r, "vhost4096/vhost"),
     "layout": gen_layout,
     "issue32-costs": gen_issue32_costs,
+    "latetx": gen_latetx,
 }
 
 
