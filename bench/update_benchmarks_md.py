@@ -660,6 +660,35 @@ def gen_issue32_costs(r):
     return "\n".join(out)
 
 
+ADJACENT = "adjacent/testpmd-native-vs-plugin-headpool"
+
+
+def gen_adjacent(r):
+    """Issue 33 item 2: testpmd native vs testpmd + plugin, adjacent short runs, per mode."""
+    summ = json.load(open(r.path(ADJACENT, "summary.json")))
+    meta = json.load(open(r.path(ADJACENT, "meta.json")))
+    rows = r.csv(ADJACENT, "runs.csv")
+    out = ["| mode | B runs | A runs | testpmd + plugin / native (median of run ratios) | "
+           "95 % interval | +- % | native Mpps (median) | plugin Mpps (median) |",
+           "|---|---:|---:|---:|---|---:|---:|---:|"]
+    for mode, m in summ["modes"].items():
+        out.append(f"| {mode} | {m['b_runs']} | {m['a_runs']} | {m['ratio_median']:.3f} | "
+                   f"{m['ratio_ci95'][0]:.3f}–{m['ratio_ci95'][1]:.3f} | "
+                   f"{m['ratio_ci95_halfwidth_pct']:.1f} | {m['a_mpps_median']:.1f} | "
+                   f"{m['b_mpps_median']:.1f} |")
+    allv = [float(x) for row in rows for x in row["samples"].split()]
+    th = summ["threshold_mpps"]
+    out += ["", f"{meta['pairs']} pairs of {meta['seconds']} s runs (after {meta['warmup_s']} s "
+            f"warm-up each), {meta['memory']}, {meta['started_utc']} – {meta['ended_utc']}; "
+            f"every per-second sample between {min(allv):.1f} and {max(allv):.1f} Mpps; "
+            + (f"the mode split at {th:.1f} Mpps" if th else "one mode (no gap wider than "
+               f"{100 * meta['mode_gap']:.0f} % between A's runs)")
+            + f"; straddling runs, in no ratio: B {summ['straddle_b']}, A {summ['straddle_a']}. "
+            f"Command: `{meta['command']}`; raw: `bench/results/{ADJACENT}/` (runs.csv: every "
+            "run with its per-second samples and mode)."]
+    return "\n".join(out)
+
+
 LATETX = "issue33/latetx"
 
 
@@ -693,9 +722,10 @@ def gen_latetx(r):
         mb = f(b, "d1_read_misses_per_packet") + f(b, "d1_write_misses_per_packet")
         la, lb = f(a, "ll_misses_per_packet"), f(b, "ll_misses_per_packet")
         verdict = "fewer" if mb < ma * 0.98 else ("more" if mb > ma * 1.02 else "about as many")
-        lines.append(f"* `recycle+{base}` vs `{base}`: {mb:.3f} vs {ma:.3f} ({verdict}); "
-                     f"L2-sized LL {lb:.3f} vs {la:.3f}; instructions {ipp(b):.1f} vs "
-                     f"{ipp(a):.1f}.")
+        lines.append(f"* `recycle+{base}` vs `{base}`: {mb:.3f} vs {ma:.3f} ({verdict}, "
+                     f"{100 * (mb / ma - 1):+.1f} %); L2-sized LL {lb:.3f} vs {la:.3f} "
+                     f"({100 * (lb / la - 1):+.1f} %); instructions {ipp(b):.1f} vs "
+                     f"{ipp(a):.1f} ({100 * (ipp(b) / ipp(a) - 1):+.1f} %).")
     any_row = next(iter(by.values()), None)
     if any_row is not None:
         m = json.load(open(r.path(LATETX, "machine.json")))
@@ -704,7 +734,9 @@ def gen_latetx(r):
                   f"{any_row['memory']}. Machine: {m['cpu_model']}, {m['cores']} cores (VM), "
                   f"DPDK {m['dpdk']}, {m['valgrind']}; callgrind counts do not depend on the "
                   f"load, but the peer's speed sets how many packets a run counts. Command: "
-                  f"`{any_row['command']}`; raw: `bench/results/{LATETX}/latetx_callgrind.csv`."]
+                  f"`{any_row['command']}`; raw: `bench/results/{LATETX}/latetx_callgrind.csv` and the "
+                  f"kept callgrind files beside it (`callgrind/`, by function: "
+                  f"`breakdown.md`)."]
     return "\n".join(out + lines)
 
 
@@ -724,6 +756,7 @@ GENERATORS = {
     "layout": gen_layout,
     "issue32-costs": gen_issue32_costs,
     "latetx": gen_latetx,
+    "adjacent": gen_adjacent,
 }
 
 
