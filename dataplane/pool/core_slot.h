@@ -24,6 +24,7 @@
 #include "dataplane/pool/counters.h"
 #include "dataplane/pool/dcheck.h"
 #include "dataplane/pool/slab_store.h"
+#include "dataplane/pool/spinlock.h"
 #include "dataplane/pool/strategy_spec.h"
 #include "dataplane/pool/track.h"
 
@@ -198,6 +199,13 @@ inline void PopInto(void** out, void* const* top, unsigned n) {
 #endif
 }
 
+// An object's stamp word: the host reserved it for the pool (PoolConfig::stamp_offset). Relaxed
+// atomics on both sides: on x86-64 a plain mov, and a census may read while a core stamps.
+inline std::atomic<uint64_t>& StampWord(const void* obj, uint32_t offset) {
+  return *reinterpret_cast<std::atomic<uint64_t>*>(
+      const_cast<char*>(static_cast<const char*>(obj)) + offset);
+}
+
 // The track modifier (track.h): stamps the n objects `s` hands out with the TSC and the slot's
 // site (its kind and core, and the RX port it is refilling). StampBurst is the inline body, for
 // a host that stamps after its own inline burst hit (skbnfd's OpDequeue, out of line behind a
@@ -208,19 +216,11 @@ inline void StampBurst(const CoreSlot& s, void* const* objs, unsigned n) {
   // ports), so port + 1 fits SiteWithPort's six bits without its mask (-1, none: 0).
   static_assert(kMaxPorts + 1 <= 0x3f, "an RX port + 1 fits the stamp's six port bits");
   SKBNF_DCHECK(s.rx_port >= -1 && s.rx_port < kMaxPorts, "an RX port the stamp can carry");
-#if defined(__x86_64__)
-  const uint64_t tsc = __builtin_ia32_rdtsc();
-#else
-  const uint64_t tsc = 0;
-#endif
-  const uint64_t v = (tsc & ~kStampSiteBits) | s.stamp_site |
+  const uint64_t v = (SpinLock::Ticks() & ~kStampSiteBits) | s.stamp_site |
                      (static_cast<uint32_t>(s.rx_port + 1) << kStampPortShift);
   const uint32_t off = s.stamp_offset;
-  // The host reserved the word for the pool (PoolConfig::stamp_offset). A relaxed atomic: on
-  // x86-64 a plain mov, and a census may read it while a core stamps.
   const auto stamp = [v, off](void* obj) {
-    reinterpret_cast<std::atomic<uint64_t>*>(static_cast<char*>(obj) + off)
-        ->store(v, std::memory_order_relaxed);
+    StampWord(obj, off).store(v, std::memory_order_relaxed);
   };
   // A load of the object's pointer and a store into the object each, the floor for a stamp
   // per object; a burst of 32 (DPDK's usual) with no loop control.

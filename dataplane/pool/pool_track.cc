@@ -15,16 +15,6 @@
 #include "dataplane/pool/spinlock.h"
 
 namespace skbnf::pool {
-namespace {
-
-std::atomic<uint64_t>& StampWord(const void* handle, uint32_t offset) {
-  // The host reserved the word for the pool (PoolConfig::stamp_offset). Relaxed atomics on
-  // both sides: on x86-64 a plain mov, and a census may read while a core stamps.
-  return *reinterpret_cast<std::atomic<uint64_t>*>(
-      const_cast<char*>(static_cast<const char*>(handle)) + offset);
-}
-
-}  // namespace
 
 void StampOut(const CoreSlot& s, void* const* objs, unsigned n) { StampBurst(s, objs, n); }
 
