@@ -39,7 +39,6 @@ import argparse
 import csv
 import datetime
 import json
-import math
 import os
 import shlex
 import shutil
@@ -50,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import benchlib  # noqa: E402
-from interleave import order  # noqa: E402  (A B B A ..., as inside one skbnfd)
+from interleave import a_neighbours, mode_split, order  # noqa: E402  (as inside one skbnfd)
 from update_benchmarks_md import load_run_module  # noqa: E402  (bench/run as a module)
 
 
@@ -62,12 +61,7 @@ def spans_gap(samples, gap):
 def label_runs(runs, gap):
     """Labels every run 'fast', 'slow', 'one' or 'straddle' (the module's text) and sets the B
     runs' ratios; returns the split (Mpps threshold, or None for one mode)."""
-    a = sorted(math.log(r["mpps"]) for r in runs if r["arm"] == "A")
-    best, at = 0.0, None
-    for lo, hi in zip(a, a[1:]):
-        if hi - lo > best:
-            best, at = hi - lo, (lo + hi) / 2
-    threshold = math.exp(at) if at is not None and best > math.log(1 + gap) else None
+    threshold = mode_split([r["mpps"] for r in runs if r["arm"] == "A"], gap)
     for r in runs:
         if r["arm"] != "A":
             continue
@@ -80,9 +74,7 @@ def label_runs(runs, gap):
     for i, r in enumerate(runs):
         if r["arm"] != "B":
             continue
-        prev = next((runs[j] for j in range(i - 1, -1, -1) if runs[j]["arm"] == "A"), None)
-        nxt = next((runs[j] for j in range(i + 1, len(runs)) if runs[j]["arm"] == "A"), None)
-        near = [x for x in (prev, nxt) if x is not None]
+        near = a_neighbours(runs, i)
         modes = {x["mode"] for x in near}
         one = modes.pop() if len(modes) == 1 else "straddle"
         r["mode"] = "straddle" if spans_gap(r["samples"], gap) else one

@@ -185,15 +185,29 @@ def measure(d, args):
     return rows
 
 
+def mode_split(values, gap):
+    """The machine's two modes in one fixed configuration's figures: the middle of the widest
+    gap between their sorted log values when it is wider than `gap` (a fraction), else None
+    (one mode). Also bench/adjacent.py's, on runs' Mpps."""
+    v = sorted(math.log(x) for x in values)
+    best, at = 0.0, None
+    for lo, hi in zip(v, v[1:]):
+        if hi - lo > best:
+            best, at = hi - lo, (lo + hi) / 2
+    return math.exp(at) if at is not None and best > math.log(1 + gap) else None
+
+
+def a_neighbours(rows, i):
+    """The A rows just before and just after row i (one at either end)."""
+    prev = next((rows[j] for j in range(i - 1, -1, -1) if rows[j]["arm"] == "A"), None)
+    nxt = next((rows[j] for j in range(i + 1, len(rows)) if rows[j]["arm"] == "A"), None)
+    return [x for x in (prev, nxt) if x is not None]
+
+
 def label_modes(rows, gap):
     """Labels every row 'fast', 'slow', 'one' or 'straddle' (see the module's text); returns the
     split (ticks/pkt threshold, or None for one mode)."""
-    a = sorted(math.log(r["ticks_per_packet"]) for r in rows if r["arm"] == "A")
-    best, at = 0.0, None
-    for lo, hi in zip(a, a[1:]):
-        if hi - lo > best:
-            best, at = hi - lo, (lo + hi) / 2
-    threshold = math.exp(at) if at is not None and best > math.log(1 + gap) else None
+    threshold = mode_split([r["ticks_per_packet"] for r in rows if r["arm"] == "A"], gap)
 
     def mode_of(t):
         if threshold is None:
@@ -205,9 +219,7 @@ def label_modes(rows, gap):
     for i, r in enumerate(rows):
         if r["arm"] != "B":
             continue
-        prev = next((rows[j] for j in range(i - 1, -1, -1) if rows[j]["arm"] == "A"), None)
-        nxt = next((rows[j] for j in range(i + 1, len(rows)) if rows[j]["arm"] == "A"), None)
-        near = [x for x in (prev, nxt) if x is not None]
+        near = a_neighbours(rows, i)
         modes = {x["mode"] for x in near}
         r["mode"] = modes.pop() if len(modes) == 1 else "straddle"
         r["ref_ticks"] = round(sum(x["ticks_per_packet"] for x in near) / len(near), 3)
