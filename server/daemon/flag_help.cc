@@ -108,6 +108,7 @@ constexpr FlagLine kFlags[] = {
     {"swap_cycle", kConsole, "SPEC;SPEC..."},
     {"swap_every", kConsole, "SECONDS"},
     {"heap_trim_every", kConsole, "DURATION"},
+    {"mutex_deadlock_detection", kConsole, "off|report|abort"},
     {"demo_routes", kDemo, "N"},
     {"demo_dests", kDemo, "N"},
     {"test_stall_lcore", kTest, "LCORE"},

@@ -46,6 +46,7 @@
 #include "server/daemon/engine_backend.h"
 #include "server/daemon/flag_help.h"
 #include "server/daemon/heap_trim.h"
+#include "server/daemon/mutex_checks.h"
 #include "server/daemon/startup_checks.h"
 #include "server/daemon/test_hooks.h"
 #include "server/daemon/unclean_stop.h"
@@ -159,6 +160,7 @@ int Run(int argc, char** argv) {
   // Control flags (listeners, --roles, ...) are checked before EAL: a bad one is exit 2 at once.
   if (absl::Status st = CheckControlOptions(OptionsFromFlags(is_demo)); !st.ok()) return Fail(st);
   if (absl::Status st = CheckHeapTrimFlag(); !st.ok()) return Fail(st);
+  if (absl::Status st = ApplyMutexDeadlockDetectionFlag(); !st.ok()) return Fail(st);
   if (is_demo) {
     if (absl::Status st = demo.SetUp(*dc); !st.ok()) return Fail(st);
   }
@@ -262,5 +264,6 @@ int Run(int argc, char** argv) {
 // nothing it can measure. MALLOC_ARENA_MAX in the environment still decides when set.
 int main(int argc, char** argv) {
   if (std::getenv("MALLOC_ARENA_MAX") == nullptr) mallopt(M_ARENA_MAX, 2);
+  skbnf::control::MutexDeadlockDetectionOff();  // server/daemon/mutex_checks.h
   return skbnf::control::Run(argc, argv);
 }

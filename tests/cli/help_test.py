@@ -99,7 +99,10 @@ class SkbnfdHelp(unittest.TestCase):
                 (["--burst=100000"], "out of range; write a value in 1..512"),
                 (["--heap-trim-every=-1s"], "skbnfd: --heap-trim-every=-1s is negative; write "
                                             "--heap-trim-every=10s (the default) or "
-                                            "--heap-trim-every=0 (never)\n")):
+                                            "--heap-trim-every=0 (never)\n"),
+                (["--mutex-deadlock-detection=on"],
+                 "skbnfd: --mutex-deadlock-detection=on is not a mode; write "
+                 "--mutex-deadlock-detection=off (the default), =report or =abort\n")):
             code, out, err = run(SKBNFD, *args)
             self.assertEqual(code, 2, (args, out, err))
             self.assertIn(want, err, args)
