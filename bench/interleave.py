@@ -7,6 +7,15 @@
                           [--mode l3|io] [--no-huge] [--out DIR] [--build DIR] [--name NAME]
   bench/interleave.py headpool magazine                 # 30 alternations of 1 s, hugepages
   bench/interleave.py headpool magazine --quick         # tooling check (ctest bench_interleave)
+  bench/interleave.py native headpool                   # DPDK's cached pool (A) vs headpool (B)
+
+An arm named `native` is DPDK's ring_mp_mc pool with its lcore cache (--native-cache, default
+256 as skbnfd's --mbuf-cache) in the same skbnfd: it runs with --native-twin (server/daemon/
+native_twin.h), every polled RX queue has a twin on DPDK's pool (net_pcap given the pcap twice:
+two RX queues with the same frames), and the switch to or from it is a side switch (the file
+written, skbnfd's log line awaited) instead of a swap. The other arm's strategy is the skbnf
+side's. Every sample records how much the skbnf pool handed out in it (skbnf_allocs): 0 in every
+native interval, more than 0 in every other, or the run fails (the side is checked, not assumed).
 
 Why: this VM forwards at one of two speeds, switching every few seconds to minutes (mean spell
 about 46 s) whatever runs (BENCHMARKS.md "Speed modes"); runs of A and B tens of seconds apart
@@ -68,11 +77,15 @@ class Failure(RuntimeError):
     pass
 
 
-def config_text(workdir, mode, strategy, eal_mem, prefix):
+NATIVE = "native"  # the arm on DPDK's cached pool (--native-twin)
+
+
+def config_text(workdir, mode, strategy, eal_mem, prefix, twin=False):
     pcap = benchlib.single_pcap(workdir, DESTS, ROUTES)
+    rx = f"rx_pcap={pcap}," * (2 if twin else 1)  # the twin queue replays the same frames
     lines = [f"mode {mode}", f"strategy {strategy}", "mbufs %d" % (32768 + DESTS),
              "eal -l 0,1 " + " ".join(eal_mem) + f" --file-prefix={prefix}",
-             f"eal --vdev=net_pcap0,rx_pcap={pcap},infinite_rx=1 --vdev=net_null0",
+             f"eal --vdev=net_pcap0,{rx}infinite_rx=1 --vdev=net_null0",
              "port net_pcap0 peer=net_null0", "port net_null0 peer=net_pcap0",
              "worker 1 net_pcap0:0"]
     if mode == "l3":
@@ -90,11 +103,19 @@ class Daemon:
         self.sock = os.path.join(workdir, "control.sock")
         self.ready = os.path.join(workdir, "ready.json")
         conf = os.path.join(workdir, "skbnfd.conf")
+        self.twin = NATIVE in (args.a, args.b)
+        self.side_file = os.path.join(workdir, "side")
+        self.side = "skbnf"
+        first = args.a if args.a != NATIVE else args.b  # the skbnf side's strategy at start
         with open(conf, "w") as f:
-            f.write(config_text(workdir, args.mode, args.a,
-                                EAL_MEM_NO_HUGE if args.no_huge else EAL_MEM_HUGE, self.prefix))
+            f.write(config_text(workdir, args.mode, first,
+                                EAL_MEM_NO_HUGE if args.no_huge else EAL_MEM_HUGE, self.prefix,
+                                twin=self.twin))
         self.cmd = [bins.skbnfd(), f"--config={conf}", f"--listen=unix:{self.sock}",
                     "--metrics-addr=off", "--stats=0", f"--ready-file={self.ready}"]
+        if self.twin:
+            self.cmd += [f"--native-twin={self.side_file}",
+                         f"--mbuf-cache={args.native_cache}"]
         self.log = open(os.path.join(workdir, "skbnfd.log"), "w+")
         self.proc = None
 
@@ -120,6 +141,21 @@ class Daemon:
             raise Failure(f"{shlex.join(cmd)}: exit {out.returncode}: {out.stderr.strip()}")
         return json.loads(out.stdout) if out.stdout.strip() else {}
 
+    def switch_side(self, side, timeout=10):
+        """Writes the side file (one rename) and waits for skbnfd's line saying the workers poll
+        that side; returns the microseconds it took (the switch's cost, outside every sample)."""
+        t0 = time.monotonic()
+        seen = self.tail(10 ** 7).count(f"the workers poll the {side} side")
+        with open(self.side_file + ".new", "w") as f:
+            f.write(side + "\n")
+        os.replace(self.side_file + ".new", self.side_file)
+        while self.tail(10 ** 7).count(f"the workers poll the {side} side") <= seen:
+            if time.monotonic() - t0 > timeout:
+                raise Failure(f"skbnfd did not switch to the {side} side within {timeout} s")
+            time.sleep(0.005)
+        self.side = side
+        return round((time.monotonic() - t0) * 1e6, 1)
+
     def stop(self):
         """SIGTERM; the exit summary must carry an exact audit."""
         if self.proc is None or self.proc.poll() is not None:
@@ -140,14 +176,16 @@ class Daemon:
 
 
 def counters(stats):
-    """Sum over workers of (received packets, busy_cycles, busy_packets), Stats.monotonic_ns."""
-    rx = cyc = pk = 0
+    """Sum over workers of (received packets, busy_cycles, busy_packets), Stats.monotonic_ns,
+    and what the skbnf pool handed out (host_allocs)."""
+    rx = cyc = pk = allocs = 0
     for core in stats.get("cores", []):
         cyc += int(core.get("busy_cycles", 0))
         pk += int(core.get("busy_packets", 0))
+        allocs += int(core.get("pool", {}).get("host_allocs", 0))
         for p in core.get("ports", []):
             rx += int(p.get("rx_packets", 0))
-    return rx, cyc, pk, int(stats.get("monotonic_ns", 0))
+    return rx, cyc, pk, int(stats.get("monotonic_ns", 0)), allocs
 
 
 def order(n):
@@ -160,28 +198,39 @@ def order(n):
 
 def measure(d, args):
     specs = {"A": args.a, "B": args.b}
-    rows, cur = [], args.a
+    rows = []
+    cur = args.a if args.a != NATIVE else args.b  # the skbnf side's strategy
+    if d.twin and args.a == NATIVE:
+        d.switch_side(NATIVE)
     for i, arm in enumerate(order(args.alternations)):
         swap_us = ""
-        if specs[arm] != cur:
-            r = d.ctl("strategy", "set", specs[arm])
-            rep = r.get("report", {})
-            if not r.get("applied") or not rep.get("ok"):
-                raise Failure(f"interval {i}: swap to {specs[arm]} not applied: {r}")
-            swap_us = round(int(rep.get("total_ns", 0)) / 1e3, 1)
-            cur = specs[arm]
+        if specs[arm] == NATIVE and d.side != NATIVE:
+            swap_us = d.switch_side(NATIVE)
+        elif specs[arm] != NATIVE:
+            if d.side == NATIVE:
+                swap_us = d.switch_side("skbnf")
+            if specs[arm] != cur:
+                r = d.ctl("strategy", "set", specs[arm])
+                rep = r.get("report", {})
+                if not r.get("applied") or not rep.get("ok"):
+                    raise Failure(f"interval {i}: swap to {specs[arm]} not applied: {r}")
+                swap_us = round((swap_us or 0) + int(rep.get("total_ns", 0)) / 1e3, 1)
+                cur = specs[arm]
         time.sleep(args.settle)
         s0 = counters(d.ctl("stats"))
         t_start = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="milliseconds")
         time.sleep(args.interval)
         s1 = counters(d.ctl("stats"))
-        drx, dcyc, dpk, dns = (b - a for a, b in zip(s0, s1))
+        drx, dcyc, dpk, dns, dallocs = (b - a for a, b in zip(s0, s1))
         if dns <= 0 or dpk <= 0:
             raise Failure(f"interval {i} ({arm}): nothing received (delta ns {dns}, packets {dpk})")
+        if (specs[arm] == NATIVE) != (dallocs == 0):
+            raise Failure(f"interval {i} ({arm} = {specs[arm]}): the skbnf pool handed out "
+                          f"{dallocs} over {drx} packets: the side polled is not the arm's")
         rows.append({"index": i, "arm": arm, "spec": specs[arm], "utc_start": t_start,
                      "seconds": round(dns / 1e9, 6), "rx_packets": drx,
                      "mpps": round(drx / dns * 1e3, 4), "ticks_per_packet": round(dcyc / dpk, 3),
-                     "swap_us": swap_us})
+                     "swap_us": swap_us, "skbnf_allocs": dallocs})
     return rows
 
 
@@ -262,7 +311,8 @@ def summarise(rows, threshold):
 def write(outdir, args, rows, summ, meta):
     os.makedirs(outdir, exist_ok=True)
     cols = ["index", "arm", "spec", "mode", "utc_start", "seconds", "rx_packets", "mpps",
-            "ticks_per_packet", "ref_ticks", "ref_mpps", "ratio_ticks", "ratio_mpps", "swap_us"]
+            "ticks_per_packet", "ref_ticks", "ref_mpps", "ratio_ticks", "ratio_mpps", "swap_us",
+            "skbnf_allocs"]
     with open(os.path.join(outdir, "samples.csv"), "w", newline="") as f:
         w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
         w.writeheader()
@@ -305,6 +355,9 @@ def check_outputs(outdir, args):
             problems.append(f"row {r['index']}: mode {r['mode']!r}")
         if float(r["ticks_per_packet"]) <= 0 or float(r["mpps"]) <= 0:
             problems.append(f"row {r['index']}: no traffic")
+        if (r["spec"] == NATIVE) != (int(r["skbnf_allocs"]) == 0):
+            problems.append(f"row {r['index']}: skbnf pool handed out {r['skbnf_allocs']} in a "
+                            f"{r['spec']} interval")
     changes = sum(1 for a, b in zip(rows, rows[1:]) if a["arm"] != b["arm"])
     if sum(1 for r in rows if r["swap_us"] != "") != changes:
         problems.append("a change of arm without a recorded swap")
@@ -328,6 +381,8 @@ def main():
     ap.add_argument("--warmup", type=float, default=3.0)
     ap.add_argument("--mode", choices=("l3", "io"), default="l3")
     ap.add_argument("--mode-gap", type=float, default=0.15)
+    ap.add_argument("--native-cache", type=int, default=256,
+                    help="the lcore cache of the `native` arm's DPDK pool (skbnfd --mbuf-cache)")
     ap.add_argument("--no-huge", action="store_true")
     ap.add_argument("--quick", action="store_true")
     ap.add_argument("--build", default=os.path.join(ROOT, "build"))
@@ -371,7 +426,9 @@ def main():
             "machine": benchlib.machine_info(), "started_utc": started,
             "ended_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(
                 timespec="seconds"), "mode_reference": "arm A's own ticks/pkt (module text)",
-            "mode_gap": args.mode_gap}
+            "mode_gap": args.mode_gap,
+            "native": (f"DPDK ring_mp_mc, lcore cache {args.native_cache}, in the same skbnfd "
+                       "(--native-twin: twin RX queues)") if NATIVE in (args.a, args.b) else None}
     write(outdir, args, rows, summ, meta)
     problems = check_outputs(outdir, args)
     if problems:

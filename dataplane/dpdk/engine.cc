@@ -27,6 +27,11 @@ absl::Status Engine::Impl::Init() {
     return absl::InvalidArgumentError(absl::StrCat(
         "mbuf cache ", config.mbuf_cache, " is too big; write 0..", RTE_MEMPOOL_CACHE_MAX_SIZE));
   }
+  if (config.native_twin && (ops != PoolOps::kSkbnf || config.rx_queues != 1)) {
+    return absl::InvalidArgumentError(
+        "native twin queues compare the skbnf pool with DPDK's: they need pool_ops skbnf and "
+        "rx_queues 1 (each polled queue 0 gets its twin queue 1)");
+  }
   if (absl::Status st = SetUpPerf(); !st.ok()) return st;
   if (absl::Status st = SelectPorts(); !st.ok()) return st;
   if (absl::Status st = SetUpWorkers(); !st.ok()) return st;
@@ -43,6 +48,7 @@ Engine::Impl::~Impl() {
   if (lpm != nullptr) rte_lpm_free(lpm);
   if (rcu != nullptr) rte_free(rcu);
   if (mp != nullptr) rte_mempool_free(mp);
+  if (twin_mp != nullptr) rte_mempool_free(twin_mp);
 }
 
 // ---------------------------------------------------------------------------------------------

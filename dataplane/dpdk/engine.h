@@ -134,6 +134,15 @@ struct EngineConfig {
   //                   else a multiple of 64 from the element size to 65536).
   bool no_iova_contig = false;
   uint32_t store_stride = 0;
+  // Native twin queues (issue 33 item 1: skbnf's pool against DPDK's cached one in ONE process,
+  // so that both see the same speed mode). skbnf pool only, rx_queues 1. Every polled RX queue
+  // (port, 0) gets a twin (port, 1) whose mbufs come from a second mempool: DPDK's ring_mp_mc
+  // with an lcore cache of mbuf_cache, as many mbufs as the skbnf pool. Each worker polls the
+  // queues of one side at a time, the side Engine::UseNativeTwin chose (skbnf at start): the
+  // switch is a flag the workers read once per loop, no port stops. For PMDs whose queues each
+  // have their own traffic (net_null; net_pcap with one rx_pcap per queue; vhost-user with a
+  // peer sending on both): no RSS is set up, so a NIC would send everything to queue 0.
+  bool native_twin = false;
   std::vector<PortSpec> ports;      // empty: every port EAL probed
   std::vector<WorkerSpec> workers;  // empty: non-main lcores, RX queues round-robin
   std::vector<RouteSpec> routes;
@@ -282,7 +291,13 @@ class Engine {
   absl::StatusOr<pool::SwapReport> SwapStrategy(
       const pool::StrategySpec& spec,
       std::chrono::microseconds timeout = std::chrono::microseconds(0));
+  // The strategy in force; with native twin queues on the native side "ring_mp_mc cache=N"
+  // (what a skbnfd on DPDK's pool says).
   std::string strategy() const;
+  // EngineConfig::native_twin: the workers poll the native twin queues (true) or the skbnf
+  // pool's (false) from their next loop. FailedPrecondition without twins or once stopped.
+  absl::Status UseNativeTwin(bool native);
+  bool native_twin_in_use() const;
   bool swappable() const;
   // OK on the skbnf pool; on the native one its refusal (NativePoolSwapRefusal).
   absl::Status CheckSwappable() const;

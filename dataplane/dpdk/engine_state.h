@@ -98,6 +98,7 @@ struct alignas(64) WorkerPerfCounters {
 struct RxQueue {
   uint16_t port;
   uint16_t queue;
+  bool twin = false;  // a native twin queue (EngineConfig::native_twin): mbufs from twin_mp
 };
 
 struct PortState {
@@ -195,6 +196,10 @@ struct Engine::Impl {
   rte_mempool* mp = nullptr;
   pool::Pool* pool = nullptr;
   std::string mp_name;
+  // EngineConfig::native_twin: DPDK's ring_mp_mc pool of the twin queues, and which side the
+  // workers poll (read once per loop, relaxed: a switch takes effect within a loop or two).
+  rte_mempool* twin_mp = nullptr;
+  std::atomic<bool> twin_in_use{false};
 
   // l3
   rte_lpm* lpm = nullptr;

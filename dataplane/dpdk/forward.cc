@@ -317,15 +317,26 @@ inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int cor
                            uint16_t burst, CacheRegions& regions, LoopPerf& perf) {
   uint64_t received = 0;
   if (kHosted) regions.Begin();
+  // Native twin queues (EngineConfig::native_twin): the side polled this pass. Without twins
+  // every queue is on the skbnf side (twin false) and this is one predictable compare a queue.
+  const bool native = e.twin_mp != nullptr && e.twin_in_use.load(std::memory_order_relaxed);
   for (const RxQueue& q : w.rx) {
+    if (q.twin != native) continue;
     // (Copied: the counters' stores below may alias the worker's queue list for the compiler,
     // which would then reload the port after each of them.)
     const uint16_t port = q.port;
-    if (pool != nullptr) pool->SetRxPort(core, port);
     WorkerCounters::Port& pc = w.c.ports[port];
-    const uint64_t out0 = HandedOut(w);
-    const uint16_t n = rte_eth_rx_burst(port, q.queue, pkts, burst);
-    pc.rx_refilled.Add(HandedOut(w) - out0);
+    uint16_t n;
+    if (!native) {
+      if (pool != nullptr) pool->SetRxPort(core, port);
+      const uint64_t out0 = HandedOut(w);
+      n = rte_eth_rx_burst(port, q.queue, pkts, burst);
+      pc.rx_refilled.Add(HandedOut(w) - out0);
+    } else {
+      // DPDK's pool refills a twin: nothing of the skbnf pool's to attribute (Places), and no
+      // skbnf bookkeeping charged to the native side.
+      n = rte_eth_rx_burst(port, q.queue, pkts, burst);
+    }
     if (kHosted) regions.Mark();
     if (n == 0) continue;
     received += n;

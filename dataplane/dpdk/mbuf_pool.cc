@@ -174,10 +174,22 @@ absl::Status Engine::Impl::SetUpPool() {
     mp = *created;
   }
   pool = PoolOf(mp);
+  if (config.native_twin) {
+    auto twin = CreateNativePool(absl::StrCat(mp_name, "_twin"), n, config.mbuf_cache,
+                                 static_cast<int>(rte_socket_id()), 0);
+    if (!twin.ok()) {
+      return absl::Status(twin.status().code(),
+                          absl::StrCat("cannot create the native twin pool (", n,
+                                       " mbufs, ops ring_mp_mc): ", twin.status().message(),
+                                       "; the twin doubles the pool's memory: give EAL more (-m)"));
+    }
+    twin_mp = *twin;
+  }
   if (pool != nullptr) {
     for (auto& w : workers) {
       std::vector<pool::RxPort> rx;
       for (const RxQueue& q : w->rx) {
+        if (q.twin) continue;  // its refills come from twin_mp
         auto it = std::find_if(rx.begin(), rx.end(),
                                [&](const pool::RxPort& r) { return r.port == q.port; });
         if (it == rx.end()) {
@@ -209,8 +221,22 @@ MempoolInfo Engine::mempool_info() const {
 }
 
 std::string Engine::strategy() const {
-  if (impl_->pool != nullptr) return impl_->pool->strategy().ToString();
+  if (impl_->pool != nullptr && !native_twin_in_use()) return impl_->pool->strategy().ToString();
   return absl::StrCat("ring_mp_mc cache=", impl_->config.mbuf_cache);
+}
+
+absl::Status Engine::UseNativeTwin(bool native) {
+  if (impl_->twin_mp == nullptr) {
+    return absl::FailedPreconditionError("no native twin queues (start with --native-twin)");
+  }
+  pool::MutexLock lock(&impl_->control_mu);
+  if (impl_->stopped) return absl::FailedPreconditionError("engine stopped");
+  impl_->twin_in_use.store(native, std::memory_order_relaxed);
+  return absl::OkStatus();
+}
+
+bool Engine::native_twin_in_use() const {
+  return impl_->twin_in_use.load(std::memory_order_relaxed);
 }
 
 bool Engine::swappable() const { return impl_->pool != nullptr; }

@@ -150,7 +150,7 @@ absl::Status Engine::Impl::SetUpPorts() {
       ps.tx_shared = nworkers > 1;
     }
     rte_eth_conf conf{};
-    if (ps.nb_rxq > 1 && info.flow_type_rss_offloads != 0) {
+    if (ps.nb_rxq > 1 && !config.native_twin && info.flow_type_rss_offloads != 0) {
       // Several RX queues: spread flows over them by RSS (IP and L4 hashes the NIC has).
       conf.rxmode.mq_mode = RTE_ETH_MQ_RX_RSS;
       conf.rx_adv_conf.rss_conf.rss_hf =
@@ -188,7 +188,9 @@ absl::Status Engine::Impl::SetUpPorts() {
       // net_af_xdp creates queue q's XDP socket here: the new inode is this port's
       // (af_xdp_rings.cc).
       const std::set<uint64_t> before = af_xdp ? XdpSocketInodes() : std::set<uint64_t>{};
-      if (int rc = rte_eth_rx_queue_setup(id, q, nrx, socket, nullptr, mp); rc != 0) {
+      // Native twin queues (q >= rx_queues) take DPDK's pool (EngineConfig::native_twin).
+      rte_mempool* qmp = q >= config.rx_queues && twin_mp != nullptr ? twin_mp : mp;
+      if (int rc = rte_eth_rx_queue_setup(id, q, nrx, socket, nullptr, qmp); rc != 0) {
         return absl::InternalError(
             absl::StrCat("port ", id, " (", ps.name, "): RX queue ", q, ": ", rte_strerror(-rc)));
       }

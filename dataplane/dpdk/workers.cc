@@ -68,7 +68,17 @@ absl::Status Engine::Impl::SetUpWorkers() {
       workers.push_back(std::move(w));
     }
   }
-  for (auto& w : workers) w->engine = this;
+  for (auto& w : workers) {
+    w->engine = this;
+    if (!config.native_twin) continue;
+    // Each queue's native twin (EngineConfig::native_twin), polled instead of it on the native
+    // side: queue q + rx_queues on the same port.
+    const size_t n = w->rx.size();
+    for (size_t i = 0; i < n; ++i) {
+      w->rx.push_back({w->rx[i].port, static_cast<uint16_t>(w->rx[i].queue + config.rx_queues),
+                       true});
+    }
+  }
   return absl::OkStatus();
 }
 

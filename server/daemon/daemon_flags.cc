@@ -15,6 +15,7 @@
 #include "dataplane/pool/slab_store.h"
 #include "dataplane/pool/strategy_spec.h"
 #include "server/daemon/console.h"
+#include "server/daemon/native_twin.h"
 #include "server/ops/network_status.h"
 
 ABSL_FLAG(std::string, config, "",
@@ -212,10 +213,18 @@ absl::Status ApplyEngineFlags(dpdk::EngineConfig& c) {
     }
     c.strategy = *spec;
   }
-  if (c.pool_ops == dpdk::PoolOps::kSkbnf && absl::GetFlag(FLAGS_mbuf_cache) >= 0) {
+  c.native_twin = c.native_twin || NativeTwinRequested();
+  if (c.native_twin && c.pool_ops != dpdk::PoolOps::kSkbnf) {
     return absl::InvalidArgumentError(
-        "--mbuf-cache applies to --pool-ops=ring_mp_mc; skbnf pools run with DPDK's cache at 0. "
-        "For DPDK's cache algorithm as one of our layers write --strategy=lcache:size=N+...");
+        "--native-twin puts DPDK's pool beside skbnf's: it needs --pool-ops=skbnf (the twin's "
+        "lcore cache is --mbuf-cache)");
+  }
+  if (c.pool_ops == dpdk::PoolOps::kSkbnf && !c.native_twin &&
+      absl::GetFlag(FLAGS_mbuf_cache) >= 0) {
+    return absl::InvalidArgumentError(
+        "--mbuf-cache applies to --pool-ops=ring_mp_mc (or the --native-twin pool); skbnf pools "
+        "run with DPDK's cache at 0. For DPDK's cache algorithm as one of our layers write "
+        "--strategy=lcache:size=N+...");
   }
   for (absl::Status st :
        {Override(absl::GetFlag(FLAGS_mbuf_cache), 512, "mbuf-cache", &c.mbuf_cache),

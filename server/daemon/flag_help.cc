@@ -70,6 +70,7 @@ constexpr FlagLine kFlags[] = {
     {"pool_debug", kPool, ""},
     {"pool_flags", kPool, "no_iova_contig"},
     {"store_stride", kPool, "BYTES"},
+    {"native_twin", kPool, "FILE"},
     {"listen", kControl, "ADDR[,ADDR...]"},
     {"roles", kControl, "SUBJECT=ROLE,..."},
     {"loopback_role", kControl, "none|read|operate|admin"},

@@ -47,6 +47,7 @@
 #include "server/daemon/flag_help.h"
 #include "server/daemon/heap_trim.h"
 #include "server/daemon/mutex_checks.h"
+#include "server/daemon/native_twin.h"
 #include "server/daemon/startup_checks.h"
 #include "server/daemon/test_hooks.h"
 #include "server/daemon/unclean_stop.h"
@@ -118,15 +119,17 @@ int Fail(const absl::Status& st) {
 }
 
 // Until SIGINT/SIGTERM or --duration: the console's lines, --swap-cycle's swaps and
-// --heap-trim-every's trims (server/daemon/heap_trim.h), every 20 ms.
-void MainLoop(Console& console, ControlPlane& control) {
+// --heap-trim-every's trims (server/daemon/heap_trim.h) and --native-twin's side, every 20 ms.
+void MainLoop(Console& console, ControlPlane& control, dpdk::Engine& engine) {
   SwapCycle cycle;
   HeapTrim heap_trim;
+  NativeTwinSwitch twin;  // --native-twin's file (server/daemon/native_twin.h)
   while (!g_quit.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (!console.Tick()) break;
     cycle.Tick(control);
     heap_trim.Tick();
+    twin.Tick(engine);
   }
 }
 
@@ -225,7 +228,7 @@ int Run(int argc, char** argv) {
     auto tel_commands = telemetry::TelemetryCommands::Attach(backend);
     if (!tel_commands.ok()) Fail(tel_commands.status());  // reported; skbnfd runs without them
     console.PrintRunning();
-    MainLoop(console, **control);
+    MainLoop(console, **control, engine);
     // Telemetry detached before the backend's engine stops.
     if (tel_commands.ok()) tel_commands->reset();
     reloader.reset();        // before the control plane it mutates through
