@@ -120,10 +120,10 @@ int Fail(const absl::Status& st) {
 
 // Until SIGINT/SIGTERM or --duration: the console's lines, --swap-cycle's swaps and
 // --heap-trim-every's trims (server/daemon/heap_trim.h) and --native-twin's side, every 20 ms.
-void MainLoop(Console& console, ControlPlane& control, dpdk::Engine& engine) {
+void MainLoop(Console& console, ControlPlane& control, dpdk::Engine& engine,
+              NativeTwinSwitch& twin) {
   SwapCycle cycle;
   HeapTrim heap_trim;
-  NativeTwinSwitch twin;  // --native-twin's file (server/daemon/native_twin.h)
   while (!g_quit.load()) {
     std::this_thread::sleep_for(std::chrono::milliseconds(20));
     if (!console.Tick()) break;
@@ -201,6 +201,10 @@ int Run(int argc, char** argv) {
     console.PrintPorts();
     absl::StatusOr<std::unique_ptr<DepotHold>> depot_hold = ApplyTestHooks(engine);
     if (!depot_hold.ok()) return Fail(depot_hold.status());
+    // --native-twin's file (server/daemon/native_twin.h): its side in force from the first
+    // packet, then followed by the main loop.
+    NativeTwinSwitch twin;
+    twin.Tick(engine);
     if (absl::Status st = engine.Start(); !st.ok()) return Fail(st);
     EngineBackend backend(engine, eal_args, dpdk::EalMainLcore());
     auto control = ControlPlane::Start(backend, OptionsFromFlags(is_demo));
@@ -228,7 +232,7 @@ int Run(int argc, char** argv) {
     auto tel_commands = telemetry::TelemetryCommands::Attach(backend);
     if (!tel_commands.ok()) Fail(tel_commands.status());  // reported; skbnfd runs without them
     console.PrintRunning();
-    MainLoop(console, **control, engine);
+    MainLoop(console, **control, engine, twin);
     // Telemetry detached before the backend's engine stops.
     if (tel_commands.ok()) tel_commands->reset();
     reloader.reset();        // before the control plane it mutates through
