@@ -98,7 +98,6 @@ struct alignas(64) WorkerPerfCounters {
 struct RxQueue {
   uint16_t port;
   uint16_t queue;
-  bool twin = false;  // a native twin queue (EngineConfig::native_twin): mbufs from twin_mp
 };
 
 struct PortState {
@@ -134,6 +133,9 @@ struct Worker {
   unsigned lcore = 0;
   unsigned index = 0;  // RCU thread id and TX queue
   std::vector<RxQueue> rx;
+  // EngineConfig::native_twin: rx's twins (queue + rx_queues, on DPDK's pool), polled instead
+  // of rx while the engine polls the native side; empty without twins.
+  std::vector<RxQueue> twin_rx;
   std::atomic<bool> pause_requested{false};  // ring_mp_mc (no pool to park on)
   std::atomic<bool> parked{false};
   std::atomic<bool> launched{false};

@@ -310,31 +310,28 @@ class CacheRegions {
   uint64_t b0_ = 0, gm0_ = 0, pb0_ = 0, gets_ = 0, puts_ = 0;
 };
 
-// One pass over the worker's RX queues; returns the packets received. kHosted: the lcore
-// cache plays the lcache layer on this core (its regions are counted).
-template <bool kHosted, ForwardFn forward>
-inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int core, rte_mbuf** pkts,
-                           uint16_t burst, CacheRegions& regions, LoopPerf& perf) {
+// One pass over one of the worker's RX queue lists; returns the packets received. kHosted: the
+// lcore cache plays the lcache layer on this core (its regions are counted). kNative: the native
+// twin queues (EngineConfig::native_twin), refilled from DPDK's pool: nothing of the skbnf
+// pool's to attribute (Places), and none of its bookkeeping charged to the native side.
+template <bool kHosted, ForwardFn forward, bool kNative>
+inline uint64_t PollList(Engine::Impl& e, Worker& w, const std::vector<RxQueue>& list,
+                         pool::Pool* pool, int core, rte_mbuf** pkts, uint16_t burst,
+                         CacheRegions& regions, LoopPerf& perf) {
   uint64_t received = 0;
   if (kHosted) regions.Begin();
-  // Native twin queues (EngineConfig::native_twin): the side polled this pass. Without twins
-  // every queue is on the skbnf side (twin false) and this is one predictable compare a queue.
-  const bool native = e.twin_mp != nullptr && e.twin_in_use.load(std::memory_order_relaxed);
-  for (const RxQueue& q : w.rx) {
-    if (q.twin != native) continue;
+  for (const RxQueue& q : list) {
     // (Copied: the counters' stores below may alias the worker's queue list for the compiler,
     // which would then reload the port after each of them.)
     const uint16_t port = q.port;
     WorkerCounters::Port& pc = w.c.ports[port];
     uint16_t n;
-    if (!native) {
+    if constexpr (!kNative) {
       if (pool != nullptr) pool->SetRxPort(core, port);
       const uint64_t out0 = HandedOut(w);
       n = rte_eth_rx_burst(port, q.queue, pkts, burst);
       pc.rx_refilled.Add(HandedOut(w) - out0);
     } else {
-      // DPDK's pool refills a twin: nothing of the skbnf pool's to attribute (Places), and no
-      // skbnf bookkeeping charged to the native side.
       n = rte_eth_rx_burst(port, q.queue, pkts, burst);
     }
     if (kHosted) regions.Mark();
@@ -350,6 +347,19 @@ inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int cor
   }
   if (kHosted) regions.Count(pool, core);
   return received;
+}
+
+// One pass over the worker's RX queues: its own (w.rx), or their native twins (w.twin_rx) while
+// the engine polls that side. Without twins: one load and a not-taken branch a pass.
+template <bool kHosted, ForwardFn forward>
+inline uint64_t PollQueues(Engine::Impl& e, Worker& w, pool::Pool* pool, int core, rte_mbuf** pkts,
+                           uint16_t burst, CacheRegions& regions, LoopPerf& perf) {
+  if (__builtin_expect(e.twin_mp != nullptr, 0) &&
+      e.twin_in_use.load(std::memory_order_relaxed)) {
+    return PollList<kHosted, forward, true>(e, w, w.twin_rx, pool, core, pkts, burst, regions,
+                                            perf);
+  }
+  return PollList<kHosted, forward, false>(e, w, w.rx, pool, core, pkts, burst, regions, perf);
 }
 
 // ---------------------------------------------------------------------------------------------

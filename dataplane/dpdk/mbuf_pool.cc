@@ -189,7 +189,6 @@ absl::Status Engine::Impl::SetUpPool() {
     for (auto& w : workers) {
       std::vector<pool::RxPort> rx;
       for (const RxQueue& q : w->rx) {
-        if (q.twin) continue;  // its refills come from twin_mp
         auto it = std::find_if(rx.begin(), rx.end(),
                                [&](const pool::RxPort& r) { return r.port == q.port; });
         if (it == rx.end()) {

@@ -123,8 +123,10 @@ absl::Status Engine::Impl::SetUpPorts() {
     ps.xdp_if_index = ps.driver == "net_af_xdp" ? info.if_index : 0;
     ps.nb_rxq = 0;
     for (const auto& w : workers) {
-      for (const RxQueue& q : w->rx) {
-        if (q.port == id) ps.nb_rxq = std::max<uint16_t>(ps.nb_rxq, q.queue + 1);
+      for (const auto* list : {&w->rx, &w->twin_rx}) {
+        for (const RxQueue& q : *list) {
+          if (q.port == id) ps.nb_rxq = std::max<uint16_t>(ps.nb_rxq, q.queue + 1);
+        }
       }
     }
     if (ps.nb_rxq > info.max_rx_queues) {

@@ -73,10 +73,8 @@ absl::Status Engine::Impl::SetUpWorkers() {
     if (!config.native_twin) continue;
     // Each queue's native twin (EngineConfig::native_twin), polled instead of it on the native
     // side: queue q + rx_queues on the same port.
-    const size_t n = w->rx.size();
-    for (size_t i = 0; i < n; ++i) {
-      w->rx.push_back({w->rx[i].port, static_cast<uint16_t>(w->rx[i].queue + config.rx_queues),
-                       true});
+    for (const RxQueue& q : w->rx) {
+      w->twin_rx.push_back({q.port, static_cast<uint16_t>(q.queue + config.rx_queues)});
     }
   }
   return absl::OkStatus();
