@@ -84,15 +84,18 @@ class Daemon:
     """skbnfd with its control API on a unix socket in a private directory (the caller's uid:
     the socket's own owner may change the data plane)."""
 
-    def __init__(self, bins, workdir, args):
+    def __init__(self, bins, workdir, args, make_config=None):
+        """make_config(prefix): the config file's text (default: config_text's net_pcap ->
+        net_null with args.a; bench/latency_interleave.py passes the vhost-user one)."""
         self.bins, self.workdir = bins, workdir
         self.prefix = f"skbnf-il-{os.getpid()}"
         self.sock = os.path.join(workdir, "control.sock")
         self.ready = os.path.join(workdir, "ready.json")
         conf = os.path.join(workdir, "skbnfd.conf")
         with open(conf, "w") as f:
-            f.write(config_text(workdir, args.mode, args.a,
-                                EAL_MEM_NO_HUGE if args.no_huge else EAL_MEM_HUGE, self.prefix))
+            f.write(make_config(self.prefix) if make_config else config_text(
+                workdir, args.mode, args.a, EAL_MEM_NO_HUGE if args.no_huge else EAL_MEM_HUGE,
+                self.prefix))
         self.cmd = [bins.skbnfd(), f"--config={conf}", f"--listen=unix:{self.sock}",
                     "--metrics-addr=off", "--stats=0", f"--ready-file={self.ready}"]
         self.log = open(os.path.join(workdir, "skbnfd.log"), "w+")
@@ -158,17 +161,23 @@ def order(n):
     return out
 
 
+def swap_to(d, spec, where, quiesce_timeout_ms=None):
+    """Hot-swaps skbnfd to `spec` (SetStrategy); the swap's total in microseconds."""
+    extra = [f"--quiesce-timeout-ms={quiesce_timeout_ms}"] if quiesce_timeout_ms else []
+    r = d.ctl("strategy", "set", spec, *extra)
+    rep = r.get("report", {})
+    if not r.get("applied") or not rep.get("ok"):
+        raise Failure(f"{where}: swap to {spec} not applied: {r}")
+    return round(int(rep.get("total_ns", 0)) / 1e3, 1)
+
+
 def measure(d, args):
     specs = {"A": args.a, "B": args.b}
     rows, cur = [], args.a
     for i, arm in enumerate(order(args.alternations)):
         swap_us = ""
         if specs[arm] != cur:
-            r = d.ctl("strategy", "set", specs[arm])
-            rep = r.get("report", {})
-            if not r.get("applied") or not rep.get("ok"):
-                raise Failure(f"interval {i}: swap to {specs[arm]} not applied: {r}")
-            swap_us = round(int(rep.get("total_ns", 0)) / 1e3, 1)
+            swap_us = swap_to(d, specs[arm], f"interval {i}")
             cur = specs[arm]
         time.sleep(args.settle)
         s0 = counters(d.ctl("stats"))
