@@ -327,6 +327,15 @@ def check_outputs(outdir, args):
     return problems
 
 
+def finish(tool, outdir, problems):
+    """Exits naming the problems with the outputs, else prints summary.md and where they are
+    (also bench/adjacent.py's and bench/latency_interleave.py's)."""
+    if problems:
+        sys.exit(f"{tool}: outputs not well formed: " + "; ".join(problems))
+    print(open(os.path.join(outdir, "summary.md")).read())
+    print(f"{tool}: wrote {outdir}")
+
+
 def main():
     ap = argparse.ArgumentParser(description=__doc__.split("\n\n")[0])
     ap.add_argument("a")
@@ -382,11 +391,7 @@ def main():
                 timespec="seconds"), "mode_reference": "arm A's own ticks/pkt (module text)",
             "mode_gap": args.mode_gap}
     write(outdir, args, rows, summ, meta)
-    problems = check_outputs(outdir, args)
-    if problems:
-        sys.exit("bench/interleave.py: outputs not well formed: " + "; ".join(problems))
-    print(open(os.path.join(outdir, "summary.md")).read())
-    print(f"bench/interleave.py: wrote {outdir}")
+    finish("bench/interleave.py", outdir, check_outputs(outdir, args))
 
 
 if __name__ == "__main__":

@@ -46,7 +46,7 @@ class Histogram(unittest.TestCase):
 def row(i, arm, ticks, p99=500):
     spec = {"A": "headpool", "B": "magazine", "C": "recycle+magazine"}[arm]
     return {"index": i, "arm": arm, "spec": spec, "ticks_per_packet": ticks, "mpps": 1.0,
-            "busy_fraction": 0.5, "p99_ns": p99, "swap_us": 10.0 if i else "",
+            "busy_fraction": 0.5, "p99_ns": p99, "swap_us": 10.0 if i else "", "stalls": 0,
             "bins": f"100-105:9 {p99 - 20}-{p99}:1"}
 
 
