@@ -215,7 +215,7 @@ def measure(d, args, deadline):
         if i and i % k == 0:
             now = time.monotonic()
             if now + (now - t_round) > deadline:
-                args.rounds = i // k
+                args.rounds, args.ended_by = i // k, "budget"
                 break
             t_round = now
         swap_us, failed = "", 0
@@ -225,10 +225,19 @@ def measure(d, args, deadline):
                 cur = specs[arm]
             except Failure as e:  # rolled back: skbnfd still runs `cur`, consistent
                 failed += 1
-                if failed > args.swap_retries or "rolled back" not in str(e):
+                if "rolled back" not in str(e):
                     raise
+                if failed > args.swap_retries:  # the rounds so far stand; the run says why
+                    args.rounds, args.ended_by = i // k, f"{failed} swap failures in a row " \
+                        f"(interval {i}, to {specs[arm]})"
+                    return rows[:args.rounds * k]
+                time.sleep(1.0)
         time.sleep(args.settle)
-        r = interval(d, args.interval)
+        try:
+            r = interval(d, args.interval)
+        except Failure as e:  # the worker stopped receiving: the rounds so far stand
+            args.rounds, args.ended_by = i // k, f"{e} (interval {i}, {specs[arm]})"
+            return rows[:args.rounds * k]
         r.update({"index": i, "arm": arm, "spec": specs[arm], "swap_us": swap_us,
                   "swaps_failed": failed})
         rows.append(r)
@@ -337,7 +346,8 @@ def summary_md(summ, meta):
               f"interval), {summ.get('swaps_failed', 0)} more timed out, rolled back and were "
               f"tried again; intervals measured again because the worker received nothing: "
               f"{summ['stalled_intervals']}. {meta['rounds']} rounds of {meta['interval_s']} s, "
-              f"rings {meta['ring']}, {meta['started_utc']} to {meta['ended_utc']}."]
+              f"rings {meta['ring']}, {meta['started_utc']} to {meta['ended_utc']}; the "
+              f"rotation ended by {meta.get('ended_by', 'rounds')}."]
     return lines
 
 
@@ -458,6 +468,7 @@ def main():
         time.sleep(args.warmup)
         cost = measure_cost(d, args)
         rows = measure(d, args, t0 + args.budget)
+        final_stats = d.ctl("stats")  # the ports' and pool's counters as the rotation ended
         d.stop()
     except (Failure, run.RunError) as e:
         sys.exit(f"bench/latency_interleave.py: {e}\nskbnfd's log ends:\n{d.tail(3000)}\n"
@@ -472,7 +483,8 @@ def main():
     summ = summarise(rows, cost, threshold, args)
     meta = {"command": shlex.join(["bench/latency_interleave.py"] + sys.argv[1:]),
             "arms": args.arms, "rounds": args.rounds, "rounds_asked": rounds_asked,
-            "budget_s": args.budget, "interval_s": args.interval,
+            "budget_s": args.budget, "ended_by": getattr(args, "ended_by", "rounds"),
+            "interval_s": args.interval,
             "settle_s": args.settle, "warmup_s": args.warmup, "sample_every": args.sample_every,
             "cost_pairs": args.cost_pairs, "ring": args.ring, "mode_gap": args.mode_gap,
             "memory": "2 MiB hugepages (--in-memory: memfd, shared with the peer)",
@@ -484,6 +496,8 @@ def main():
             "load1_range": [min(r["load1"] for r in rows + cost),
                             max(r["load1"] for r in rows + cost)]}
     write(outdir, rows, cost, summ, meta)
+    with open(os.path.join(outdir, "final_stats.json"), "w") as f:
+        json.dump(final_stats, f, indent=1, sort_keys=True)
     finish("bench/latency_interleave.py", outdir, check_outputs(outdir, args))
 
 
