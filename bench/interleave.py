@@ -321,15 +321,15 @@ def check_outputs(outdir, args):
     counted = sum(m["b_samples"] for m in summ["modes"].values()) + summ["straddle"]
     if counted != args.alternations:
         problems.append(f"summary counts {counted} B samples of {args.alternations}")
-    for name in ("summary.md", "meta.json"):
-        if not os.path.getsize(os.path.join(outdir, name)):
-            problems.append(f"{name} empty")
     return problems
 
 
 def finish(tool, outdir, problems):
     """Exits naming the problems with the outputs, else prints summary.md and where they are
-    (also bench/adjacent.py's and bench/latency_interleave.py's)."""
+    (also bench/adjacent.py's and bench/latency_interleave.py's); an empty summary.md or
+    meta.json is a problem too."""
+    problems = problems + [f"{name} empty" for name in ("summary.md", "meta.json")
+                           if not os.path.getsize(os.path.join(outdir, name))]
     if problems:
         sys.exit(f"{tool}: outputs not well formed: " + "; ".join(problems))
     print(open(os.path.join(outdir, "summary.md")).read())
