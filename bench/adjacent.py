@@ -49,7 +49,7 @@ HERE = os.path.dirname(os.path.abspath(__file__))
 ROOT = os.path.dirname(HERE)
 sys.path.insert(0, HERE)
 import benchlib  # noqa: E402
-from interleave import a_neighbours, mode_split, order  # noqa: E402  (as inside one skbnfd)
+from interleave import a_neighbours, finish, mode_split, order  # noqa: E402  (as inside one skbnfd)
 from update_benchmarks_md import load_run_module  # noqa: E402  (bench/run as a module)
 
 
@@ -170,9 +170,6 @@ def check_outputs(outdir, args):
     counted = sum(m["b_runs"] for m in summ["modes"].values()) + summ["straddle_b"]
     if counted != args.pairs:
         problems.append(f"summary counts {counted} B runs of {args.pairs}")
-    for name in ("summary.md", "meta.json"):
-        if not os.path.getsize(os.path.join(outdir, name)):
-            problems.append(f"{name} empty")
     return problems
 
 
@@ -228,11 +225,7 @@ def main():
                 timespec="seconds"), "mode_reference": "arm A's runs (module text)",
             "mode_gap": args.mode_gap}
     write(outdir, args, runs, summ, meta)
-    problems = check_outputs(outdir, args)
-    if problems:
-        sys.exit("bench/adjacent.py: outputs not well formed: " + "; ".join(problems))
-    print(open(os.path.join(outdir, "summary.md")).read())
-    print(f"bench/adjacent.py: wrote {outdir}")
+    finish("bench/adjacent.py", outdir, check_outputs(outdir, args))
 
 
 if __name__ == "__main__":

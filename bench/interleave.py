@@ -97,20 +97,24 @@ class Daemon:
     """skbnfd with its control API on a unix socket in a private directory (the caller's uid:
     the socket's own owner may change the data plane)."""
 
-    def __init__(self, bins, workdir, args):
+    def __init__(self, bins, workdir, args, make_config=None):
+        """make_config(prefix): the config file's text (default: config_text's net_pcap ->
+        net_null with args.a; bench/latency_interleave.py passes the vhost-user one)."""
         self.bins, self.workdir = bins, workdir
         self.prefix = f"skbnf-il-{os.getpid()}"
         self.sock = os.path.join(workdir, "control.sock")
         self.ready = os.path.join(workdir, "ready.json")
         conf = os.path.join(workdir, "skbnfd.conf")
-        self.twin = NATIVE in (args.a, args.b)
+        # interleave's own arms A and B (bench/latency_interleave.py's args have neither)
+        arms = (getattr(args, "a", None), getattr(args, "b", None))
+        self.twin = NATIVE in arms
         self.side_file = os.path.join(workdir, "side")
         self.side = "skbnf"
-        first = args.a if args.a != NATIVE else args.b  # the skbnf side's strategy at start
+        first = arms[0] if arms[0] != NATIVE else arms[1]  # the skbnf side's strategy at start
         with open(conf, "w") as f:
-            f.write(config_text(workdir, args.mode, first,
-                                EAL_MEM_NO_HUGE if args.no_huge else EAL_MEM_HUGE, self.prefix,
-                                twin=self.twin))
+            f.write(make_config(self.prefix) if make_config else config_text(
+                workdir, args.mode, first, EAL_MEM_NO_HUGE if args.no_huge else EAL_MEM_HUGE,
+                self.prefix, twin=self.twin))
         self.cmd = [bins.skbnfd(), f"--config={conf}", f"--listen=unix:{self.sock}",
                     "--metrics-addr=off", "--stats=0", f"--ready-file={self.ready}"]
         if self.twin:
@@ -196,6 +200,16 @@ def order(n):
     return out
 
 
+def swap_to(d, spec, where, quiesce_timeout_ms=None):
+    """Hot-swaps skbnfd to `spec` (SetStrategy); the swap's total in microseconds."""
+    extra = [f"--quiesce-timeout-ms={quiesce_timeout_ms}"] if quiesce_timeout_ms else []
+    r = d.ctl("strategy", "set", spec, *extra)
+    rep = r.get("report", {})
+    if not r.get("applied") or not rep.get("ok"):
+        raise Failure(f"{where}: swap to {spec} not applied: {r}")
+    return round(int(rep.get("total_ns", 0)) / 1e3, 1)
+
+
 def measure(d, args):
     specs = {"A": args.a, "B": args.b}
     rows = []
@@ -210,11 +224,7 @@ def measure(d, args):
             if d.side == NATIVE:
                 swap_us = d.switch_side("skbnf")
             if specs[arm] != cur:
-                r = d.ctl("strategy", "set", specs[arm])
-                rep = r.get("report", {})
-                if not r.get("applied") or not rep.get("ok"):
-                    raise Failure(f"interval {i}: swap to {specs[arm]} not applied: {r}")
-                swap_us = round((swap_us or 0) + int(rep.get("total_ns", 0)) / 1e3, 1)
+                swap_us = round((swap_us or 0) + swap_to(d, specs[arm], f"interval {i}"), 1)
                 cur = specs[arm]
         time.sleep(args.settle)
         s0 = counters(d.ctl("stats"))
@@ -365,10 +375,19 @@ def check_outputs(outdir, args):
     counted = sum(m["b_samples"] for m in summ["modes"].values()) + summ["straddle"]
     if counted != args.alternations:
         problems.append(f"summary counts {counted} B samples of {args.alternations}")
-    for name in ("summary.md", "meta.json"):
-        if not os.path.getsize(os.path.join(outdir, name)):
-            problems.append(f"{name} empty")
     return problems
+
+
+def finish(tool, outdir, problems):
+    """Exits naming the problems with the outputs, else prints summary.md and where they are
+    (also bench/adjacent.py's and bench/latency_interleave.py's); an empty summary.md or
+    meta.json is a problem too."""
+    problems = problems + [f"{name} empty" for name in ("summary.md", "meta.json")
+                           if not os.path.getsize(os.path.join(outdir, name))]
+    if problems:
+        sys.exit(f"{tool}: outputs not well formed: " + "; ".join(problems))
+    print(open(os.path.join(outdir, "summary.md")).read())
+    print(f"{tool}: wrote {outdir}")
 
 
 def main():
@@ -430,11 +449,7 @@ def main():
             "native": (f"DPDK ring_mp_mc, lcore cache {args.native_cache}, in the same skbnfd "
                        "(--native-twin: twin RX queues)") if NATIVE in (args.a, args.b) else None}
     write(outdir, args, rows, summ, meta)
-    problems = check_outputs(outdir, args)
-    if problems:
-        sys.exit("bench/interleave.py: outputs not well formed: " + "; ".join(problems))
-    print(open(os.path.join(outdir, "summary.md")).read())
-    print(f"bench/interleave.py: wrote {outdir}")
+    finish("bench/interleave.py", outdir, check_outputs(outdir, args))
 
 
 if __name__ == "__main__":

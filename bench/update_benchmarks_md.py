@@ -740,6 +740,22 @@ def gen_latetx(r):
     return "\n".join(out + lines)
 
 
+LATENCY = "issue33/latency"
+
+
+def gen_issue33_latency(r):
+    """Issue 33 item 4: latency per strategy, interleaved in one skbnfd over vhost-user, per
+    machine mode (bench/latency_interleave.py's own table, from its summary.json)."""
+    import latency_interleave  # noqa: E402  (its table, one definition)
+    summ = json.load(open(r.path(LATENCY, "summary.json")))
+    meta = json.load(open(r.path(LATENCY, "meta.json")))
+    lines = latency_interleave.summary_md(summ, meta)
+    lines += ["", f"Command: `{meta['command']}`; raw: `bench/results/{LATENCY}/` (samples.csv: "
+              "every interval with its arm, mode and histogram delta; cost.csv: sampling off and "
+              "on; COMMAND)."]
+    return "\n".join(lines)
+
+
 GENERATORS = {
     "protocol": gen_protocol,
     "readme": gen_readme,
@@ -757,6 +773,7 @@ GENERATORS = {
     "issue32-costs": gen_issue32_costs,
     "latetx": gen_latetx,
     "adjacent": gen_adjacent,
+    "issue33-latency": gen_issue33_latency,
 }
 
 

@@ -89,6 +89,19 @@ void FillPercentiles(const std::vector<uint64_t>& buckets, uint64_t max_cycles, 
       dpdk::CyclesToNs(max_cycles != 0 ? max_cycles : dpdk::LatencyQuantile(buckets, 1.0), hz));
 }
 
+// The histogram's non-empty buckets, in nanoseconds; a bin's high_ns is its bucket's highest
+// value (LatencyQuantile's figure for a quantile that falls in it).
+void FillBins(const std::vector<uint64_t>& buckets, uint64_t hz, v1::PortLatency* out) {
+  for (size_t i = 0; i < buckets.size(); ++i) {
+    if (buckets[i] == 0) continue;
+    const int b = static_cast<int>(i);
+    v1::LatencyBin* bin = out->add_bins();
+    bin->set_low_ns(dpdk::CyclesToNs(dpdk::LatencyBucketLow(b), hz));
+    bin->set_high_ns(dpdk::CyclesToNs(dpdk::LatencyBucketHigh(b) - 1, hz));
+    bin->set_samples(buckets[i]);
+  }
+}
+
 // A worker's latency per RX port (total, and over the window against `before`) and its
 // iterations (common/worker_perf.h).
 void FillPerf(const dpdk::WorkerPerf& w, const dpdk::WorkerPerf* before, uint64_t hz,
@@ -98,6 +111,7 @@ void FillPerf(const dpdk::WorkerPerf& w, const dpdk::WorkerPerf* before, uint64_
     pl->set_port(static_cast<uint32_t>(p.port));
     pl->set_sum_ns(dpdk::CyclesToNs(p.sum_cycles, hz));
     FillPercentiles(p.buckets, p.max_cycles, hz, pl->mutable_total());
+    FillBins(p.buckets, hz, pl);
     if (before == nullptr) continue;
     std::vector<uint64_t> window = p.buckets;
     for (const dpdk::PortLatency& b : before->ports) {

@@ -5,6 +5,7 @@
 // only figures are a PerfSnapshot. The live figures: integration.latency_skbnfd.
 #include <gtest/gtest.h>
 
+#include <algorithm>
 #include <chrono>
 #include <cmath>
 #include <limits>
@@ -146,6 +147,71 @@ TEST(LatencyStats, PercentilesTotalAndOverTheWindowAndTheSlowLog) {
   EXPECT_EQ(c.iterations().slow(0).causes(0), "swap");
   EXPECT_EQ(c.iterations().slow(0).causes(1), "test_hook");
   EXPECT_EQ(out.latency_settings().sample_every(), dpdk::LatencySettings{}.sample_every);
+}
+
+// The percentile a reader computes from PortLatency.bins alone (the bin holding the
+// ceil(q * n)-th sample, its high_ns, capped at max_ns), as bench/latency_interleave.py does.
+uint64_t PercentileFromBins(const v1::PortLatency& p, double q) {
+  uint64_t n = 0;
+  for (const v1::LatencyBin& b : p.bins()) n += b.samples();
+  uint64_t rank = static_cast<uint64_t>(q * static_cast<double>(n) + 0.999999);
+  rank = std::max<uint64_t>(1, std::min(rank, n));
+  uint64_t seen = 0;
+  for (const v1::LatencyBin& b : p.bins()) {
+    seen += b.samples();
+    if (seen >= rank) return std::min(b.high_ns(), p.total().max_ns());
+  }
+  return p.total().max_ns();
+}
+
+TEST(LatencyStats, BinsSumToTheTotalAndGiveItsPercentiles) {
+  // 2.5 GHz (a bin's bounds are rounded to nanoseconds) and a wide spread: exact buckets below
+  // 16 cycles, most of them near 1 us, a tail up to 1 ms.
+  dpdk::PerfSnapshot perf;
+  perf.tsc_hz = 2'500'000'000;
+  dpdk::WorkerPerf w;
+  w.core = 1;
+  dpdk::PortLatency pl;
+  pl.buckets.assign(dpdk::kLatencyBuckets, 0);
+  uint64_t v = 3;
+  for (int i = 0; i < 5000; ++i) {
+    v = (v * 6364136223846793005ull + 1442695040888963407ull);
+    const uint64_t cycles = i % 1000 == 0 ? (v >> 40) % 2'500'000 : 2000 + (v >> 33) % 3000;
+    pl.buckets[LatencyBucketOf(cycles)] += 1;
+    pl.count += 1;
+    pl.sum_cycles += cycles;
+    pl.max_cycles = std::max(pl.max_cycles, cycles);
+  }
+  pl.buckets[LatencyBucketOf(7)] += 3;  // below 16 cycles: a bucket per cycle
+  pl.count += 3;
+  pl.sum_cycles += 21;
+  w.ports.push_back(pl);
+  perf.workers.push_back(w);
+  StatsSnapshot s;
+  CoreStats c;
+  c.core = 1;
+  s.cores.push_back(c);
+  s.perf = perf;
+  v1::Stats out;
+  FillStats(s, nullptr, "magazine", 1, {}, {}, &out);
+  ASSERT_EQ(out.cores_size(), 1);
+  ASSERT_EQ(out.cores(0).latency_size(), 1);
+  const v1::PortLatency& p = out.cores(0).latency(0);
+  uint64_t n = 0, last_high = 0;
+  for (const v1::LatencyBin& b : p.bins()) {
+    EXPECT_GT(b.samples(), 0u);
+    EXPECT_LE(b.low_ns(), b.high_ns());
+    EXPECT_GE(b.low_ns(), last_high);  // ascending, not overlapping
+    last_high = b.high_ns();
+    n += b.samples();
+  }
+  EXPECT_GT(p.bins_size(), 20);
+  EXPECT_EQ(n, p.total().samples());
+  EXPECT_EQ(n, 5003u);
+  EXPECT_EQ(PercentileFromBins(p, 0.50), p.total().p50_ns());
+  EXPECT_EQ(PercentileFromBins(p, 0.99), p.total().p99_ns());
+  EXPECT_EQ(PercentileFromBins(p, 0.999), p.total().p999_ns());
+  EXPECT_EQ(PercentileFromBins(p, 1.0), p.total().max_ns());
 }
 
 class PerfBackend : public NullBackend {

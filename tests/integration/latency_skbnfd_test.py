@@ -137,7 +137,19 @@ def check_percentiles(c):
             v = [int(q[k]) for k in ("p50_ns", "p99_ns", "p999_ns", "max_ns")]
             if not (0 < v[0] <= v[1] <= v[2] <= v[3]):
                 fail(f"core 1 port {p['port']} {which} percentiles not ordered: {q}")
-    print(f"ok: percentiles ordered, e.g. port {c['latency'][0]['port']} {c['latency'][0]['total']}")
+        # PortLatency.bins: the total's histogram; it adds up to total.samples and each total
+        # percentile is the high_ns of the bin holding its rank (capped at max_ns)
+        t, bins = p["total"], [(int(b["high_ns"]), int(b["samples"])) for b in p.get("bins", [])]
+        n = sum(k for _, k in bins)
+        if n != int(t["samples"]):
+            fail(f"core 1 port {p['port']}: bins add up to {n}, total.samples {t['samples']}")
+        for key, q in (("p50_ns", 0.5), ("p99_ns", 0.99), ("p999_ns", 0.999)):
+            rank, seen = min(max(int(q * n + 0.999999), 1), n), 0
+            at = next(hi for hi, k in bins if (seen := seen + k) >= rank)
+            if min(at, int(t["max_ns"])) != int(t[key]):
+                fail(f"core 1 port {p['port']}: {key} {t[key]}, from the bins {at}")
+    print(f"ok: percentiles ordered and they follow from the bins, e.g. port "
+          f"{c['latency'][0]['port']} {c['latency'][0]['total']}")
 
 
 def check_metrics(d, parked):
