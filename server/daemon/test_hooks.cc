@@ -101,16 +101,22 @@ class QuiesceStall final : public dpdk::WorkerHooks {
   QuiesceStall(unsigned lcore, std::chrono::milliseconds stall, uint64_t epoch)
       : lcore_(lcore), stall_(stall), seen_epoch_(epoch) {}
 
-  bool BeforeQuiescent(const dpdk::WorkerView& w) override {
+  bool BeforeQuiescent(const dpdk::WorkerView& w) override { return StallOnNewEpoch(w); }
+  // A swap published between BeforeQuiescent's look and the quiescent point (the pool stores
+  // its epoch, then each core's word: pool_swap.cc PublishAndWait) is adopted in that pass
+  // without a stall; the stall then comes here, in the same iteration, so that the slow log
+  // still finds it in the swap's iteration (its causes swap and test_hook), not in the next.
+  bool BeforePoll(const dpdk::WorkerView& w) override { return StallOnNewEpoch(w); }
+
+ private:
+  bool StallOnNewEpoch(const dpdk::WorkerView& w) {
     if (w.lcore != lcore_ || w.pool == nullptr) return false;
     if (w.pool->epoch() == seen_epoch_) return false;
     std::this_thread::sleep_for(stall_);
     seen_epoch_ = w.pool->epoch();
     return true;
   }
-  bool BeforePoll(const dpdk::WorkerView&) override { return false; }
 
- private:
   const unsigned lcore_;
   const std::chrono::milliseconds stall_;
   uint64_t seen_epoch_;  // read and written by that worker only
