@@ -15,7 +15,9 @@
 // 20 s), so a longer period mostly measures when RSS was sampled. What it measured:
 // bench/results/churn/idle (the hour of churn, with; ../idle-untrimmed without): the trim gives
 // pages back after bursts, but the hour's slow creep stayed (+8.3 kB a minute with, +7.6
-// without): that creep is not free arena pages, and is still being looked for (that README).
+// without): that creep is not free arena pages. About a third of it was abseil's lock-order
+// graph (server/daemon/mutex_checks.h); the rest, pages of the gRPC threads' arena that hold
+// live chunks, is still being looked for (bench/results/churn/graphcycles-off/README.md).
 #ifndef SKBNF_SERVER_DAEMON_HEAP_TRIM_H_
 #define SKBNF_SERVER_DAEMON_HEAP_TRIM_H_
 

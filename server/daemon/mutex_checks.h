@@ -7,10 +7,11 @@
 // kIgnore). Every Lock of every absl::Mutex (gRPC's grpc_core::Mutex is one) then takes the
 // process-wide deadlock_graph_mu and keeps a node per mutex in a GraphCycles whose memory comes
 // from absl's LowLevelAlloc: 64 KiB mmap'd regions that are never given back. Under the hour of
-// control churn (bench/churn.sh) those regions were the steady anonymous-RSS creep that
+// control churn (bench/churn.sh) those regions were part of the steady anonymous-RSS creep that
 // malloc_trim could not touch: `strace -f -k -e trace=mmap` on skbnfd caught the 64 KiB
 // mmaps in GraphCycles::GetId <- Mutex::Lock <- grpc_core::MaxAgeFilter::PostInit on each new
-// control connection (bench/results/churn/graphcycles/README.md).
+// control connection (bench/results/churn/graphcycles/README.md); with the graph off the creep
+// fell from 8.3 to 5.4 kB a minute (bench/results/churn/graphcycles-off/README.md).
 //
 // So skbnfd sets absl::SetMutexDeadlockDetectionMode(kIgnore) first thing in main (before any
 // thread or gRPC mutex exists) and applies the flag after parsing: off (the default: what a
