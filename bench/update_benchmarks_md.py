@@ -756,6 +756,51 @@ def gen_issue33_latency(r):
     return "\n".join(lines)
 
 
+NATIVE_TWIN = "issue33/native_twin"
+
+
+def gen_native_interleave(r):
+    """Issue 33 item 1: skbnf's strategies against DPDK's cached pool in ONE skbnfd
+    (bench/interleave.py native X: runs bench/results/interleave/*-native-vs-*-run*), per run
+    and mode, with the bound of item 8; and the twin's sides counted (callgrind)."""
+    import glob
+    runs = sorted(glob.glob(r.path("interleave", "*-native-vs-*-run*")))
+    out = ["| run (UTC start) | B | mode | B samples | A samples | Mpps B/A (median) | 95 % "
+           "interval | ticks/pkt B/A | +- % | bound ≥ 0.97 |",
+           "|---|---|---|---:|---:|---:|---|---:|---:|---|"]
+    for d in runs:
+        summ = json.load(open(os.path.join(d, "summary.json")))
+        meta = json.load(open(os.path.join(d, "meta.json")))
+        for mode, m in summ["modes"].items():
+            lo, hi = m["ratio_mpps_ci95"]
+            met = "yes" if lo >= 0.97 else ("no" if hi < 0.97 else "undecided")
+            out.append(f"| `{os.path.basename(d)}` ({meta['started_utc']}) | `{meta['b']}` | "
+                       f"{mode} | {m['b_samples']} | {m['a_samples']} | "
+                       f"{m['ratio_mpps_median']:.3f} | {lo:.3f}–{hi:.3f} | "
+                       f"{m['ratio_ticks_median']:.3f} | {m['ratio_ticks_ci95_halfwidth_pct']:.1f} "
+                       f"| {met} |")
+    if runs:
+        meta = json.load(open(os.path.join(runs[0], "meta.json")))
+        out += ["", f"A is `native`: {meta['native']}. {meta['alternations']} alternations of "
+                f"{meta['interval_s']} s per run, {meta['memory']}; straddling B samples are in "
+                "no ratio (summary.md of each run). Raw: `bench/results/interleave/<run>/` "
+                "(samples.csv: every interval with its arm, mode, skbnf_allocs and the switch's "
+                "time); command: each run's meta.json."]
+    rows = {name: r.csv(NATIVE_TWIN, f"{name}.csv") for name in
+            ("plain", "twin-skbnf", "twin-native", "ringmpmc")}
+
+    def ipp(name):
+        x = [row for row in rows[name] if row["config"].startswith("skbnfd")][0]
+        return int(x["instructions"]) / int(x["packets"])
+    out += ["", "| skbnfd, callgrind (worker loop) | instructions per packet |", "|---|---:|",
+            f"| `headpool`, no twins | {ipp('plain'):.1f} |",
+            f"| `headpool`, twins, skbnf side polled | {ipp('twin-skbnf'):.1f} |",
+            f"| `headpool`, twins, native side polled | {ipp('twin-native'):.1f} |",
+            f"| `--pool-ops=ring_mp_mc` (DPDK's pool alone) | {ipp('ringmpmc'):.1f} |", "",
+            f"Raw: `bench/results/{NATIVE_TWIN}/` (COMMAND, README.md)."]
+    return "\n".join(out)
+
+
 GENERATORS = {
     "protocol": gen_protocol,
     "readme": gen_readme,
@@ -774,6 +819,7 @@ GENERATORS = {
     "latetx": gen_latetx,
     "adjacent": gen_adjacent,
     "issue33-latency": gen_issue33_latency,
+    "native-interleave": gen_native_interleave,
 }
 
 
