@@ -1,3 +1,5 @@
+# SPDX-License-Identifier: BSD-3-Clause
+# Anonymous memory per mapping between two /proc/PID/smaps copies: smapsdiff.py A B
 import sys,re
 def parse(f):
     maps={}; cur=None
