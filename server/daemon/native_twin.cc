@@ -19,7 +19,10 @@ namespace skbnf::control {
 
 bool NativeTwinRequested() { return !absl::GetFlag(FLAGS_native_twin).empty(); }
 
-NativeTwinSwitch::NativeTwinSwitch() : path_(absl::GetFlag(FLAGS_native_twin)) {}
+NativeTwinSwitch::NativeTwinSwitch(dpdk::Engine& engine)
+    : path_(absl::GetFlag(FLAGS_native_twin)) {
+  Tick(engine);
+}
 
 void NativeTwinSwitch::Tick(dpdk::Engine& engine) {
   if (path_.empty()) return;

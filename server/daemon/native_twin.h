@@ -35,7 +35,8 @@ bool NativeTwinRequested();  // --native-twin given
 // Follows --native-twin's file from the main loop (no-op without the flag).
 class NativeTwinSwitch {
  public:
-  NativeTwinSwitch();
+  // Takes the file's side at once (before the workers start: the first packet is on it).
+  explicit NativeTwinSwitch(dpdk::Engine& engine);
   void Tick(dpdk::Engine& engine);
 
  private:

@@ -201,10 +201,7 @@ int Run(int argc, char** argv) {
     console.PrintPorts();
     absl::StatusOr<std::unique_ptr<DepotHold>> depot_hold = ApplyTestHooks(engine);
     if (!depot_hold.ok()) return Fail(depot_hold.status());
-    // --native-twin's file (server/daemon/native_twin.h): its side in force from the first
-    // packet, then followed by the main loop.
-    NativeTwinSwitch twin;
-    twin.Tick(engine);
+    NativeTwinSwitch twin(engine);  // --native-twin's side in force from the first packet
     if (absl::Status st = engine.Start(); !st.ok()) return Fail(st);
     EngineBackend backend(engine, eal_args, dpdk::EalMainLcore());
     auto control = ControlPlane::Start(backend, OptionsFromFlags(is_demo));
