@@ -17,7 +17,8 @@
 // thread or gRPC mutex exists) and applies the flag after parsing: off (the default: what a
 // release build of abseil does), report (log a potential deadlock with both stacks and go on)
 // or abort (log and die): for a developer chasing a lock-order problem, at the memory and lock
-// cost above. The unit and sanitizer tests keep abseil's default (detection on), and
+// cost above. Test binaries other than skbnfd (unit, control) keep abseil's default (detection
+// on); skbnfd, sanitizer builds included, runs with it off unless the flag says otherwise, and
 // ThreadSanitizer reports lock-order inversions itself.
 #ifndef SKBNF_SERVER_DAEMON_MUTEX_CHECKS_H_
 #define SKBNF_SERVER_DAEMON_MUTEX_CHECKS_H_
