@@ -4,6 +4,7 @@
 #include <cstdio>
 #include <fstream>
 #include <sstream>
+#include <string>
 
 #include "absl/flags/flag.h"
 #include "dataplane/dpdk/engine.h"
@@ -40,10 +41,11 @@ void NativeTwinSwitch::Tick(dpdk::Engine& engine) {
   }
   std::string word = "skbnf";  // a missing file: the skbnf side
   if (exists) {
+    // Its first word, from at most its first 64 bytes (the file is never read whole).
+    char head[64] = {};
     std::ifstream f(path_);
-    std::stringstream text;
-    text << f.rdbuf();
-    text >> word;
+    f.read(head, sizeof head - 1);
+    std::istringstream(std::string(head, static_cast<size_t>(f.gcount()))) >> word;
   }
   if (word != "skbnf" && word != "native") {
     std::fprintf(stderr,
