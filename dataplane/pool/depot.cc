@@ -1,24 +1,57 @@
 // SPDX-License-Identifier: BSD-3-Clause
 #include "dataplane/pool/depot.h"
 
+#include <sys/mman.h>
+
 #include <mutex>
 
 #include "dataplane/pool/slab_store.h"
 
 namespace skbnf::pool {
 
-Depot::Depot(uint32_t magazine_size, uint32_t spares) : size_(magazine_size) { Reserve(spares); }
+namespace {
 
-Depot::~Depot() = default;
+constexpr size_t kLine = 64;
 
-Magazine* Depot::NewMagazine() {
-  size_t bytes = sizeof(Magazine) + sizeof(void*) * size_;
-  blocks_.emplace_back(new char[bytes]);
-  char* mem = blocks_.back().get();
+Magazine* PlaceMagazine(char* mem, uint32_t size) {
   auto* m = new (mem) Magazine;
-  m->capacity = size_;
+  m->capacity = size;
   m->objs = reinterpret_cast<void**>(mem + sizeof(Magazine));
   return m;
+}
+
+}  // namespace
+
+Depot::Depot(uint32_t magazine_size, uint32_t spares)
+    : size_(magazine_size),
+      stride_((sizeof(Magazine) + sizeof(void*) * magazine_size + kLine - 1) / kLine * kLine) {
+  Reserve(spares);
+}
+
+Depot::~Depot() {
+  for (const Region& r : regions_) munmap(r.base, r.bytes);
+}
+
+Magazine* Depot::NewMagazine() {
+  blocks_.emplace_back(new char[stride_]);
+  ++made_;
+  return PlaceMagazine(blocks_.back().get(), size_);
+}
+
+bool Depot::MapMagazines(uint32_t count) {
+  const size_t bytes = stride_ * count;
+  void* base = mmap(nullptr, bytes, PROT_READ | PROT_WRITE, MAP_PRIVATE | MAP_ANONYMOUS, -1, 0);
+  if (base == MAP_FAILED) return false;
+  regions_.push_back(Region{base, bytes});
+  for (uint32_t i = 0; i < count; ++i) {
+    Magazine* m = PlaceMagazine(static_cast<char*>(base) + stride_ * i, size_);
+    m->next = empty_;
+    empty_ = m;
+  }
+  made_ += count;
+  empty_count_.store(empty_count_.load(std::memory_order_relaxed) + count,
+                     std::memory_order_relaxed);
+  return true;
 }
 
 Magazine* Depot::ExchangeEmptyForFull(Magazine* empty, uint64_t& waited) {
@@ -51,7 +84,8 @@ Magazine* Depot::ExchangeFullForEmpty(Magazine* full, uint64_t& waited) {
 
 void Depot::Reserve(uint32_t total) {
   std::lock_guard<SpinLock> g(lock_);
-  while (blocks_.size() < total) {
+  if (made_ < total && MapMagazines(total - made_)) return;
+  while (made_ < total) {  // the mapping was refused: one heap chunk each, as before
     Magazine* m = NewMagazine();
     m->next = empty_;
     empty_ = m;
@@ -78,7 +112,7 @@ void Depot::ReturnEmpty(Magazine* m) {
 
 bool Depot::AllEmpty() {
   std::lock_guard<SpinLock> g(lock_);
-  return full_ == nullptr && empty_count_.load(std::memory_order_relaxed) == blocks_.size();
+  return full_ == nullptr && empty_count_.load(std::memory_order_relaxed) == made_;
 }
 
 uint64_t Depot::DrainTo(SlabStore& store) {

@@ -11,10 +11,20 @@
 // Each strategy generation that has a magazine layer owns its own depot (magazine size is part
 // of the generation). When a generation retires, its depot's full magazines are drained back
 // to the store.
+//
+// Memory: Reserve maps the magazines it makes as one anonymous region (mmap), unmapped with the
+// depot; only a magazine made one at a time (TakeEmpty with no spare left) comes from the heap.
+// A depot lives from one swap to the next, so its magazines (about 110 KiB at the default
+// sizes) had been hundreds of heap chunks allocated by whichever control thread swapped and
+// freed one swap later, among gRPC's allocations: each generation's chunks landed in other
+// holes, and over an hour of swaps malloc's arena grew (issue 34 item 6's creep,
+// bench/results/churn/depot-regions/). A mapped region takes nothing from the arenas and its
+// pages go back to the kernel whole at munmap. Each magazine starts on a cache line of its own.
 #ifndef SKBNF_DATAPLANE_POOL_DEPOT_H_
 #define SKBNF_DATAPLANE_POOL_DEPOT_H_
 
 #include <atomic>
+#include <cstddef>
 #include <cstdint>
 #include <memory>
 #include <vector>
@@ -67,14 +77,25 @@ class Depot {
 
  private:
   Magazine* NewMagazine();
+  // Maps one region holding `count` empty magazines and pushes them on the empty list. False
+  // (nothing made) when the kernel refuses the mapping. Holds lock_.
+  bool MapMagazines(uint32_t count);
+
+  struct Region {
+    void* base;
+    size_t bytes;
+  };
 
   const uint32_t size_;
+  const size_t stride_;  // bytes per magazine in a region: header + rounds, whole cache lines
   SpinLock lock_;
   Magazine* full_ = nullptr;
   Magazine* empty_ = nullptr;
   std::atomic<uint32_t> empty_count_{0};  // for AllEmpty
   std::atomic<uint64_t> objects_{0};
-  std::vector<std::unique_ptr<char[]>> blocks_;  // owns all magazine memory (guarded by lock_)
+  uint32_t made_ = 0;                            // magazines made (guarded by lock_)
+  std::vector<std::unique_ptr<char[]>> blocks_;  // magazines made one at a time (lock_)
+  std::vector<Region> regions_;                  // mapped by Reserve, unmapped by ~Depot (lock_)
 };
 
 }  // namespace skbnf::pool
