@@ -113,9 +113,9 @@ TEST(SwapAllocTest, SwapsIntoTheDefaultMagazineSizeMakeNoMagazines) {
     // The generation, the report's vectors and strings: a few dozen at most.
     EXPECT_LT(made, 64u) << spec;
   }
-  // A magazine size never used before makes a depot, on the control thread: its hundreds of magazines
-  // are one mapped region (depot.h), not hundreds of heap chunks as they were, so this swap too makes
-  // only the generation's few dozen allocations.
+  // A magazine size never used before makes a depot, on the control thread: its hundreds of
+  // magazines are one mapped region (depot.h), not one heap chunk each as they were, so this
+  // swap too makes only the generation's few dozen allocations.
   const uint64_t n0 = t_news;
   ASSERT_TRUE(t->Swap(Spec("magazine:size=16")).status.ok());
   EXPECT_LT(t_news - n0, 64u);
