@@ -35,11 +35,16 @@ ListPorts (skbnfctl --json stats / ports) at its start and end. rx_nombuf: the P
 (PmdStats.rx_nombuf, rte_eth_stats: virtio's RX refill failures, whatever the pool) summed over
 the ports, and on the skbnf pool the pool's RX refill failures (GetStats' CorePoolStats
 alloc_failures), both totals since start (warm-up included). A step passes when both are 0 at
-the end and the workers received packets in each half of the hold (one more GetStats halfway);
-it fails ("too small") on any rx_nombuf, on a half with no packets (a pool smaller than what
-the rings hold can wedge the worker with no refill failure counted: every buffer parked in a
-ring, virtio's RX refill never tried), or when skbnfd refuses to start (preflight pool_sizing,
-or EAL/PMD).
+the end and the workers are still receiving: a pool smaller than what the rings hold can wedge
+the worker with no refill failure counted (every buffer parked in a ring, virtio's RX refill
+never tried). One more GetStats halfway: when the second half received nothing, the step waits
+up to --stall-probe seconds (3) for any packet; none: "wedged" (a wedge is permanent: nothing
+transmits, so nothing completes), some: a stall of the loaded machine, noted. A step fails
+("too small") on any rx_nombuf (the probe's included), on a wedge, or when skbnfd refuses to
+start (preflight pool_sizing, or EAL/PMD). A step failed only by a wedge is run again
+(--stall-retries, 1; 0 in --quick): every attempt is a row (purpose `stall_retry`), the last
+one is the verdict. An error that is not a step's verdict (the peer not starting,
+skbnfctl failing) stops the run after writing the steps so far.
 
 The bisection, per (arm, workers, ring): the floor is what skbnfd accepts at start: with
 --floor preflight (default) the preflight's pool_sizing minimum (`skbnfd --preflight
@@ -228,6 +233,19 @@ def totals(stats, ports):
     return rx, cyc, pk, int(stats.get("monotonic_ns", 0)), fails, pmd, tx
 
 
+def verdict(rx_nombuf, received, halves, wedged):
+    """(passes, note) of a step. Zero rx_nombuf is not enough: a pool smaller than what the rings
+    hold can wedge the worker with no refill failure counted (every buffer parked in a ring), so
+    it must also have received and still be receiving."""
+    if rx_nombuf:
+        return False, "rx_nombuf"
+    if received == 0:
+        return False, "wedged: no packets in the hold nor the probe"
+    if wedged:
+        return False, "wedged: stopped receiving"
+    return True, "stalled, then received again" if min(halves) == 0 else ""
+
+
 def rx_per_worker(stats):
     """{lcore: received} (to show where the load went during the hold)."""
     return {int(c.get("lcore", i)): sum(int(p.get("rx_packets", 0)) for p in c.get("ports", []))
@@ -342,8 +360,21 @@ def step(bins, run, args, arm, workers, ring, mbufs, hold, base=None):
         row["rx_per_worker"] = " ".join(f"{k}:{w1[k] - w0.get(k, 0)}" for k in sorted(w1))
         drx, dcyc, dpk, dns, _, _, dtx = (b - a for a, b in zip(s0, s1))
         halves = (sm[0] - s0[0], s1[0] - sm[0])
+        wedged, probe, probe_rx = False, 0.0, 0
+        if halves[1] == 0 and s1[4] + s1[5] == 0:  # stopped receiving, no rx_nombuf yet: a
+            # wedge stays stopped, a stall does not
+            wedged, t_probe = True, time.monotonic()
+            while time.monotonic() - t_probe < args.stall_probe:
+                time.sleep(0.25)
+                probe_rx = totals(d.ctl("stats"), {})[0] - s1[0]
+                if probe_rx > 0:
+                    wedged = False
+                    break
+            probe = round(time.monotonic() - t_probe, 2)
+            s1 = s1[:4] + totals(d.ctl("stats"), d.ctl("ports"))[4:6] + s1[6:]
         row.update({"rx_packets": drx, "tx_packets": dtx, "rx_first_half": halves[0],
-                    "rx_second_half": halves[1], "pool_rx_fail": s1[4],
+                    "rx_second_half": halves[1], "stall_probe_s": probe,
+                    "rx_probe": probe_rx, "pool_rx_fail": s1[4],
                     "pmd_rx_nombuf": s1[5], "rx_nombuf": s1[4] + s1[5],
                     "rx_nombuf_hold": (s1[4] - s0[4]) + (s1[5] - s0[5]),
                     "seconds": round(dns / 1e9, 3), "pauses": pauses,
@@ -356,13 +387,8 @@ def step(bins, run, args, arm, workers, ring, mbufs, hold, base=None):
         except Failure as e:
             row["exit"] = str(e).splitlines()[0][:120]
         row["stop_s"] = round(time.monotonic() - t_stop, 2)
-        # Zero rx_nombuf is not enough: a pool smaller than the rings can wedge the worker with
-        # no refill failure counted (every buffer parked in rings), so both halves of the hold
-        # must receive.
-        ok = row["rx_nombuf"] == 0 and min(halves) > 0
-        row.update({"status": "pass" if ok else "too_small", "ok": ok,
-                    "note": "" if min(halves) > 0 else
-                    "no packets in the hold" if drx == 0 else "stalled: a half with no packets"})
+        ok, note = verdict(row["rx_nombuf"], drx + probe_rx, halves, wedged)
+        row.update({"status": "pass" if ok else "too_small", "ok": ok, "note": note})
         return row
     finally:
         if d.proc and d.proc.poll() is None:
@@ -382,10 +408,10 @@ def step(bins, run, args, arm, workers, ring, mbufs, hold, base=None):
 
 STEP_COLS = ["case", "arm", "workers", "ring", "mbufs", "mib_elements", "mib_pool", "hold_s",
              "status", "rx_nombuf", "pmd_rx_nombuf", "pool_rx_fail", "rx_nombuf_hold",
-             "rx_packets", "rx_first_half", "rx_second_half", "rx_per_worker", "tx_packets",
-             "seconds", "mpps", "ticks_per_packet", "mode", "load1_start", "load1_end", "start_s",
-             "stop_s", "peer_stop_s", "step_s", "floor", "shift", "pauses", "purpose",
-             "utc_start", "exit", "note"]
+             "rx_packets", "rx_first_half", "rx_second_half", "stall_probe_s", "rx_probe",
+             "rx_per_worker", "tx_packets", "seconds", "mpps", "ticks_per_packet", "mode",
+             "load1_start", "load1_end", "start_s", "stop_s", "peer_stop_s", "step_s", "floor",
+             "shift", "pauses", "purpose", "utc_start", "exit", "note"]
 SUM_COLS = ["arm", "workers", "ring", "status", "mbufs", "mib_elements", "mib_pool",
             "largest_failed", "floor_mbufs", "preflight_min", "upper", "step", "steps",
             "confirmed"]
@@ -458,14 +484,14 @@ def check_quick(rows, summ):
         if s["status"] not in ("converged", "at_floor"):
             problems.append(f"{s['arm']}: bisection status {s['status']}")
             continue
-        mine = [r for r in rows if r["case"] == s["case"]]
-        at = [r for r in mine if r["mbufs"] == s["mbufs"]]
-        if not at or not all(r["ok"] and r["rx_nombuf"] == 0 and r["rx_packets"] > 0
-                             for r in at):
+        # the verdict at a size: its last attempt (a stall retry follows the stalled one)
+        verdict = {r["mbufs"]: r for r in rows if r["case"] == s["case"]}
+        at = verdict.get(s["mbufs"])
+        if not at or not (at["ok"] and at["rx_nombuf"] == 0 and at["rx_packets"] > 0):
             problems.append(f"{s['arm']}: the result {s['mbufs']} did not pass cleanly: {at}")
         if s["status"] == "converged":
-            below = [r for r in mine if r["mbufs"] == s["largest_failed"]]
-            if not below or any(r["ok"] for r in below):
+            below = verdict.get(s["largest_failed"])
+            if not below or below["ok"]:
                 problems.append(f"{s['arm']}: {s['largest_failed']} not seen failing")
             if not 0 < s["mbufs"] - s["largest_failed"] <= s["step"]:
                 problems.append(f"{s['arm']}: not converged to within {s['step']}")
@@ -488,6 +514,11 @@ def main():
     ap.add_argument("--shift", choices=("none", "pause"), default="none")
     ap.add_argument("--shift-every", type=float, default=5.0)
     ap.add_argument("--confirm", action="store_true", help="run each result's step again")
+    ap.add_argument("--stall-retries", type=int, default=1,
+                    help="a step failed only by a wedge (no rx_nombuf) is run again this many "
+                    "times")
+    ap.add_argument("--stall-probe", type=float, default=3.0,
+                    help="seconds to wait for packets when the hold's second half had none")
     ap.add_argument("--mode-gap", type=float, default=0.15)
     ap.add_argument("--nice", type=int, default=10)
     ap.add_argument("--quick", action="store_true")
@@ -498,6 +529,7 @@ def main():
     if args.quick:
         args.arms, args.workers, args.rings = "headpool", "1", "1024"
         args.hold, args.warmup, args.floor = 2.0, 0.3, "skip"
+        args.stall_retries = 0
         planted = QUICK_PLANTED
     arms = [a for a in args.arms.split(",") if a]
     workers = [int(w) for w in args.workers.split(",")]
@@ -523,7 +555,7 @@ def main():
         sys.exit(77)
     bins = benchlib.Binaries(args.build)
     started = datetime.datetime.now(datetime.timezone.utc).isoformat(timespec="seconds")
-    rows, summ = [], []
+    rows, summ, error = [], [], None
     base = tempfile.mkdtemp(prefix="skbnf-mp-base-")
     try:
         for w in workers:
@@ -539,13 +571,19 @@ def main():
                     purpose = ["bisect"]
 
                     def trial(n, case=case, arm=arm, w=w, ring=ring):
-                        r = step(bins, run, args, arm, w, ring, n, args.hold, base)
-                        r.update({"case": case, "purpose": purpose[0],
-                                  "mib_elements": mib_elements(n), "mib_pool": mib_pool(n, arm)})
-                        rows.append(r)
-                        print(f"min_pool: {case} {n} mbufs: {r['status']} "
-                              f"(rx_nombuf {r.get('rx_nombuf', '-')}, rx {r.get('rx_packets', '-')}"
-                              f", load {r['load1_start']}) {r.get('note', '')}", flush=True)
+                        for attempt in range(1 + args.stall_retries):
+                            r = step(bins, run, args, arm, w, ring, n, args.hold, base)
+                            r.update({"case": case, "purpose": purpose[0] if not attempt
+                                      else "stall_retry", "mib_elements": mib_elements(n),
+                                      "mib_pool": mib_pool(n, arm)})
+                            rows.append(r)
+                            print(f"min_pool: {case} {n} mbufs: {r['status']} (rx_nombuf "
+                                  f"{r.get('rx_nombuf', '-')}, rx {r.get('rx_packets', '-')}, "
+                                  f"load {r['load1_start']}) {r.get('note', '')}", flush=True)
+                            # wedged without rx_nombuf: a wedge comes back, a long stall of
+                            # the loaded machine (beyond the probe) may not
+                            if r["ok"] or r.get("rx_nombuf") != 0:
+                                break
                         return r["ok"]
                     b = bisect(trial, floor, upper, args.step)
                     confirmed = ""
@@ -560,8 +598,8 @@ def main():
                                  "largest_failed": b["lo"], "floor_mbufs": floor,
                                  "preflight_min": pmin, "upper": upper, "step": args.step,
                                  "steps": len(b["trials"]), "confirmed": confirmed})
-    except (Failure, run.RunError) as e:
-        sys.exit(f"bench/min_pool.py: {e}")
+    except (Failure, run.RunError, subprocess.TimeoutExpired) as e:
+        error = f"{e}"  # the steps so far are written, then the run fails
     finally:
         shutil.rmtree(base, ignore_errors=True)
     label_modes(rows, args.mode_gap)
@@ -577,10 +615,14 @@ def main():
             "machine": benchlib.machine_info(), "git": git,
             "started_utc": started, "load1_range": [min(loads), max(loads)] if loads else [0, 0],
             "ended_utc": datetime.datetime.now(datetime.timezone.utc).isoformat(
-                timespec="seconds"), "mode_reference": "per case, the steps' ticks/pkt"}
+                timespec="seconds"), "mode_reference": "per case, the steps' ticks/pkt",
+            "stall_retries": args.stall_retries, "error": error}
     write(outdir, rows, summ, meta)
     print(summary_md(summ, meta))
     print(f"bench/min_pool.py: wrote {outdir}")
+    if error:
+        sys.exit(f"bench/min_pool.py: stopped by an error after {len(rows)} steps (written): "
+                 f"{error}")
     if args.quick:
         problems = check_quick(rows, summ)
         if problems:

@@ -72,6 +72,17 @@ class Bisect(unittest.TestCase):
             mp.bisect(oracle(1, []), 10, 5, 1)
 
 
+class Verdict(unittest.TestCase):
+    def test_rx_nombuf_or_a_wedge_is_too_small(self):
+        self.assertEqual(mp.verdict(0, 1000, (500, 500), False), (True, ""))
+        self.assertFalse(mp.verdict(1, 1000, (500, 500), False)[0])
+        self.assertFalse(mp.verdict(0, 0, (0, 0), True)[0])
+        self.assertEqual(mp.verdict(0, 500, (500, 0), True), (False, "wedged: stopped receiving"))
+        # a stall the probe saw end is noted, not a failure
+        self.assertEqual(mp.verdict(0, 500, (0, 500), False),
+                         (True, "stalled, then received again"))
+
+
 class Memory(unittest.TestCase):
     def test_element_and_slab_arithmetic(self):
         self.assertEqual(mp.ELT_BYTES, 2368)
@@ -112,6 +123,13 @@ class QuickCheck(unittest.TestCase):
         rows = rows_for({4256: True, mp.QUICK_PLANTED: False, 2176: True})
         rows[-1]["rx_nombuf"] = 3
         self.assertTrue(mp.check_quick(rows, self.summ(2176, mp.QUICK_PLANTED)))
+
+    def test_a_stall_retried_result_counts_by_its_last_attempt(self):
+        rows = rows_for({4256: True, mp.QUICK_PLANTED: False})
+        rows += rows_for({2256: False}) + rows_for({2256: True})  # stalled, then passed
+        self.assertEqual(mp.check_quick(rows, self.summ(2256, mp.QUICK_PLANTED)), [])
+        rows += rows_for({2256: False})  # ... and failed last: the verdict is a failure
+        self.assertTrue(mp.check_quick(rows, self.summ(2256, mp.QUICK_PLANTED)))
 
     def test_unconverged_or_unseen_failure_is_caught(self):
         rows = rows_for({4256: True, mp.QUICK_PLANTED: False, 2176: True})
