@@ -46,16 +46,20 @@ start (preflight pool_sizing, or EAL/PMD). A step failed only by a wedge is run 
 one is the verdict. An error that is not a step's verdict (the peer not starting,
 skbnfctl failing) stops the run after writing the steps so far.
 
-The bisection, per (arm, workers, ring): the floor is what skbnfd accepts at start: with
---floor preflight (default) the preflight's pool_sizing minimum (`skbnfd --preflight
---mbufs=1`: "raise --mbufs to at least N": RX and TX rings of both ports, the strategy's or
-DPDK cache's per-core bound, bursts); with --floor skip skbnfd runs with --skip-preflight and the
-floor is --skip-floor (default 64), so EAL and the PMDs are all that can refuse. First the upper
-bound (--upper, default 3 x the preflight minimum) must pass, else the result is "> upper".
-Then the floor: passing there, the result is the floor ("at the floor"). Else lo (fails) and hi
-(passes) close in: mid rounded to --step, until hi - lo <= --step. Result: hi, with lo as the
-largest pool seen to fail. One 60 s hold per step: a pass is a single observation (an arm
-close to the edge may pass once and fail the next time; --confirm re-runs the result's step).
+The bisection, per (arm, workers, ring): the floor is what skbnfd accepts at start. skbnfd's
+preflight refuses any pool below its own pool_sizing rule (`skbnfd --preflight --mbufs=1` says
+"raise --mbufs to at least N": RX and TX rings of both ports, the strategy's or DPDK cache's
+per-core bound, bursts), and that rule is what this table is to set, so by default (--floor
+skip) skbnfd runs with --skip-preflight and the floor is --skip-floor (64 mbufs): EAL and the
+PMDs are then all that can refuse. The preflight minimum is reported beside every result;
+--floor preflight starts from it instead (the result is then at least the rule). First the
+upper bound (--upper, default 3 x the preflight minimum) must pass, else the result is "above
+upper"; then the floor: passing there, the result is the floor ("at floor"). Else lo (fails)
+and hi (passes) close in on the midpoint, rounded up to a multiple of --step (64) while the gap
+is 2 steps or more, until hi - lo <= --step. Result: hi, with lo the largest pool seen to fail.
+The hold is read every --check-every seconds (5): a step that has failed stops there. One
+hold per step: a pass is a single observation (an arm close to the edge may pass once and fail
+the next time; --confirm runs the result's step again).
 
 Memory (MiB): mbufs x 2,368 bytes (`mib_elements`: DPDK 22.11's pktmbuf element: 64-byte
 mempool object header + 128-byte struct rte_mbuf + RTE_MBUF_DEFAULT_BUF_SIZE 2,176; the size
@@ -280,24 +284,42 @@ def preflight_minimum(bins, run, args, arm, workers, ring):
         shutil.rmtree(work, ignore_errors=True)
 
 
-def shift_hold(d, args, workers, hold):
-    """The hold with the served load moved between workers (module text): worker k paused for
-    --shift-every seconds, then resumed, in turn. Returns the pauses made."""
-    if args.shift == "none" or workers < 2:
-        time.sleep(hold)
-        return 0
-    end, k, pauses = time.monotonic() + hold, 0, 0
-    while True:
-        left = end - time.monotonic()
-        if left <= 0:
-            return pauses
-        core = 1 + k % workers
-        lease = max(1, math.ceil(args.shift_every + 2))
-        d.ctl("worker", "pause", str(core), f"--lease={lease}s")
-        pauses += 1
-        time.sleep(min(args.shift_every, max(0.0, end - time.monotonic())))
-        resume(d, core, lease)
-        k += 1
+class Hold:
+    """The hold, in slices of at most --check-every seconds with rx_nombuf read after each (a
+    step that already failed stops there: its verdict cannot change), with the served load moved
+    between workers when --shift pause (module text): worker k paused for --shift-every seconds,
+    then resumed, in turn, across the slices."""
+
+    def __init__(self, d, args, workers):
+        self.d, self.args, self.workers = d, args, workers
+        self.k = self.pauses = 0
+
+    def run(self, seconds):
+        """Holds `seconds`; returns (totals at the end, True if it stopped on rx_nombuf)."""
+        end = time.monotonic() + seconds
+        while True:
+            left = end - time.monotonic()
+            if left > 0:
+                self.sleep(min(left, self.args.check_every))
+            t = totals(self.d.ctl("stats"), self.d.ctl("ports"))
+            if t[4] + t[5] > 0:
+                return t, True
+            if left <= self.args.check_every:
+                return t, False
+
+    def sleep(self, seconds):
+        if self.args.shift == "none" or self.workers < 2:
+            time.sleep(seconds)
+            return
+        end = time.monotonic() + seconds
+        while end - time.monotonic() > 0.05:
+            core = 1 + self.k % self.workers
+            lease = max(1, math.ceil(self.args.shift_every + 2))
+            self.d.ctl("worker", "pause", str(core), f"--lease={lease}s")
+            self.pauses += 1
+            time.sleep(min(self.args.shift_every, max(0.0, end - time.monotonic())))
+            resume(self.d, core, lease)
+            self.k += 1
 
 
 def resume(d, core, lease):
@@ -351,18 +373,24 @@ def step(bins, run, args, arm, workers, ring, mbufs, hold, base=None):
         time.sleep(args.warmup)
         st0 = d.ctl("stats")
         s0 = totals(st0, d.ctl("ports"))
-        pauses = shift_hold(d, args, workers, hold / 2)
-        sm = totals(d.ctl("stats"), d.ctl("ports"))
-        pauses += shift_hold(d, args, workers, hold / 2)
+        h = Hold(d, args, workers)
+        early = s0[4] + s0[5] > 0  # failed in the warm-up: no hold
+        sm = s0
+        if not early:
+            sm, early = h.run(hold / 2)
+        if not early:
+            _, early = h.run(hold / 2)
+        pauses = h.pauses
         st1 = d.ctl("stats")
         s1 = totals(st1, d.ctl("ports"))
+        row["stopped_early"] = early
         w0, w1 = rx_per_worker(st0), rx_per_worker(st1)
         row["rx_per_worker"] = " ".join(f"{k}:{w1[k] - w0.get(k, 0)}" for k in sorted(w1))
         drx, dcyc, dpk, dns, _, _, dtx = (b - a for a, b in zip(s0, s1))
         halves = (sm[0] - s0[0], s1[0] - sm[0])
         wedged, probe, probe_rx = False, 0.0, 0
-        if halves[1] == 0 and s1[4] + s1[5] == 0:  # stopped receiving, no rx_nombuf yet: a
-            # wedge stays stopped, a stall does not
+        if halves[1] == 0 and s1[4] + s1[5] == 0 and not early:
+            # stopped receiving, no rx_nombuf yet: a wedge stays stopped, a stall does not
             wedged, t_probe = True, time.monotonic()
             while time.monotonic() - t_probe < args.stall_probe:
                 time.sleep(0.25)
@@ -411,7 +439,7 @@ STEP_COLS = ["case", "arm", "workers", "ring", "mbufs", "mib_elements", "mib_poo
              "rx_packets", "rx_first_half", "rx_second_half", "stall_probe_s", "rx_probe",
              "rx_per_worker", "tx_packets", "seconds", "mpps", "ticks_per_packet", "mode",
              "load1_start", "load1_end", "start_s", "stop_s", "peer_stop_s", "step_s", "floor",
-             "shift", "pauses", "purpose", "utc_start", "exit", "note"]
+             "shift", "pauses", "stopped_early", "purpose", "utc_start", "exit", "note"]
 SUM_COLS = ["arm", "workers", "ring", "status", "mbufs", "mib_elements", "mib_pool",
             "largest_failed", "floor_mbufs", "preflight_min", "upper", "step", "steps",
             "confirmed"]
@@ -505,7 +533,7 @@ def main():
     ap.add_argument("--rings", default="1024,4096")
     ap.add_argument("--hold", type=float, default=60.0)
     ap.add_argument("--warmup", type=float, default=2.0)
-    ap.add_argument("--floor", choices=("preflight", "skip"), default="preflight")
+    ap.add_argument("--floor", choices=("preflight", "skip"), default="skip")
     ap.add_argument("--skip-floor", type=int, default=64,
                     help="with --floor skip: the bisection's floor (skbnfd --skip-preflight)")
     ap.add_argument("--upper", type=int, default=0,
@@ -517,6 +545,8 @@ def main():
     ap.add_argument("--stall-retries", type=int, default=1,
                     help="a step failed only by a wedge (no rx_nombuf) is run again this many "
                     "times")
+    ap.add_argument("--check-every", type=float, default=5.0,
+                    help="seconds between rx_nombuf readings in the hold (a failed step stops)")
     ap.add_argument("--stall-probe", type=float, default=3.0,
                     help="seconds to wait for packets when the hold's second half had none")
     ap.add_argument("--mode-gap", type=float, default=0.15)
@@ -528,7 +558,7 @@ def main():
     planted = None
     if args.quick:
         args.arms, args.workers, args.rings = "headpool", "1", "1024"
-        args.hold, args.warmup, args.floor = 2.0, 0.3, "skip"
+        args.hold, args.warmup, args.floor, args.check_every = 2.0, 0.3, "skip", 1.0
         args.stall_retries = 0
         planted = QUICK_PLANTED
     arms = [a for a in args.arms.split(",") if a]
