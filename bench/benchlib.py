@@ -85,6 +85,16 @@ def bootstrap_ci(values, stat=statistics.median, resamples=10000, level=0.95, se
     return (lo, hi)
 
 
+def write_rows_csv(path, cols, rows):
+    """Rows (dicts) as CSV with the columns `cols` in that order: a missing key is an empty cell,
+    a key not in `cols` is left out (the bench tools' raw per-sample files)."""
+    with open(path, "w", newline="") as f:
+        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
+        w.writeheader()
+        for r in rows:
+            w.writerow({c: r.get(c, "") for c in cols})
+
+
 def _median(v):
     """statistics.median's value (the mean of the two middle values for an even count)."""
     v = sorted(v)

@@ -323,11 +323,7 @@ def write(outdir, args, rows, summ, meta):
     cols = ["index", "arm", "spec", "mode", "utc_start", "seconds", "rx_packets", "mpps",
             "ticks_per_packet", "ref_ticks", "ref_mpps", "ratio_ticks", "ratio_mpps", "swap_us",
             "skbnf_allocs"]
-    with open(os.path.join(outdir, "samples.csv"), "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in cols})
+    benchlib.write_rows_csv(os.path.join(outdir, "samples.csv"), cols, rows)
     with open(os.path.join(outdir, "summary.json"), "w") as f:
         json.dump(summ, f, indent=1, sort_keys=True)
     with open(os.path.join(outdir, "meta.json"), "w") as f:

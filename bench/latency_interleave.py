@@ -305,14 +305,6 @@ COST_COLS = ["index", "sample_every", "utc_start", "seconds", "rx_packets", "mpp
              "ticks_per_packet", "busy_fraction", "lat_samples", "stalls", "load1", "ratio_ticks"]
 
 
-def write_csv(path, cols, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in cols})
-
-
 def summary_md(summ, meta):
     """The per-arm, per-mode table (also BENCHMARKS.md's gen:issue33-latency, from the files)."""
     lines = ["| arm | mode | intervals | samples | p50 ns | p99 ns | p99.9 ns |"
@@ -353,13 +345,13 @@ def summary_md(summ, meta):
 
 def write(outdir, rows, cost, summ, meta):
     os.makedirs(outdir, exist_ok=True)
-    write_csv(os.path.join(outdir, "samples.csv"), COLS, rows)
-    write_csv(os.path.join(outdir, "cost.csv"), COST_COLS, cost)
+    benchlib.write_rows_csv(os.path.join(outdir, "samples.csv"), COLS, rows)
+    benchlib.write_rows_csv(os.path.join(outdir, "cost.csv"), COST_COLS, cost)
     with open(os.path.join(outdir, "summary.json"), "w") as f:
         json.dump(summ, f, indent=1, sort_keys=True)
     with open(os.path.join(outdir, "meta.json"), "w") as f:
         json.dump(meta, f, indent=1, sort_keys=True)
-    lines = [f"# Latency per strategy, interleaved in one skbnfd over vhost-user (l3, live peer)",
+    lines = ["# Latency per strategy, interleaved in one skbnfd over vhost-user (l3, live peer)",
              "", f"{benchlib.machine_line(meta['machine'], meta['eal'])}.", "",
              f"Command: `{meta['command']}`", ""] + summary_md(summ, meta)
     with open(os.path.join(outdir, "summary.md"), "w") as f:

@@ -81,7 +81,6 @@ pool is reported too small, that the bisection converged, that its result forwar
 rx_nombuf and that the largest failed pool, within one step below it, was seen failing.
 """
 import argparse
-import csv
 import datetime
 import json
 import math
@@ -464,16 +463,8 @@ def label_modes(rows, gap):
                 "fast" if float(r["ticks_per_packet"]) < th else "slow")
 
 
-def write_csv(path, cols, rows):
-    with open(path, "w", newline="") as f:
-        w = csv.DictWriter(f, fieldnames=cols, extrasaction="ignore")
-        w.writeheader()
-        for r in rows:
-            w.writerow({c: r.get(c, "") for c in cols})
-
-
 def summary_md(summ, meta):
-    lines = [f"# Smallest pool at zero rx_nombuf (issue 33 item 3)", "",
+    lines = ["# Smallest pool at zero rx_nombuf (issue 33 item 3)", "",
              f"{meta['memory']}; {benchlib.machine_line(meta['machine'], meta['eal'])}.", "",
              f"Command: `{meta['command']}`", "",
              f"Hold {meta['hold_s']} s per step after {meta['warmup_s']} s warm-up; floor "
@@ -493,8 +484,8 @@ def summary_md(summ, meta):
 
 def write(outdir, rows, summ, meta):
     os.makedirs(outdir, exist_ok=True)
-    write_csv(os.path.join(outdir, "steps.csv"), STEP_COLS, rows)
-    write_csv(os.path.join(outdir, "summary.csv"), SUM_COLS, summ)
+    benchlib.write_rows_csv(os.path.join(outdir, "steps.csv"), STEP_COLS, rows)
+    benchlib.write_rows_csv(os.path.join(outdir, "summary.csv"), SUM_COLS, summ)
     with open(os.path.join(outdir, "summary.json"), "w") as f:
         json.dump(summ, f, indent=1, sort_keys=True)
     with open(os.path.join(outdir, "meta.json"), "w") as f:
