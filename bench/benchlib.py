@@ -95,6 +95,12 @@ def write_rows_csv(path, cols, rows):
             w.writerow({c: r.get(c, "") for c in cols})
 
 
+def write_json(path, obj):
+    """`obj` as indented JSON with sorted keys (the bench tools' summary.json and meta.json)."""
+    with open(path, "w") as f:
+        json.dump(obj, f, indent=1, sort_keys=True)
+
+
 def _median(v):
     """statistics.median's value (the mean of the two middle values for an even count)."""
     v = sorted(v)

@@ -324,10 +324,8 @@ def write(outdir, args, rows, summ, meta):
             "ticks_per_packet", "ref_ticks", "ref_mpps", "ratio_ticks", "ratio_mpps", "swap_us",
             "skbnf_allocs"]
     benchlib.write_rows_csv(os.path.join(outdir, "samples.csv"), cols, rows)
-    with open(os.path.join(outdir, "summary.json"), "w") as f:
-        json.dump(summ, f, indent=1, sort_keys=True)
-    with open(os.path.join(outdir, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1, sort_keys=True)
+    benchlib.write_json(os.path.join(outdir, "summary.json"), summ)
+    benchlib.write_json(os.path.join(outdir, "meta.json"), meta)
     lines = [f"# `{args.a}` (A) -> `{args.b}` (B), interleaved in one skbnfd ({args.mode})", "",
              f"{args.alternations} alternations of {args.interval} s (settle {args.settle} s), "
              f"{meta['memory']}; {benchlib.machine_line(meta['machine'], meta['eal'])}.", "",

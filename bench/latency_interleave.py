@@ -347,10 +347,8 @@ def write(outdir, rows, cost, summ, meta):
     os.makedirs(outdir, exist_ok=True)
     benchlib.write_rows_csv(os.path.join(outdir, "samples.csv"), COLS, rows)
     benchlib.write_rows_csv(os.path.join(outdir, "cost.csv"), COST_COLS, cost)
-    with open(os.path.join(outdir, "summary.json"), "w") as f:
-        json.dump(summ, f, indent=1, sort_keys=True)
-    with open(os.path.join(outdir, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1, sort_keys=True)
+    benchlib.write_json(os.path.join(outdir, "summary.json"), summ)
+    benchlib.write_json(os.path.join(outdir, "meta.json"), meta)
     lines = ["# Latency per strategy, interleaved in one skbnfd over vhost-user (l3, live peer)",
              "", f"{benchlib.machine_line(meta['machine'], meta['eal'])}.", "",
              f"Command: `{meta['command']}`", ""] + summary_md(summ, meta)

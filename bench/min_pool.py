@@ -82,7 +82,6 @@ rx_nombuf and that the largest failed pool, within one step below it, was seen f
 """
 import argparse
 import datetime
-import json
 import math
 import os
 import re
@@ -486,10 +485,8 @@ def write(outdir, rows, summ, meta):
     os.makedirs(outdir, exist_ok=True)
     benchlib.write_rows_csv(os.path.join(outdir, "steps.csv"), STEP_COLS, rows)
     benchlib.write_rows_csv(os.path.join(outdir, "summary.csv"), SUM_COLS, summ)
-    with open(os.path.join(outdir, "summary.json"), "w") as f:
-        json.dump(summ, f, indent=1, sort_keys=True)
-    with open(os.path.join(outdir, "meta.json"), "w") as f:
-        json.dump(meta, f, indent=1, sort_keys=True)
+    benchlib.write_json(os.path.join(outdir, "summary.json"), summ)
+    benchlib.write_json(os.path.join(outdir, "meta.json"), meta)
     with open(os.path.join(outdir, "summary.md"), "w") as f:
         f.write(summary_md(summ, meta))
     with open(os.path.join(outdir, "COMMAND"), "w") as f:
