@@ -27,6 +27,7 @@
 #include <cstddef>
 #include <cstdint>
 #include <memory>
+#include <mutex>
 #include <vector>
 
 #include "dataplane/pool/spinlock.h"
@@ -74,6 +75,11 @@ class Depot {
   uint64_t objects() const { return objects_.load(std::memory_order_relaxed); }
   // Tests: the lock, to hold it while a core exchanges (tests/unit/layers_test.cc).
   SpinLock& lock_for_test() { return lock_; }
+  // Tests: how many regions Reserve has mapped (tests/unit/layers_test.cc).
+  size_t mapped_regions_for_test() {
+    std::lock_guard<SpinLock> g(lock_);
+    return regions_.size();
+  }
 
  private:
   Magazine* NewMagazine();

@@ -6,8 +6,10 @@
 #include <algorithm>
 #include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <future>
 #include <random>
+#include <set>
 #include <string>
 #include <thread>
 #include <vector>
@@ -129,6 +131,36 @@ TEST(DepotTest, AnExchangeThatWaitsIsCountedOnItsCore) {
   const CoreCountersSnapshot s = Snapshot(c);
   EXPECT_EQ(s.depot_waits, 1u);
   EXPECT_EQ(s.depot_wait_ticks, c.depot_wait_ticks.Get());
+}
+
+// Reserve makes its magazines as one mapped region (depot.h: not one heap chunk each), every
+// magazine on a cache line of its own and all of them usable; a magazine taken beyond the
+// reserve still comes from the heap, and the depot counts it.
+TEST(DepotTest, ReserveMapsItsMagazinesAsOneRegion) {
+  Depot d(16, 512);
+  EXPECT_EQ(d.mapped_regions_for_test(), 1u);
+  EXPECT_TRUE(d.AllEmpty());
+  std::set<Magazine*> seen;
+  std::vector<Magazine*> taken;
+  for (int i = 0; i < 513; ++i) {  // the 513th: none spare, made on the heap
+    Magazine* m = d.TakeEmpty();
+    ASSERT_NE(m, nullptr);
+    EXPECT_EQ(m->capacity, 16u);
+    EXPECT_EQ(m->rounds, 0u);
+    if (i < 512) {
+      EXPECT_EQ(reinterpret_cast<uintptr_t>(m) % 64, 0u);
+    }
+    EXPECT_TRUE(seen.insert(m).second);
+    for (uint32_t k = 0; k < m->capacity; ++k) m->objs[k] = m;  // every round writable
+    taken.push_back(m);
+  }
+  EXPECT_EQ(d.mapped_regions_for_test(), 1u);
+  EXPECT_FALSE(d.AllEmpty());
+  for (Magazine* m : taken) d.ReturnEmpty(m);
+  EXPECT_TRUE(d.AllEmpty());  // 513 made, 513 back
+  d.Reserve(600);             // 87 more: a second region
+  EXPECT_EQ(d.mapped_regions_for_test(), 2u);
+  EXPECT_TRUE(d.AllEmpty());
 }
 
 TEST(MagazineTest, BonwickExchangeWithTheDepot) {
