@@ -152,5 +152,23 @@ class Modes(unittest.TestCase):
         self.assertEqual({r["mode"] for r in rows}, {"one"})
 
 
+class PreflightRuleCoversTheTable(unittest.TestCase):
+    """Issue 33 item 3: skbnfd's pool sizing rule (what `--mbufs 0` and the chart's default size
+    the pool by, and what preflight refuses below) must be at least every smallest pool the
+    committed table measured at zero rx_nombuf: a rule below a measured minimum would size pods
+    that lose packets. The table (bench/results/issue33/min_pool-*/summary.csv) is measurement,
+    the rule is server/daemon/startup_checks.cc's; a new slice that beats the rule fails here."""
+
+    def test_every_stored_minimum_is_within_the_rule(self):
+        import csv
+        import glob
+        rows = []
+        for f in glob.glob(os.path.join(HERE, "results", "issue33", "min_pool-*", "summary.csv")):
+            rows += [r for r in csv.DictReader(open(f)) if r["status"] == "converged"]
+        self.assertTrue(rows, "no committed min_pool slice")
+        for r in rows:
+            self.assertGreaterEqual(int(r["preflight_min"]), int(r["mbufs"]), r)
+
+
 if __name__ == "__main__":
     unittest.main()

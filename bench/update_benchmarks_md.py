@@ -23,6 +23,7 @@ belongs to others).
 """
 import argparse
 import csv
+import datetime
 import difflib
 import importlib.machinery
 import importlib.util
@@ -163,8 +164,20 @@ def _huge(r):
 def gen_readme(r):
     h = _huge(r)
     _, _, meta = r.table("huge/headline")
-    return (
-        f"On **2 MiB hugepages** (production memory, bench/run's default since issue 23; "
+    same = native_interleave_headline(r)
+    lead = ""
+    if same:
+        lead = ("**Against DPDK's own cached pool in the same process and speed mode** "
+                "(`bench/interleave.py`: skbnfd alternates between its skbnf pool and a DPDK "
+                "`ring_mp_mc` pool with its lcore cache every interval, l3, one worker, 2 MiB "
+                "hugepages; the rate of B over its two neighbouring native intervals; issue 33 "
+                "item 1): " + "; ".join(f"`{b}` {x['text']} (`bench/results/interleave/"
+                                          f"{x['name']}/`, {x['meta']['alternations']} "
+                                          f"alternations)" for b, x in same.items())
+                + ".\n\nAcross processes, in runs minutes apart that mix the speed modes "
+                "(issue 33's audit): ")
+    return lead + (
+        f"on **2 MiB hugepages** (production memory, bench/run's default since issue 23; "
         f"`bench/results/huge/`, {meta['pairs']} pairs of {meta['seconds']} s, {when(meta)}, "
         f"{shape(meta)}: load {load_range('huge/headline', r)}) skbnfd's "
         f"best strategy, `lcache+headpool` (DPDK's own lcore cache as skbnf's `lcache` layer "
@@ -410,6 +423,10 @@ def gen_exp7_reading(r, name="exp7"):
 def gen_summary(r):
     h = _huge(r)
     lines = ["| figure | result | memory | raw file |", "|---|---|---|---|"]
+    for b, x in native_interleave_headline(r).items():
+        lines.append(f"| skbnfd `{b}` vs DPDK's cached pool, one skbnfd, interleaved (l3, one "
+                     f"core; issue 33 item 1) | {x['text']} | {x['meta']['memory']} | "
+                     f"`bench/results/interleave/{x['name']}/` |")
     best = max((h["lcache"], h["headpool"], h["magazine"]), key=lambda s: s["median_ratio"])
     lines.append(f"| skbnfd best strategy vs testpmd native (io, one core) | "
                  f"{best['b']}: {ratio(best)} | 2 MiB hugepages | "
@@ -660,33 +677,40 @@ def gen_issue32_costs(r):
     return "\n".join(out)
 
 
-ADJACENT = "adjacent/testpmd-native-vs-plugin-headpool"
-
-
 def gen_adjacent(r):
-    """Issue 33 item 2: testpmd native vs testpmd + plugin, adjacent short runs, per mode."""
-    summ = json.load(open(r.path(ADJACENT, "summary.json")))
-    meta = json.load(open(r.path(ADJACENT, "meta.json")))
-    rows = r.csv(ADJACENT, "runs.csv")
-    out = ["| mode | B runs | A runs | testpmd + plugin / native (median of run ratios) | "
-           "95 % interval | +- % | native Mpps (median) | plugin Mpps (median) |",
-           "|---|---:|---:|---:|---|---:|---:|---:|"]
-    for mode, m in summ["modes"].items():
-        out.append(f"| {mode} | {m['b_runs']} | {m['a_runs']} | {m['ratio_median']:.3f} | "
-                   f"{m['ratio_ci95'][0]:.3f}–{m['ratio_ci95'][1]:.3f} | "
-                   f"{m['ratio_ci95_halfwidth_pct']:.1f} | {m['a_mpps_median']:.1f} | "
-                   f"{m['b_mpps_median']:.1f} |")
-    allv = [float(x) for row in rows for x in row["samples"].split()]
-    th = summ["threshold_mpps"]
-    out += ["", f"{meta['pairs']} pairs of {meta['seconds']} s runs (after {meta['warmup_s']} s "
-            f"warm-up each), {meta['memory']}, {meta['started_utc']} – {meta['ended_utc']}; "
-            f"every per-second sample between {min(allv):.1f} and {max(allv):.1f} Mpps; "
+    """Issue 33 item 2: testpmd native vs testpmd + plugin, adjacent short runs, per run and
+    mode (every stored run: bench/results/adjacent/*/)."""
+    import glob
+    runs = sorted(((json.load(open(os.path.join(d, "meta.json"))), d)
+                   for d in glob.glob(r.path("adjacent", "*")) if os.path.isdir(d)),
+                  key=lambda x: _utc(x[0]["started_utc"]))
+    out = ["| run (UTC start) | mode | B runs | A runs | testpmd + plugin / native (median of run "
+           "ratios) | 95 % interval | +- % | native Mpps (median) | plugin Mpps (median) |",
+           "|---|---|---:|---:|---:|---|---:|---:|---:|"]
+    notes = []
+    for meta, d in runs:
+        name = os.path.basename(d)
+        summ = json.load(open(os.path.join(d, "summary.json")))
+        rows = r.csv("adjacent", name, "runs.csv")
+        for mode, m in summ["modes"].items():
+            out.append(f"| `{name}` ({meta['started_utc']}) | {mode} | {m['b_runs']} | "
+                       f"{m['a_runs']} | {m['ratio_median']:.3f} | "
+                       f"{m['ratio_ci95'][0]:.3f}–{m['ratio_ci95'][1]:.3f} | "
+                       f"{m['ratio_ci95_halfwidth_pct']:.1f} | {m['a_mpps_median']:.1f} | "
+                       f"{m['b_mpps_median']:.1f} |")
+        allv = [float(x) for row in rows for x in row["samples"].split()]
+        th = summ["threshold_mpps"]
+        notes.append(
+            f"* `{name}`: {meta['pairs']} pairs of {meta['seconds']} s runs (after "
+            f"{meta['warmup_s']} s warm-up each), {meta['memory']}, {meta['started_utc']} – "
+            f"{meta['ended_utc']}; every per-second sample between {min(allv):.1f} and "
+            f"{max(allv):.1f} Mpps; "
             + (f"the mode split at {th:.1f} Mpps" if th else "one mode (no gap wider than "
                f"{100 * meta['mode_gap']:.0f} % between A's runs)")
             + f"; straddling runs, in no ratio: B {summ['straddle_b']}, A {summ['straddle_a']}. "
-            f"Command: `{meta['command']}`; raw: `bench/results/{ADJACENT}/` (runs.csv: every "
-            "run with its per-second samples and mode)."]
-    return "\n".join(out)
+            f"Command: `{meta['command']}`; raw: `bench/results/adjacent/{name}/` (runs.csv: "
+            "every run with its per-second samples and mode).")
+    return "\n".join(out + [""] + notes)
 
 
 LATETX = "issue33/latetx"
@@ -759,33 +783,114 @@ def gen_issue33_latency(r):
 NATIVE_TWIN = "issue33/native_twin"
 
 
+def _utc(text):
+    return datetime.datetime.fromisoformat(text)
+
+
+def _halfwidth_pct(lo, hi, median):
+    return 100.0 * (hi - lo) / 2.0 / median
+
+
+# Issue 33 item 1's acceptance: the same comparison run twice at least this far apart agrees
+# within its per-mode intervals (they overlap), each interval within +-WIDTH %.
+AGREE_APART_MIN, AGREE_WIDTH_PCT = 60, 1.5
+
+
+def native_interleave_runs(r):
+    """The stored runs of bench/interleave.py native X (bench/results/interleave/
+    *-native-vs-*-run*), each (name, meta, summary), by start time."""
+    import glob
+    runs = []
+    for d in glob.glob(r.path("interleave", "*-native-vs-*-run*")):
+        runs.append((os.path.basename(d), json.load(open(os.path.join(d, "meta.json"))),
+                     json.load(open(os.path.join(d, "summary.json")))))
+    return sorted(runs, key=lambda x: _utc(x[1]["started_utc"]))
+
+
+def native_interleave_agreement(runs):
+    """Per B and mode, every pair of runs at least AGREE_APART_MIN minutes apart: whether their
+    rate intervals overlap and whether both are within +-AGREE_WIDTH_PCT %."""
+    out = []
+    for i, (na, ma, sa) in enumerate(runs):
+        for nb, mb, sb in runs[i + 1:]:
+            apart = (_utc(mb["started_utc"]) - _utc(ma["started_utc"])).total_seconds() / 60
+            if mb["b"] != ma["b"] or apart < AGREE_APART_MIN:
+                continue
+            for mode in sorted(set(sa["modes"]) & set(sb["modes"])):
+                x, y = sa["modes"][mode], sb["modes"][mode]
+                (xl, xh), (yl, yh) = x["ratio_mpps_ci95"], y["ratio_mpps_ci95"]
+                wx = _halfwidth_pct(xl, xh, x["ratio_mpps_median"])
+                wy = _halfwidth_pct(yl, yh, y["ratio_mpps_median"])
+                out.append(dict(b=ma["b"], mode=mode, a=na, z=nb, apart=apart,
+                                agree=max(xl, yl) <= min(xh, yh), wx=wx, wy=wy,
+                                narrow=max(wx, wy) <= AGREE_WIDTH_PCT))
+    return out
+
+
+def native_interleave_headline(r):
+    """Issue 33 items 1 and 7: the headline, skbnf's `headpool` and its best strategy against
+    DPDK's cached pool in one skbnfd: per B, the newest run's figure per mode, as text, with
+    whether it agrees with the newest earlier run of the same B at least AGREE_APART_MIN
+    minutes before it. {} when no run is stored."""
+    runs = native_interleave_runs(r)
+    pairs = native_interleave_agreement(runs)
+    out = {}
+    for b in sorted({m["b"] for _, m, _ in runs}):
+        name, meta, summ = [x for x in runs if x[1]["b"] == b][-1]
+        parts = []
+        for mode, m in summ["modes"].items():
+            lo, hi = m["ratio_mpps_ci95"]
+            same = [p for p in pairs if p["z"] == name and p["mode"] == mode]
+            text = (f"{m['ratio_mpps_median']:.3f}x ({lo:.3f}–{hi:.3f}, "
+                    f"+-{_halfwidth_pct(lo, hi, m['ratio_mpps_median']):.1f} %) "
+                    + ("with the machine in one mode" if mode == "one" else f"in the {mode} mode"))
+            if same:
+                text += (f", {'agreeing' if same[-1]['agree'] else 'not agreeing'} with "
+                         f"`{same[-1]['a']}` {same[-1]['apart']:.0f} minutes before")
+            parts.append(text)
+        out[b] = dict(name=name, meta=meta, text="; ".join(parts))
+    return out
+
+
 def gen_native_interleave(r):
     """Issue 33 item 1: skbnf's strategies against DPDK's cached pool in ONE skbnfd
     (bench/interleave.py native X: runs bench/results/interleave/*-native-vs-*-run*), per run
-    and mode, with the bound of item 8; and the twin's sides counted (callgrind)."""
-    import glob
-    runs = sorted(glob.glob(r.path("interleave", "*-native-vs-*-run*")))
-    out = ["| run (UTC start) | B | mode | B samples | A samples | Mpps B/A (median) | 95 % "
-           "interval | ticks/pkt B/A | +- % | bound ≥ 0.97 |",
-           "|---|---|---|---:|---:|---:|---|---:|---:|---|"]
-    for d in runs:
-        summ = json.load(open(os.path.join(d, "summary.json")))
-        meta = json.load(open(os.path.join(d, "meta.json")))
+    and mode, with the bound of item 8, the acceptance's agreement check; and the twin's sides
+    counted (callgrind)."""
+    runs = native_interleave_runs(r)
+    out = ["| run (UTC start) | B | mode | alternations x interval | B samples | A samples | Mpps B/A "
+           "(median) | 95 % interval | +- % | ticks/pkt B/A | +- % | bound ≥ 0.97 |",
+           "|---|---|---|---:|---:|---:|---:|---|---:|---:|---:|---|"]
+    for name, meta, summ in runs:
         for mode, m in summ["modes"].items():
             lo, hi = m["ratio_mpps_ci95"]
             met = "yes" if lo >= 0.97 else ("no" if hi < 0.97 else "undecided")
-            out.append(f"| `{os.path.basename(d)}` ({meta['started_utc']}) | `{meta['b']}` | "
-                       f"{mode} | {m['b_samples']} | {m['a_samples']} | "
+            out.append(f"| `{name}` ({meta['started_utc']}) | `{meta['b']}` | {mode} | "
+                       f"{meta['alternations']} x {meta['interval_s']:g} s | {m['b_samples']} | "
+                       f"{m['a_samples']} | "
                        f"{m['ratio_mpps_median']:.3f} | {lo:.3f}–{hi:.3f} | "
+                       f"{_halfwidth_pct(lo, hi, m['ratio_mpps_median']):.1f} | "
                        f"{m['ratio_ticks_median']:.3f} | {m['ratio_ticks_ci95_halfwidth_pct']:.1f} "
                        f"| {met} |")
     if runs:
-        meta = json.load(open(os.path.join(runs[0], "meta.json")))
-        out += ["", f"A is `native`: {meta['native']}. {meta['alternations']} alternations of "
-                f"{meta['interval_s']} s per run, {meta['memory']}; straddling B samples are in "
-                "no ratio (summary.md of each run). Raw: `bench/results/interleave/<run>/` "
-                "(samples.csv: every interval with its arm, mode, skbnf_allocs and the switch's "
-                "time); command: each run's meta.json."]
+        meta = runs[0][1]
+        out += ["", f"A is `native`: {meta['native']}. {meta['memory']}, settle "
+                f"{meta['settle_s']:g} s after each switch (outside the interval); straddling B samples are in no ratio (summary.md of each "
+                "run). Raw: `bench/results/interleave/<run>/` (samples.csv: every interval with "
+                "its arm, mode, skbnf_allocs and the switch's time); command: each run's "
+                "meta.json."]
+    pairs = native_interleave_agreement(runs)
+    if pairs:
+        out += ["", f"Item 1's acceptance, per pair of runs of one comparison at least "
+                f"{AGREE_APART_MIN} minutes apart and per mode both saw (rate intervals "
+                f"overlapping; both within +-{AGREE_WIDTH_PCT} %):", ""]
+        for p in pairs:
+            out.append(f"* `{p['b']}`, mode {p['mode']}: `{p['a']}` and `{p['z']}`, "
+                       f"{p['apart']:.0f} minutes apart: "
+                       f"{'agree' if p['agree'] else '**disagree**'}; +-{p['wx']:.1f} % and "
+                       f"+-{p['wy']:.1f} %: "
+                       f"{'within' if p['narrow'] else '**wider than**'} +-{AGREE_WIDTH_PCT} %: "
+                       f"{'**met**' if p['agree'] and p['narrow'] else '**not met**'}.")
     rows = {name: r.csv(NATIVE_TWIN, f"{name}.csv") for name in
             ("plain", "twin-skbnf", "twin-native", "ringmpmc")}
 
@@ -798,6 +903,54 @@ def gen_native_interleave(r):
             f"| `headpool`, twins, native side polled | {ipp('twin-native'):.1f} |",
             f"| `--pool-ops=ring_mp_mc` (DPDK's pool alone) | {ipp('ringmpmc'):.1f} |", "",
             f"Raw: `bench/results/{NATIVE_TWIN}/` (COMMAND, README.md)."]
+    return "\n".join(out)
+
+
+MIN_POOL_GOAL_PCT = 20  # issue 33 item 3: skbnf's best needs >= 20 % less than DPDK's cached pool
+
+
+def gen_min_pool(r):
+    """Issue 33 item 3: the smallest pool at zero rx_nombuf per arm and case, from every stored
+    slice (bench/results/issue33/min_pool-*/summary.csv, bench/min_pool.py), with skbnf's best
+    against DPDK's ring_mp_mc with its default cache (256) per case, and the goal."""
+    import glob
+    rows, slices = [], []
+    for d in sorted(glob.glob(r.path("issue33", "min_pool-*"))):
+        meta = json.load(open(os.path.join(d, "meta.json")))
+        slices.append((os.path.basename(d), meta))
+        for row in r.csv("issue33", os.path.basename(d), "summary.csv"):
+            rows.append(dict(row, slice=os.path.basename(d), shift=meta["shift"]))
+    out = ["| workers | ring | load shift | arm | smallest pool (mbufs) | largest failed | MiB "
+           "(pool) | preflight's minimum | slice |", "|---:|---:|---|---|---:|---:|---:|---:|---|"]
+    key = lambda x: (int(x["workers"]), int(x["ring"]), x["shift"])  # noqa: E731
+    for x in sorted(rows, key=lambda x: (key(x), int(x["mbufs"] or 0))):
+        got = x["mbufs"] if x["status"] == "converged" else f"{x['status']} ({x['mbufs']})"
+        out.append(f"| {x['workers']} | {x['ring']} | {x['shift']} | `{x['arm']}` | {got} | "
+                   f"{x['largest_failed']} | {x['mib_pool']} | {x['preflight_min']} | "
+                   f"`{x['slice']}` |")
+    out += ["", f"Per case, skbnf's best against DPDK's `ring_mp_mc` with its default cache (256) "
+            f"(goal: at least {MIN_POOL_GOAL_PCT} % less memory):", ""]
+    for case in sorted({key(x) for x in rows}):
+        here = [x for x in rows if key(x) == case and x["status"] == "converged"]
+        dpdk = [x for x in here if x["arm"] == "ring_mp_mc:256"]
+        own = [x for x in here if not x["arm"].startswith("ring_mp_mc")]
+        if not dpdk or not own:
+            continue
+        best = min(own, key=lambda x: float(x["mib_pool"]))
+        d = dpdk[0]
+        fewer = 100.0 * (1 - int(best["mbufs"]) / int(d["mbufs"]))
+        less = 100.0 * (1 - float(best["mib_pool"]) / float(d["mib_pool"]))
+        out.append(f"* {case[0]} worker(s), rings of {case[1]}, shift {case[2]}: `{best['arm']}` "
+                   f"{best['mbufs']} mbufs ({best['mib_pool']} MiB) against {d['mbufs']} "
+                   f"({d['mib_pool']} MiB): {fewer:.1f} % fewer mbufs, {less:.1f} % less pool "
+                   f"memory: goal {'**met**' if less >= MIN_POOL_GOAL_PCT else '**not met**'} "
+                   f"(of {len(own)} skbnf arm(s) run).")
+    holds = sorted({f"{m['hold_s']:g}" for _, m in slices})
+    out += ["", f"Each result is one bisection (a pass is one hold of {'/'.join(holds)} s; MiB of "
+            "the pool by skbnfd's preflight rule: skbnf's slabs, ring_mp_mc's packed objects). Slices: "
+            + "; ".join(f"`{n}`: `{m['command']}` ({m['started_utc']} – {m['ended_utc']}, git "
+                        f"{m['git']})" for n, m in slices)
+            + ". Raw: each slice's steps.csv (every step), summary.csv, meta.json, README.md."]
     return "\n".join(out)
 
 
@@ -820,6 +973,7 @@ GENERATORS = {
     "adjacent": gen_adjacent,
     "issue33-latency": gen_issue33_latency,
     "native-interleave": gen_native_interleave,
+    "min-pool": gen_min_pool,
 }
 
 
