@@ -943,8 +943,9 @@ def gen_min_pool(r):
         less = 100.0 * (1 - float(best["mib_pool"]) / float(d["mib_pool"]))
         out.append(f"* {case[0]} worker(s), rings of {case[1]}, shift {case[2]}: `{best['arm']}` "
                    f"{best['mbufs']} mbufs ({best['mib_pool']} MiB) against {d['mbufs']} "
-                   f"({d['mib_pool']} MiB): {fewer:.1f} % fewer mbufs, {less:.1f} % less pool "
-                   f"memory: goal {'**met**' if less >= MIN_POOL_GOAL_PCT else '**not met**'} "
+                   f"({d['mib_pool']} MiB): {fewer:.1f} % fewer mbufs, "
+                   + (f"{less:.1f} % less" if less >= 0 else f"**{-less:.1f} % more**")
+                   + f" pool memory: goal {'**met**' if less >= MIN_POOL_GOAL_PCT else '**not met**'} "
                    f"(of {len(own)} skbnf arm(s) run).")
     holds = sorted({f"{m['hold_s']:g}" for _, m in slices})
     out += ["", f"Each result is one bisection (a pass is one hold of {'/'.join(holds)} s; MiB of "
