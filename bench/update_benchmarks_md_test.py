@@ -77,5 +77,37 @@ class PlantedEdit(unittest.TestCase):
         self.assertIn("skbnf forwards 2.7x native here.", out)
 
 
+class Item1Agreement(unittest.TestCase):
+    """Issue 33 item 1's acceptance as update_benchmarks_md.py decides it, on planted runs: two
+    runs of one comparison at least an hour apart, per mode, intervals overlapping and each within
+    +-1.5 %."""
+
+    @staticmethod
+    def planted(name, b, start, lo, med, hi, mode="one"):
+        meta = {"b": b, "started_utc": f"2026-12-07T{start}:00+00:00"}
+        return (name, meta, {"modes": {mode: {"ratio_mpps_ci95": [lo, hi],
+                                               "ratio_mpps_median": med}}})
+
+    def test_pairs_and_verdicts(self):
+        sys.path.insert(0, HERE)
+        import update_benchmarks_md as u
+        runs = [self.planted("r1", "headpool", "01:00", 0.870, 0.875, 0.880),
+                self.planted("r2", "headpool", "01:30", 0.500, 0.505, 0.510),   # too soon after r1
+                self.planted("r3", "headpool", "02:00", 0.878, 0.884, 0.890),   # overlaps r1, narrow
+                self.planted("r4", "headpool", "03:10", 0.892, 0.900, 0.910),   # disjoint from r1, r3
+                self.planted("r5", "magazine", "04:30", 0.870, 0.875, 0.880),   # another comparison
+                self.planted("r6", "headpool", "04:30", 0.80, 0.875, 0.95)]     # overlaps, too wide
+        got = {(p["a"], p["z"]): p for p in u.native_interleave_agreement(runs)}
+        self.assertNotIn(("r1", "r2"), got)
+        self.assertFalse(any("r5" in k for k in got))
+        self.assertTrue(got[("r1", "r3")]["agree"] and got[("r1", "r3")]["narrow"])
+        self.assertFalse(got[("r1", "r4")]["agree"])
+        self.assertFalse(got[("r3", "r4")]["agree"])
+        self.assertTrue(got[("r1", "r6")]["agree"])
+        self.assertFalse(got[("r1", "r6")]["narrow"])
+        self.assertIn(("r2", "r4"), got)  # 100 minutes apart
+        self.assertEqual(got[("r3", "r4")]["apart"], 70)
+
+
 if __name__ == "__main__":
     unittest.main(verbosity=2)
