@@ -6,7 +6,8 @@ generated from a committed raw file). It copies the committed pages, plants edit
 --check on the copies against the committed raw files: a figure changed inside a generated
 table, inside a generated reading, inside the README's generated paragraph, and a figure typed
 into the prose outside any block; each must be reported. (That the unedited pages pass is
-ctest bench_benchmarks_md_check.)
+ctest bench_benchmarks_md_check.) Also: issue 33 item 1's agreement check (Item1Agreement) on
+planted runs.
 """
 import os
 import re
