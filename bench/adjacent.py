@@ -96,7 +96,7 @@ def summarise(runs, threshold):
         med = benchlib._median(ratios)
         out["modes"][mode] = {
             "b_runs": len(b), "a_runs": len(a), "ratio_median": med, "ratio_ci95": [lo, hi],
-            "ratio_ci95_halfwidth_pct": round(50 * (hi - lo) / med, 3),
+            "ratio_ci95_halfwidth_pct": round(benchlib.halfwidth_pct(lo, hi, med), 3),
             "a_mpps_median": benchlib._median([r["mpps"] for r in a]) if a else None,
             "b_mpps_median": benchlib._median([r["mpps"] for r in b])}
     out["straddle_b"] = sum(1 for r in runs if r["arm"] == "B" and r["mode"] == "straddle")

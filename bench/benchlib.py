@@ -85,6 +85,12 @@ def bootstrap_ci(values, stat=statistics.median, resamples=10000, level=0.95, se
     return (lo, hi)
 
 
+def halfwidth_pct(lo, hi, median):
+    """Half the width of the interval [lo, hi] as a percentage of its median: the "+- %" of the
+    interleave, adjacent and BENCHMARKS.md tables."""
+    return 50.0 * (hi - lo) / median
+
+
 def write_rows_csv(path, cols, rows):
     """Rows (dicts) as CSV with the columns `cols` in that order: a missing key is an empty cell,
     a key not in `cols` is left out (the bench tools' raw per-sample files)."""

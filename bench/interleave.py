@@ -304,7 +304,7 @@ def summarise(rows, threshold):
         out["modes"][mode] = {
             "b_samples": len(b), "a_samples": len(a),
             "ratio_ticks_median": med, "ratio_ticks_ci95": [lo, hi],
-            "ratio_ticks_ci95_halfwidth_pct": round(50 * (hi - lo) / med, 3),
+            "ratio_ticks_ci95_halfwidth_pct": round(benchlib.halfwidth_pct(lo, hi, med), 3),
             "ratio_mpps_median": benchlib._median(rm), "ratio_mpps_ci95": [mlo, mhi],
             "a_ticks_median": benchlib._median([r["ticks_per_packet"] for r in a]) if a else None,
             "b_ticks_median": benchlib._median([r["ticks_per_packet"] for r in b]),

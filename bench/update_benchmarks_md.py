@@ -25,6 +25,7 @@ import argparse
 import csv
 import datetime
 import difflib
+import glob
 import importlib.machinery
 import importlib.util
 import json
@@ -680,7 +681,6 @@ def gen_issue32_costs(r):
 def gen_adjacent(r):
     """Issue 33 item 2: testpmd native vs testpmd + plugin, adjacent short runs, per run and
     mode (every stored run: bench/results/adjacent/*/)."""
-    import glob
     runs = sorted(((json.load(open(os.path.join(d, "meta.json"))), d)
                    for d in glob.glob(r.path("adjacent", "*")) if os.path.isdir(d)),
                   key=lambda x: _utc(x[0]["started_utc"]))
@@ -787,10 +787,6 @@ def _utc(text):
     return datetime.datetime.fromisoformat(text)
 
 
-def _halfwidth_pct(lo, hi, median):
-    return 100.0 * (hi - lo) / 2.0 / median
-
-
 # Issue 33 item 1's acceptance: the same comparison run twice at least this far apart agrees
 # within its per-mode intervals (they overlap), each interval within +-WIDTH %.
 AGREE_APART_MIN, AGREE_WIDTH_PCT = 60, 1.5
@@ -799,7 +795,6 @@ AGREE_APART_MIN, AGREE_WIDTH_PCT = 60, 1.5
 def native_interleave_runs(r):
     """The stored runs of bench/interleave.py native X (bench/results/interleave/
     *-native-vs-*-run*), each (name, meta, summary), by start time."""
-    import glob
     runs = []
     for d in glob.glob(r.path("interleave", "*-native-vs-*-run*")):
         runs.append((os.path.basename(d), json.load(open(os.path.join(d, "meta.json"))),
@@ -819,8 +814,8 @@ def native_interleave_agreement(runs):
             for mode in sorted(set(sa["modes"]) & set(sb["modes"])):
                 x, y = sa["modes"][mode], sb["modes"][mode]
                 (xl, xh), (yl, yh) = x["ratio_mpps_ci95"], y["ratio_mpps_ci95"]
-                wx = _halfwidth_pct(xl, xh, x["ratio_mpps_median"])
-                wy = _halfwidth_pct(yl, yh, y["ratio_mpps_median"])
+                wx = benchlib.halfwidth_pct(xl, xh, x["ratio_mpps_median"])
+                wy = benchlib.halfwidth_pct(yl, yh, y["ratio_mpps_median"])
                 out.append(dict(b=ma["b"], mode=mode, a=na, z=nb, apart=apart,
                                 agree=max(xl, yl) <= min(xh, yh), wx=wx, wy=wy,
                                 narrow=max(wx, wy) <= AGREE_WIDTH_PCT))
@@ -842,7 +837,7 @@ def native_interleave_headline(r):
             lo, hi = m["ratio_mpps_ci95"]
             same = [p for p in pairs if p["z"] == name and p["mode"] == mode]
             text = (f"{m['ratio_mpps_median']:.3f}x ({lo:.3f}–{hi:.3f}, "
-                    f"+-{_halfwidth_pct(lo, hi, m['ratio_mpps_median']):.1f} %) "
+                    f"+-{benchlib.halfwidth_pct(lo, hi, m['ratio_mpps_median']):.1f} %) "
                     + ("with the machine in one mode" if mode == "one" else f"in the {mode} mode"))
             if same:
                 text += (f", {'agreeing' if same[-1]['agree'] else 'not agreeing'} with "
@@ -870,7 +865,7 @@ def gen_native_interleave(r):
                        f"{meta['alternations']} x {meta['interval_s']:g} s | {m['b_samples']} | "
                        f"{m['a_samples']} | "
                        f"{m['ratio_mpps_median']:.3f} | {lo:.3f}–{hi:.3f} | "
-                       f"{_halfwidth_pct(lo, hi, m['ratio_mpps_median']):.1f} | "
+                       f"{benchlib.halfwidth_pct(lo, hi, m['ratio_mpps_median']):.1f} | "
                        f"{m['ratio_ticks_median']:.3f} | {m['ratio_ticks_ci95_halfwidth_pct']:.1f} "
                        f"| {met} |")
     if runs:
@@ -914,7 +909,6 @@ def gen_min_pool(r):
     """Issue 33 item 3: the smallest pool at zero rx_nombuf per arm and case, from every stored
     slice (bench/results/issue33/min_pool-*/summary.csv, bench/min_pool.py), with skbnf's best
     against DPDK's ring_mp_mc with its default cache (256) per case, and the goal."""
-    import glob
     rows, slices = [], []
     for d in sorted(glob.glob(r.path("issue33", "min_pool-*"))):
         meta = json.load(open(os.path.join(d, "meta.json")))
