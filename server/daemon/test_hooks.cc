@@ -2,7 +2,9 @@
 #include "server/daemon/test_hooks.h"
 
 #include <algorithm>
+#include <atomic>
 #include <chrono>
+#include <cstdint>
 #include <cstdio>
 #include <filesystem>
 #include <functional>
@@ -96,30 +98,62 @@ namespace {
 
 // The worker on `lcore_`, each time it sees a strategy epoch it has not seen, sleeps `stall_`
 // before its quiescent point, as a worker stuck in a long burst would.
+//
+// The stall must fall in the iteration that adopts the epoch (the slow log then names both
+// causes, swap and test_hook: integration.latency_skbnfd). An iteration runs from one pass's
+// BeforePoll to the next's (forward.cc's LoopPerf::Close), so a stall before the quiescent point
+// that adopts the epoch, or after it in the same pass, is in that iteration. The pool stores its
+// epoch before it publishes each core's word (pool_swap.cc PublishAndWait), so a worker can see
+// the new epoch at either hook of a pass whose quiescent point did not adopt it. The rule:
+//   BeforeQuiescent  stalls when the pool's epoch is one it has not stalled for (the usual case:
+//                    30 ms later the word is there and this quiescent point adopts it);
+//   BeforePoll       stalls when this pass's quiescent point adopted an epoch (the core's
+//                    acked_epoch moved) and BeforeQuiescent of this pass did not stall: the
+//                    epoch was stored after BeforeQuiescent looked, or the word came a pass after
+//                    the first stall (then the worker stalls twice for one epoch: a test hook may
+//                    be later than asked, never in the wrong iteration).
+// A stall in BeforePoll of a pass that adopted nothing (the old rule: the epoch stored between
+// that pass's quiescent point and BeforePoll) put the stall one iteration before the adoption;
+// the slow log then had a 30 ms `test_hook` iteration without `swap` (one run in a dozen).
 class QuiesceStall final : public dpdk::WorkerHooks {
  public:
   QuiesceStall(unsigned lcore, std::chrono::milliseconds stall, uint64_t epoch)
-      : lcore_(lcore), stall_(stall), seen_epoch_(epoch) {}
+      : lcore_(lcore), stall_(stall), stalled_for_(epoch), adopted_(epoch) {}
 
-  bool BeforeQuiescent(const dpdk::WorkerView& w) override { return StallOnNewEpoch(w); }
-  // A swap published between BeforeQuiescent's look and the quiescent point (the pool stores
-  // its epoch, then each core's word: pool_swap.cc PublishAndWait) is adopted in that pass
-  // without a stall; the stall then comes here, in the same iteration, so that the slow log
-  // still finds it in the swap's iteration (its causes swap and test_hook), not in the next.
-  bool BeforePoll(const dpdk::WorkerView& w) override { return StallOnNewEpoch(w); }
+  bool BeforeQuiescent(const dpdk::WorkerView& w) override {
+    stalled_this_pass_ = false;
+    if (w.lcore != lcore_ || w.pool == nullptr) return false;
+    const uint64_t e = w.pool->epoch();
+    if (e == stalled_for_) return false;
+    Stall(*w.pool);
+    return true;
+  }
+  bool BeforePoll(const dpdk::WorkerView& w) override {
+    if (w.lcore != lcore_ || w.pool == nullptr) return false;
+    const uint64_t a =
+        w.pool->SlotOf(static_cast<int>(w.lcore)).acked_epoch.load(std::memory_order_acquire);
+    if (a == adopted_) return false;
+    adopted_ = a;
+    if (stalled_this_pass_) return false;
+    Stall(*w.pool);
+    return true;
+  }
 
  private:
-  bool StallOnNewEpoch(const dpdk::WorkerView& w) {
-    if (w.lcore != lcore_ || w.pool == nullptr) return false;
-    if (w.pool->epoch() == seen_epoch_) return false;
+  // The epoch after the sleep: a swap that timed out meanwhile and rolled back (a newer epoch)
+  // is not stalled for again.
+  void Stall(const pool::Pool& pool) {
     std::this_thread::sleep_for(stall_);
-    seen_epoch_ = w.pool->epoch();
-    return true;
+    stalled_for_ = pool.epoch();
+    stalled_this_pass_ = true;
   }
 
   const unsigned lcore_;
   const std::chrono::milliseconds stall_;
-  uint64_t seen_epoch_;  // read and written by that worker only
+  // Read and written by that worker only.
+  uint64_t stalled_for_;            // the newest epoch it stalled for
+  uint64_t adopted_;                // its core's acked_epoch at the last BeforePoll
+  bool stalled_this_pass_ = false;  // BeforeQuiescent of this pass stalled
 };
 
 absl::Status ApplyStallHook(dpdk::Engine& engine) {

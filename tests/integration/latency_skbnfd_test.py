@@ -220,7 +220,7 @@ def run_forwarding():
         if by != int(it["iterations"]) or by == 0:
             fail(f"iterations {it['iterations']} vs by_packets sum {by}")
         if not any(int(b["low"]) == 33 and int(b["high"]) == 64 for b in it["by_packets"]):
-            fail(f"no iteration with 33-64 packets (two full net_null bursts): {it['byPackets']}")
+            fail(f"no iteration with 33-64 packets (two full net_null bursts): {it['by_packets']}")
         print(f"ok: /skbnf/latency == Stats (parked); {by} iterations, by packets "
               f"{[(b['low'], b['high'], b['iterations']) for b in it['by_packets']][:4]}")
         d.ctl("worker", "resume", "1")
