@@ -152,7 +152,18 @@ TEST(ReclaimTest, BusyWorkerGivesBackToAnotherWorker) {
     ASSERT_EQ(held.size() + 1, kObjects) << attempts << " attempts";
     churn.store(false);
     pool.Put(0, held.data(), static_cast<unsigned>(held.size()));
-    b.Stop();
+    // Core 0 is a worker to the end: it keeps reaching its quiescent point until core 1 has
+    // stopped. Core 1 may be inside a reclaim that asked core 0 just before churn ended (its
+    // Get failed while we held 63); a worker that neither quiesces, parks nor unregisters
+    // holds it there for all of kPatient (the CI saw this test take 30 s; gdb: core 1 in
+    // EmptyLayers' wait, the main thread in b.Stop's join).
+    std::atomic<bool> stopped{false};
+    std::thread stopper([&] {
+      b.Stop();
+      stopped.store(true);
+    });
+    while (!stopped.load()) pool.Quiesce(0);
+    stopper.join();
     ExpectAllBackAfterUnregistering(pool, {1, 0});
   }
 }
