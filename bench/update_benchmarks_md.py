@@ -902,6 +902,40 @@ def gen_native_interleave(r):
     return "\n".join(out)
 
 
+def gen_twin_callgrind(r):
+    """Issue 33 item 8: why the rate differs. Both sides of the interleaved comparison counted by
+    callgrind in the interleaved runs' own configuration (bench/twin_callgrind.py: l3, net_pcap
+    -> net_null, twins; bench/results/issue33/twin-l3-*/twin_callgrind.csv), with the simulated
+    caches and branch predictor, per forwarded packet of the worker thread."""
+    dirs = sorted(glob.glob(r.path("issue33", "twin-l3-*")))
+    if not dirs:
+        return ("No count of the twin's sides in l3 is committed yet: "
+                "`bench/twin_callgrind.py headpool --cache-sim --branch-sim --out "
+                "bench/results/issue33/twin-l3-headpool` writes one.")
+    out = ["| skbnf strategy | side polled | instructions | D1 read misses | D1 write misses | "
+           "LL misses | conditional branches | mispredicted | indirect mispredicted | raw |",
+           "|---|---|---:|---:|---:|---:|---:|---:|---:|---|"]
+    desc = None
+    for d in dirs:
+        name = os.path.basename(d)
+        rows = r.csv("issue33", name, "twin_callgrind.csv")
+        strategy = [x["strategy"] for x in rows if x["side"] == "skbnf"][0]
+        for row in rows:
+            skbnf = row["side"] == "skbnf"
+            side = f"skbnf: `{row['strategy']}`" if skbnf else f"native: {row['strategy']}"
+            out.append(f"| `{strategy}` | {side} | {float(row['instructions_per_packet']):.1f} | "
+                       + " | ".join(f"{float(row[k]):.2f}" if row[k] != "" else "–" for k in (
+                           "d1_read_misses_per_packet", "d1_write_misses_per_packet",
+                           "ll_misses_per_packet", "cond_branches_per_packet",
+                           "cond_mispredicts_per_packet", "indirect_mispredicts_per_packet"))
+                       + f" | `issue33/{name}` |")
+            desc = desc or (row["simulated_d1"], row["simulated_ll"])
+    out += ["", "Per forwarded packet of the worker's poll loop, callgrind with `--cache-sim=yes "
+            "--branch-sim=yes`, `--no-huge`; the simulated D1: " + desc[0] + "; LL: " + desc[1]
+            + ". Command: each directory's COMMAND."]
+    return "\n".join(out)
+
+
 MIN_POOL_GOAL_PCT = 20  # issue 33 item 3: skbnf's best needs >= 20 % less than DPDK's cached pool
 
 
@@ -970,6 +1004,7 @@ GENERATORS = {
     "issue33-latency": gen_issue33_latency,
     "native-interleave": gen_native_interleave,
     "min-pool": gen_min_pool,
+    "twin-callgrind": gen_twin_callgrind,
 }
 
 
