@@ -432,6 +432,13 @@ def callgrind_run(cmd, env=None, stdin_after=None, workers=1, main_thread=False,
         shutil.rmtree(w, ignore_errors=True)
 
 
+def skbnfd_rx_tx(output):
+    """(rx, tx) packet counts of skbnfd's exit summary line (`skbnfd: 2.0 s, rx N, tx M, ...`),
+    or None when the output has no such line."""
+    m = re.search(r"^skbnfd: .*, rx (\d+), tx (\d+),", output, re.M)
+    return (int(m.group(1)), int(m.group(2))) if m else None
+
+
 def parse_swaps(text):
     """skbnfd --swap-cycle lines: 'swap ok: A -> B, epoch E, T us; lcore L: ack Q us, F
     flushed; ... D from retired depots'."""

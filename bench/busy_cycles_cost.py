@@ -12,7 +12,6 @@ the counters (e.g. the merge base), AFTER one with them.
 """
 import argparse
 import os
-import re
 import sys
 
 HERE = os.path.dirname(os.path.abspath(__file__))
@@ -29,10 +28,10 @@ def per_packet(skbnfd, strategy, seconds, tag):
            *flags, f"--duration={seconds}", "--stats=0", "--", *EAL,
            f"--file-prefix=cyc-cost-{os.getpid()}-{tag}", "--vdev=net_null0", "--vdev=net_null1"]
     res = benchlib.callgrind_run(cmd)
-    m = re.search(r"^skbnfd: .*, rx (\d+), tx (\d+),", res["output"], re.M)
-    if not m or int(m.group(2)) == 0:
+    counts = benchlib.skbnfd_rx_tx(res["output"])
+    if counts is None or counts[1] == 0:
         sys.exit(f"skbnfd printed no summary or forwarded nothing:\n{res['output'][-1500:]}")
-    return res["ir"] / int(m.group(2))
+    return res["ir"] / counts[1]
 
 
 def main():

@@ -25,7 +25,6 @@ Outputs in --out: twin_callgrind.csv (one row a side), COMMAND, and the skbnfd l
 import argparse
 import csv
 import os
-import re
 import shlex
 import shutil
 import sys
@@ -68,11 +67,11 @@ def count_side(bins, args, side, workdir):
     if f"the workers poll the {side} side" not in res["output"] and side != "skbnf":
         raise SystemExit(f"FAIL: skbnfd did not say it polls the {side} side:\n"
                          + res["output"][-1500:])
-    m = re.search(r"^skbnfd: .*, rx (\d+), tx (\d+),", res["output"], re.M)
-    if not m or int(m.group(2)) == 0:
+    counts = benchlib.skbnfd_rx_tx(res["output"])
+    if counts is None or counts[1] == 0:
         raise SystemExit("FAIL: skbnfd forwarded nothing or printed no summary:\n"
                          + res["output"][-1500:])
-    pkts = int(m.group(2))
+    pkts = counts[1]
     ev = benchlib.CALLGRIND_LAST
 
     def per(*names):

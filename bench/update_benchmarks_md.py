@@ -906,7 +906,7 @@ def gen_twin_callgrind(r):
     """Issue 33 item 8: why the rate differs. Both sides of the interleaved comparison counted by
     callgrind in the interleaved runs' own configuration (bench/twin_callgrind.py: l3, net_pcap
     -> net_null, twins; bench/results/issue33/twin-l3-*/twin_callgrind.csv), with the simulated
-    caches and branch predictor, per forwarded packet of the worker thread."""
+    caches and branch predictor, per forwarded packet of the worker's poll loop."""
     dirs = sorted(glob.glob(r.path("issue33", "twin-l3-*")))
     if not dirs:
         return ("No count of the twin's sides in l3 is committed yet: "
